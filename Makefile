@@ -1,0 +1,60 @@
+# kwrec Makefile. `make demo` runs the main job, `make test` the tests.
+# The first run builds the test control plane (kube-apiserver and etcd, a few
+# minutes on 2 cores) into ~/.cache/kwrec; later runs reuse it.
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+GO ?= go
+BIN := bin
+# The directory `make controlplane` prints last; tests read it as
+# KUBEBUILDER_ASSETS (envtest's variable).
+ASSETS = $$(controlplane/build.sh | tail -n 1)
+FUZZTIME ?= 20s
+BENCHCOUNT ?= 6
+BENCHSTAT := golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
+
+.PHONY: all build test controlplane e2e bench fuzz lint demo clean
+
+all: build
+
+build:
+	$(GO) build ./...
+	$(GO) build -o $(BIN)/kwrec ./cmd/kwrec
+
+## controlplane: build kube-apiserver and etcd once; prints their directory last.
+controlplane:
+	@controlplane/build.sh
+
+## test: vet, then every test with the race detector, control-plane tests included.
+test:
+	$(GO) vet ./...
+	export KUBEBUILDER_ASSETS="$(ASSETS)"; $(GO) test -race -count=1 ./...
+
+## e2e: only the tests against the live control plane (named TestLive...), required to run.
+e2e:
+	export KUBEBUILDER_ASSETS="$(ASSETS)" KWREC_REQUIRE_CONTROLPLANE=1; $(GO) test -count=1 -run 'Live' ./...
+
+## bench: the benchmarks, several counts, summarised by benchstat.
+bench:
+	mkdir -p $(BIN)
+	$(GO) test -run '^$$' -bench . -benchmem -count $(BENCHCOUNT) ./... | tee $(BIN)/bench.txt
+	$(GO) run $(BENCHSTAT) $(BIN)/bench.txt
+
+## fuzz: every Fuzz target for FUZZTIME (default 20s) each.
+fuzz:
+	for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+	    echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
+	  done; \
+	done
+
+## lint: gofmt and go vet.
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+## demo: record ConfigMaps from a live control plane, then replay offline with an injected 410.
+demo: build
+	export KUBEBUILDER_ASSETS="$(ASSETS)"; ./demo/demo.sh
+
+clean:
+	rm -rf $(BIN)

@@ -1,0 +1,346 @@
+package cassettes_test
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/kwrec/kwrec/cassettes"
+)
+
+var fixtures = []string{"list-then-watch.kwrec", "error-and-reset.kwrec", "protobuf-watch.kwrec"}
+
+func mustLoad(t testing.TB, path string) *cassettes.Cassette {
+	t.Helper()
+	c, err := cassettes.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestHandWrittenFixturesReadAsTheSpecSays(t *testing.T) {
+	tests := []struct {
+		name  string
+		file  string
+		check func(t *testing.T, c *cassettes.Cassette)
+	}{
+		{"the doc example holds a list and a watch with an inserted ERROR event", "list-then-watch.kwrec", func(t *testing.T, c *cassettes.Cassette) {
+			if len(c.Interactions) != 2 {
+				t.Fatalf("%d interactions, want 2", len(c.Interactions))
+			}
+			w := c.Interactions[1]
+			if w.At != 5*time.Millisecond || w.Response.Latency != time.Millisecond || len(w.Frames) != 3 {
+				t.Fatalf("watch at %v latency %v frames %d, want 5ms 1ms 3", w.At, w.Response.Latency, len(w.Frames))
+			}
+			want := `{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"too old resource version: 200 (201)","reason":"Expired","code":410}}` + "\n"
+			if got := string(w.Frames[1].Data); got != want {
+				t.Errorf("frame 2 = %q, want %q", got, want)
+			}
+			if w.End.Reason != cassettes.EndStopped || w.End.At != 90*time.Second {
+				t.Errorf("end = %+v, want stopped at 1m30s", *w.End)
+			}
+			if c.Header.Server != "v1.37.2" || !c.Header.RecordedAt.Equal(time.Date(2026, 12, 1, 7, 0, 0, 0, time.UTC)) {
+				t.Errorf("header = %+v", c.Header)
+			}
+		}},
+		{"interleaved interactions keep their own frames, reset errors and text frames", "error-and-reset.kwrec", func(t *testing.T, c *cassettes.Cassette) {
+			if len(c.Interactions) != 3 {
+				t.Fatalf("%d interactions, want 3", len(c.Interactions))
+			}
+			if c.Interactions[0].Response.Status != 410 {
+				t.Errorf("status %d, want 410", c.Interactions[0].Response.Status)
+			}
+			v := c.Interactions[2]
+			if v.Response != nil || v.End.Reason != cassettes.EndReset || !strings.Contains(v.End.Error, "connection refused") {
+				t.Errorf("interaction 3 = %+v %+v, want a reset before any response", v.Response, v.End)
+			}
+			w := c.Interactions[1]
+			if got := string(w.Frames[1].Data); got != "plain chunk with a \"quote\" and a newline\n" {
+				t.Errorf("text frame = %q", got)
+			}
+			if c.Header.Labels["scenario"] != "errors" {
+				t.Errorf("labels = %v", c.Header.Labels)
+			}
+		}},
+		{"a base64 frame holds the exact binary bytes", "protobuf-watch.kwrec", func(t *testing.T, c *cassettes.Cassette) {
+			got := c.Interactions[0].Frames[0].Data
+			want := []byte{0, 0, 0, 5, 0x6b, 0x08, 0x00, 0xff, 0xff}
+			if !bytes.Equal(got, want) {
+				t.Errorf("frame = % x, want % x", got, want)
+			}
+			if c.Interactions[0].End.Reason != cassettes.EndTimeout {
+				t.Errorf("end = %v", c.Interactions[0].End.Reason)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.check(t, mustLoad(t, filepath.Join("testdata", tt.file)))
+		})
+	}
+}
+
+func canonical(t testing.TB, c *cassettes.Cassette, compress bool) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := cassettes.Write(&b, c, compress); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func TestReadWriteReadGivesEqualCassettes(t *testing.T) {
+	for _, f := range fixtures {
+		for _, compress := range []bool{false, true} {
+			t.Run(f, func(t *testing.T) {
+				c := mustLoad(t, filepath.Join("testdata", f))
+				out := canonical(t, c, compress)
+				c2, err := cassettes.Read(bytes.NewReader(out), f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				// Save writes each interaction's lines together, so IDs are
+				// renumbered in request order; the content is equal.
+				if diff := cmp.Diff(c, c2, cmpopts.EquateEmpty()); diff != "" {
+					t.Errorf("read → write → read changed the cassette (-first +second):\n%s", diff)
+				}
+				if again := canonical(t, c2, false); !bytes.Equal(again, canonical(t, c, false)) {
+					t.Errorf("the canonical text form is not stable")
+				}
+			})
+		}
+	}
+}
+
+func TestTextCompressedTextIsByteIdentical(t *testing.T) {
+	for _, f := range append(fixtures, "cut.kwrec") {
+		t.Run(f, func(t *testing.T) {
+			text, err := os.ReadFile(filepath.Join("testdata", f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var z bytes.Buffer
+			if err := cassettes.Compress(&z, bytes.NewReader(text)); err != nil {
+				t.Fatal(err)
+			}
+			if bytes.Equal(z.Bytes()[:4], text[:4]) {
+				t.Fatal("compressed form looks like the text form")
+			}
+			pr, err := cassettes.Plain(&z)
+			if err != nil {
+				t.Fatal(err)
+			}
+			back, err := io.ReadAll(pr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(back, text) {
+				t.Errorf("text → compressed → text differs:\n%s", cmp.Diff(string(text), string(back)))
+			}
+		})
+	}
+}
+
+func TestSaveIsAtomicAndPicksTheFormByExtension(t *testing.T) {
+	dir := t.TempDir()
+	c := mustLoad(t, "testdata/list-then-watch.kwrec")
+	for _, name := range []string{"a.kwrec", "a.kwrec.zst"} {
+		p := filepath.Join(dir, name)
+		if err := cassettes.Save(p, c); err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := os.ReadFile(p)
+		compressed := bytes.HasPrefix(raw, []byte{0x28, 0xb5, 0x2f, 0xfd})
+		if compressed != strings.HasSuffix(name, ".zst") {
+			t.Errorf("%s: compressed = %v", name, compressed)
+		}
+		if diff := cmp.Diff(c, mustLoad(t, p), cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("%s: %s", name, diff)
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 2 {
+		t.Errorf("temporary files left behind: %v", entries)
+	}
+	// A failed save leaves the old file as it was.
+	bad := &cassettes.Cassette{Interactions: []*cassettes.Interaction{{Request: cassettes.Request{Method: "GET", URL: "/x"},
+		Response: &cassettes.Response{Status: 200}, End: &cassettes.End{Reason: "exploded"}}}}
+	p := filepath.Join(dir, "a.kwrec")
+	before, _ := os.ReadFile(p)
+	if err := cassettes.Save(p, bad); err == nil {
+		t.Fatal("saving an invalid end reason succeeded")
+	}
+	after, _ := os.ReadFile(p)
+	if !bytes.Equal(before, after) {
+		t.Error("a failed save changed the file")
+	}
+}
+
+func TestMalformedCassettesFailWithAnErrorNamingTheLine(t *testing.T) {
+	const hdr = `{"kwrec":1,"recordedAt":"2026-12-01T00:00:00Z","redactions":[]}` + "\n"
+	const req = `{"request":1,"at":"0s","method":"GET","url":"/api/v1/pods"}` + "\n"
+	const resp = `{"response":1,"latency":"1ms","status":200}` + "\n"
+	tests := []struct {
+		name    string
+		input   string
+		wantErr error
+		wantMsg string
+	}{
+		{"an empty file is not a cassette", "", cassettes.ErrNotCassette,
+			"bad: empty file, not a kwrec cassette"},
+		{"random bytes are not a cassette", "\x00\x01garbage\x7f\n", cassettes.ErrNotCassette,
+			`bad:1: not a kwrec cassette: line 1 must be the header {"kwrec":1,...} (see the cassettes package doc for the format)`},
+		{"a go-vcr YAML file is not a kwrec cassette", "---\nversion: 2\n", cassettes.ErrNotCassette,
+			`bad:1: not a kwrec cassette: line 1 must be the header {"kwrec":1,...} (see the cassettes package doc for the format)`},
+		{"an unknown version is refused", `{"kwrec":7,"recordedAt":"2026-12-01T00:00:00Z"}` + "\n", cassettes.ErrUnsupportedVersion,
+			"bad:1: cassette format version 7 is not supported (this kwrec reads version 1); re-record the cassette or use a kwrec that reads version 7"},
+		{"a typo in a header key is named", `{"kwrec":1,"recordAt":"2026-12-01T00:00:00Z"}` + "\n", cassettes.ErrSyntax,
+			`bad:1: bad header: unknown field "recordAt"; expected {"kwrec":1,"recordedAt":"RFC 3339 time",...}`},
+		{"a request without a url", hdr + `{"request":1,"at":"0s","method":"GET"}` + "\n", cassettes.ErrSyntax,
+			`bad:2: request 1 needs "method" and "url"`},
+		{"a bad duration", hdr + `{"request":1,"at":"5 seconds","method":"GET","url":"/"}` + "\n", cassettes.ErrSyntax,
+			`bad:2: bad "at" "5 seconds"; expected a duration such as "1.5s" or "250ms"`},
+		{"a missing offset", hdr + `{"request":1,"method":"GET","url":"/"}` + "\n", cassettes.ErrSyntax,
+			`bad:2: missing "at"; expected a duration such as "1.5s" or "250ms"`},
+		{"a negative offset", hdr + req + `{"response":1,"latency":"-1ms","status":200}` + "\n", cassettes.ErrSyntax,
+			`bad:3: negative "latency" "-1ms"; offsets and latencies are never negative`},
+		{"decreasing frame offsets", hdr + req + resp + `{"frame":1,"at":"2s","text":"a"}` + "\n" + `{"frame":1,"at":"1s","text":"b"}` + "\n", cassettes.ErrSyntax,
+			"bad:5: frame of interaction 1 at 1s is before the previous frame (2s); frame offsets never decrease"},
+		{"decreasing request offsets", hdr + `{"request":1,"at":"1s","method":"GET","url":"/"}` + "\n" + `{"request":2,"at":"0s","method":"GET","url":"/"}` + "\n", cassettes.ErrSyntax,
+			"bad:3: request 2 at 0s starts before the previous request (1s); request offsets never decrease"},
+		{"an invalid JSON event", hdr + req + resp + `{"frame":1,"at":"0s","json":{"type":"ADDED",}}` + "\n", cassettes.ErrSyntax,
+			"bad:4: invalid line: invalid character '}' looking for beginning of object key string; expected one JSON object per line"},
+		{"a typo in a field", hdr + req + `{"response":1,"latency":"1ms","staus":200}` + "\n", cassettes.ErrSyntax,
+			`bad:3: invalid line: unknown field "staus"; expected one JSON object per line`},
+		{"a status out of range", hdr + req + `{"response":1,"latency":"1ms","status":2000}` + "\n", cassettes.ErrSyntax,
+			"bad:3: response 1: status 2000 is not an HTTP status; expected 100-999"},
+		{"a frame before its response", hdr + req + `{"frame":1,"at":"0s","text":"x"}` + "\n", cassettes.ErrSyntax,
+			"bad:3: frame for interaction 1 before its response line"},
+		{"a frame of an unknown interaction", hdr + `{"frame":4,"at":"0s","text":"x"}` + "\n", cassettes.ErrSyntax,
+			"bad:2: frame for interaction 4, which has no request line before it"},
+		{"a frame with two bodies", hdr + req + resp + `{"frame":1,"at":"0s","text":"x","base64":"eA=="}` + "\n", cassettes.ErrSyntax,
+			`bad:4: frame of interaction 1 needs exactly one of "json", "text" or "base64"`},
+		{"bad base64", hdr + req + resp + `{"frame":1,"at":"0s","base64":"!!"}` + "\n", cassettes.ErrSyntax,
+			"bad:4: frame of interaction 1: bad base64: illegal base64 data at input byte 0"},
+		{"an unknown end reason", hdr + req + resp + `{"end":1,"at":"0s","reason":"exploded"}` + "\n", cassettes.ErrSyntax,
+			`bad:4: end of interaction 1: reason "exploded" is not one of eof, timeout, reset, stopped`},
+		{"a line after the end", hdr + req + resp + `{"end":1,"at":"0s","reason":"eof"}` + "\n" + `{"frame":1,"at":"0s","text":"x"}` + "\n", cassettes.ErrSyntax,
+			"bad:5: frame for interaction 1 after its end line"},
+		{"a duplicate request number", hdr + req + req, cassettes.ErrSyntax,
+			"bad:3: request 1 appears twice (first on line 2); number each interaction once"},
+		{"a line of two kinds", hdr + `{"request":1,"frame":1,"at":"0s","method":"GET","url":"/"}` + "\n", cassettes.ErrSyntax,
+			`bad:2: a line must have exactly one of "request", "response", "frame" or "end" (the interaction number)`},
+		{"interaction zero", hdr + `{"request":0,"at":"0s","method":"GET","url":"/"}` + "\n", cassettes.ErrSyntax,
+			"bad:2: interaction number 0; interactions are numbered from 1"},
+		{"an interaction left open is a cut recording", hdr + req + resp, cassettes.ErrTruncated,
+			"bad:3: cassette ends with interaction(s) 1 still open (no end line): the recording was cut; run `kwrec lint --fix` to end them as stopped"},
+		{"a cut last line", hdr + req + `{"response":1,"lat`, cassettes.ErrTruncated,
+			"bad:3: the last line is cut (no newline and not a complete entry); everything before it is readable: run `kwrec lint --fix` to keep it"},
+		{"truncated zstd", "zstd-cut", cassettes.ErrTruncated, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := []byte(tt.input)
+			if tt.input == "zstd-cut" {
+				// The writer flushes after the header, so the header
+				// survives a cut of the last block.
+				z := canonical(t, mustLoad(t, "testdata/list-then-watch.kwrec"), true)
+				in = z[:len(z)-20]
+			}
+			c, err := cassettes.Read(bytes.NewReader(in), "bad")
+			if !errors.Is(err, tt.wantErr) {
+				t.Fatalf("error = %v, want one wrapping %v", err, tt.wantErr)
+			}
+			if tt.wantMsg != "" && err.Error() != tt.wantMsg {
+				t.Errorf("error =\n\t%s\nwant\n\t%s", err, tt.wantMsg)
+			}
+			if errors.Is(err, cassettes.ErrTruncated) && c == nil {
+				t.Error("a truncated cassette returned nothing; everything before the cut must be returned")
+			}
+		})
+	}
+}
+
+func TestACutCompressedCassetteKeepsEverythingBeforeTheCut(t *testing.T) {
+	c := mustLoad(t, "testdata/list-then-watch.kwrec")
+	z := canonical(t, c, true)
+	for cut := len(z) - 1; cut > 20; cut -= 7 {
+		got, err := cassettes.Read(bytes.NewReader(z[:cut]), "cut.zst")
+		if !errors.Is(err, cassettes.ErrTruncated) && !errors.Is(err, cassettes.ErrSyntax) && !errors.Is(err, cassettes.ErrNotCassette) {
+			t.Fatalf("cut at %d: error %v, want truncated", cut, err)
+		}
+		if got != nil && len(got.Interactions) > len(c.Interactions) {
+			t.Fatalf("cut at %d: more interactions than recorded", cut)
+		}
+		var pe *cassettes.ParseError
+		if errors.As(err, &pe) && errors.Is(err, cassettes.ErrTruncated) && pe.Offset < 0 && pe.Line == 0 {
+			t.Fatalf("cut at %d: error %v names neither offset nor line", cut, err)
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the writer's flush goroutine.
+type lockedBuffer struct {
+	mu chan struct{}
+	b  bytes.Buffer
+}
+
+func newLockedBuffer() *lockedBuffer { return &lockedBuffer{mu: make(chan struct{}, 1)} }
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu <- struct{}{}
+	defer func() { <-l.mu }()
+	return l.b.Write(p)
+}
+func (l *lockedBuffer) Bytes() []byte {
+	l.mu <- struct{}{}
+	defer func() { <-l.mu }()
+	return append([]byte(nil), l.b.Bytes()...)
+}
+
+func TestWriterStreamsAndHeaderNotes(t *testing.T) {
+	out := newLockedBuffer()
+	w, err := cassettes.NewWriter(out, cassettes.Header{RecordedAt: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC), Redactions: []string{"header:Authorization"}}, cassettes.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := w.Request(0, cassettes.Request{Method: "GET", URL: "/w1", Header: http.Header{"Accept": {"application/json"}}})
+	b, _ := w.Request(time.Millisecond, cassettes.Request{Method: "GET", URL: "/w2"})
+	if err := w.Frame(a, cassettes.Frame{Data: []byte("x")}); err == nil {
+		t.Error("a frame before the response was accepted")
+	}
+	w.Response(b, cassettes.Response{Status: 200})
+	w.Response(a, cassettes.Response{Status: 200})
+	w.Frame(b, cassettes.Frame{At: 2 * time.Millisecond, Data: []byte(`{"type":"ADDED","object":{}}` + "\n")})
+	w.Frame(a, cassettes.Frame{At: 3 * time.Millisecond, Data: []byte{0xff, 0x00}})
+	w.End(b, cassettes.End{At: 4 * time.Millisecond, Reason: cassettes.EndEOF})
+	if got := w.Open(); len(got) != 1 || got[0] != a {
+		t.Errorf("open = %v, want [%d]", got, a)
+	}
+	w.End(a, cassettes.End{At: 5 * time.Millisecond, Reason: cassettes.EndStopped})
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"kwrec":1,"recordedAt":"2026-12-01T00:00:00Z","redactions":["header:Authorization"]}
+{"request":1,"at":"0s","method":"GET","url":"/w1","header":{"Accept":["application/json"]}}
+{"request":2,"at":"1ms","method":"GET","url":"/w2"}
+{"response":2,"latency":"0s","status":200}
+{"response":1,"latency":"0s","status":200}
+{"frame":2,"at":"2ms","json":{"type":"ADDED","object":{}}}
+{"frame":1,"at":"3ms","base64":"/wA="}
+{"end":2,"at":"4ms","reason":"eof"}
+{"end":1,"at":"5ms","reason":"stopped"}
+`
+	if diff := cmp.Diff(want, string(out.Bytes())); diff != "" {
+		t.Errorf("text form (-want +got):\n%s", diff)
+	}
+}

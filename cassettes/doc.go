@@ -1,0 +1,110 @@
+// Package cassettes reads and writes kwrec cassettes: recordings of
+// Kubernetes API HTTP traffic, watch streams frame by frame with their
+// timing, in a text form a person can edit and a zstd-compressed form for
+// storage.
+//
+// The recorder only writes cassettes ([Writer]), replay only reads them
+// ([Reader], [Load]), the kwrec CLI reads, edits and writes them.
+//
+// # Recipe
+//
+//	w, _ := cassettes.Create("watch.kwrec.zst", cassettes.Header{RecordedAt: time.Now()}, cassettes.WriterOptions{})
+//	id, _ := w.Request(0, cassettes.Request{Method: "GET", URL: u})
+//	w.Response(id, cassettes.Response{Status: 200, Latency: 3 * time.Millisecond})
+//	w.Frame(id, cassettes.Frame{At: 10 * time.Millisecond, Data: eventLine})
+//	w.End(id, cassettes.End{At: time.Second, Reason: cassettes.EndEOF})
+//	w.Close()
+//
+//	c, err := cassettes.Load("watch.kwrec.zst") // compressed or plain, detected
+//
+// # The text form, version 1
+//
+// A cassette is UTF-8 text, one JSON object per line (JSON Lines). Blank
+// lines and lines whose first non-blank character is '#' are comments and
+// are ignored (and not kept when a cassette is rewritten).
+//
+// Line 1 is the header:
+//
+//	{"kwrec":1,"recordedAt":"2026-12-01T07:00:00Z","server":"v1.37.2","redactions":["header:Authorization"],"labels":{"scenario":"demo"},"edits":["watch-error:request=2,after=1,code=410"]}
+//
+//	kwrec       format version, required; only 1 is read (else ErrUnsupportedVersion)
+//	recordedAt  RFC 3339 time the recording started
+//	server      the server's gitVersion, optional
+//	redactions  what the recorder removed (empty list: redaction was off)
+//	labels      free string notes, optional
+//	edits       replay edits applied on every replay, optional (syntax: package replay)
+//
+// Every other line belongs to one interaction (an HTTP exchange), named by
+// its number, and is one of four kinds, told apart by which key holds the
+// number. Interactions are numbered from 1 in the order their requests
+// started; the lines of concurrent interactions interleave in the order
+// things happened, so a recorder can append as they happen.
+//
+//	{"request":N,"at":D,"method":M,"url":U,"header":H,"body":S}
+//	    starts interaction N. at: offset from the cassette start; never
+//	    less than the previous request's. header: {"Name":["value",...]}.
+//	    body (text) or bodyBase64 (binary), optional.
+//	{"response":N,"latency":D,"status":C,"header":H,"encoding":E}
+//	    the response head: latency from the request to the headers,
+//	    HTTP status 100-999, headers, and the wire Content-Encoding the
+//	    recorder decoded ("gzip"), optional. At most one per interaction;
+//	    none when the request failed before a response.
+//	{"frame":N,"at":D,"json":V} | {"frame":N,"at":D,"text":S} | {"frame":N,"at":D,"base64":B}
+//	    one body frame after the response line. at: offset from the
+//	    response headers; never less than the previous frame's. The
+//	    frame's bytes are, exactly: for "json", the JSON value V as
+//	    written on the line followed by one newline (a JSON watch event
+//	    line, or a whole JSON response); for "text", the string S; for
+//	    "base64", the decoded B (binary data such as protobuf watch
+//	    frames, 4-byte length prefix included).
+//	{"end":N,"at":D,"reason":R,"error":S}
+//	    how the body ended: reason "eof" (clean end), "timeout" (the
+//	    watch's timeout), "reset" (transport error; error says which),
+//	    "stopped" (the client closed it or the recording stopped). at:
+//	    offset from the response headers (from the request when there is
+//	    no response); not before the last frame. Nothing of N may follow.
+//
+// Durations D are Go durations: "0s", "250ms", "1.5s", "2m3s". Unknown keys,
+// a line of two kinds, a frame before its response, decreasing offsets and
+// lines of an interaction after its end are errors naming the line.
+//
+// A cassette whose last line is cut, or that ends with interactions that
+// have no end line, is truncated (ErrTruncated): a recorder was killed.
+// Everything complete before the cut is still returned.
+//
+// # A complete example
+//
+// A list of two ConfigMaps, then a watch from the list's resourceVersion
+// with one update and a bookmark, ended by the recorder; a hand edit
+// inserted a 410 ERROR event (the line marked by the comment):
+//
+//	{"kwrec":1,"recordedAt":"2026-12-01T07:00:00Z","server":"v1.37.2","redactions":["header:Authorization"]}
+//	{"request":1,"at":"0s","method":"GET","url":"https://127.0.0.1:6443/api/v1/namespaces/default/configmaps?limit=500","header":{"Accept":["application/json"]}}
+//	{"response":1,"latency":"2.1ms","status":200,"header":{"Content-Type":["application/json"]}}
+//	{"frame":1,"at":"0s","json":{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"200"},"items":[{"metadata":{"name":"a","namespace":"default","resourceVersion":"198"}},{"metadata":{"name":"b","namespace":"default","resourceVersion":"199"}}]}}
+//	{"end":1,"at":"0s","reason":"eof"}
+//	{"request":2,"at":"5ms","method":"GET","url":"https://127.0.0.1:6443/api/v1/namespaces/default/configmaps?allowWatchBookmarks=true&resourceVersion=200&timeoutSeconds=412&watch=true","header":{"Accept":["application/json"]}}
+//	{"response":2,"latency":"1ms","status":200,"header":{"Content-Type":["application/json"]}}
+//	{"frame":2,"at":"1.2s","json":{"type":"MODIFIED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a","namespace":"default","resourceVersion":"201"},"data":{"k":"v2"}}}}
+//	# hand edit: the server expires the watch here
+//	{"frame":2,"at":"1.3s","json":{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"too old resource version: 200 (201)","reason":"Expired","code":410}}}
+//	{"frame":2,"at":"1m0s","json":{"type":"BOOKMARK","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"resourceVersion":"201"}}}}
+//	{"end":2,"at":"1m30s","reason":"stopped"}
+//
+// # The compressed form
+//
+// The compressed form is the text form as one zstd stream (RFC 8878).
+// Readers tell the two apart by zstd's magic bytes, so every API and kwrec
+// command takes either. A [Writer] flushes at least every
+// [DefaultFlushInterval]: the flush ends a zstd block, which makes
+// everything written so far decodable while keeping the encoder's history
+// (whole-stream compression, not per-block). A process killed mid-way
+// leaves a file that reads up to its last flush and then reports
+// ErrTruncated with the compressed byte offset of the cut.
+//
+// # go-vcr
+//
+// [ImportVCR] reads go-vcr v3 cassettes (YAML, format version 2);
+// [ExportVCR] writes them, losing frame boundaries, timing and the header,
+// and refusing watch streams unless told to skip them.
+package cassettes

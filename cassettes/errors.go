@@ -1,0 +1,60 @@
+package cassettes
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors. Match them with [errors.Is]; the errors returned wrap
+// them with the file, line or byte offset and what to do.
+var (
+	// ErrNotCassette means the input is not a kwrec cassette at all: empty,
+	// random bytes, or a first line that is not a cassette header.
+	ErrNotCassette = errors.New("not a kwrec cassette")
+	// ErrUnsupportedVersion means the header names a format version this
+	// build cannot read.
+	ErrUnsupportedVersion = errors.New("unsupported cassette version")
+	// ErrTruncated means the cassette ends early: a cut line, a cut zstd
+	// stream, or interactions without an end line (a recorder killed
+	// mid-way). Everything complete before the cut is still returned.
+	ErrTruncated = errors.New("truncated cassette")
+	// ErrSyntax means a line of the text form is malformed or inconsistent
+	// with the lines before it.
+	ErrSyntax = errors.New("malformed cassette")
+	// ErrLossyExport means an export would drop data (watch streams) and
+	// the caller did not explicitly accept the loss.
+	ErrLossyExport = errors.New("export would lose data")
+)
+
+// ParseError is the error for a bad cassette. Its text names the file and
+// the line of the text form (for a compressed file, the line of its
+// decompressed text, and the compressed byte offset for corrupt zstd data).
+type ParseError struct {
+	// File is the cassette's name as given to the reader; may be empty.
+	File string
+	// Line is the 1-based line of the text form, 0 when not known.
+	Line int
+	// Offset is the byte offset in the compressed file for a zstd error,
+	// -1 otherwise.
+	Offset int64
+	// Msg says what was wrong and what was expected.
+	Msg string
+	// Err is the sentinel (or underlying error) this error wraps.
+	Err error
+}
+
+func (e *ParseError) Error() string {
+	where := e.File
+	if where == "" {
+		where = "cassette"
+	}
+	switch {
+	case e.Offset >= 0:
+		where = fmt.Sprintf("%s: byte %d", where, e.Offset)
+	case e.Line > 0:
+		where = fmt.Sprintf("%s:%d", where, e.Line)
+	}
+	return fmt.Sprintf("%s: %s", where, e.Msg)
+}
+
+func (e *ParseError) Unwrap() error { return e.Err }

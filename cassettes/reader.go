@@ -1,0 +1,371 @@
+package cassettes
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// MaxLineSize bounds one line of the text form (a whole list response is
+// one line). Longer lines are refused rather than read into memory.
+const MaxLineSize = 256 << 20
+
+var zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
+
+// countingReader counts the compressed bytes handed to the zstd decoder.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// Reader streams a cassette entry by entry in constant memory (one line at
+// a time), checking each line against the ones before it: interaction
+// numbers, offsets that never decrease, a response before frames, nothing
+// after an end.
+type Reader struct {
+	name   string
+	br     *bufio.Reader
+	dec    *zstd.Decoder
+	cr     *countingReader
+	closer io.Closer
+	header Header
+	line   int
+	err    error
+	ivs    map[int]*readState
+	maxID  int
+	lastAt time.Duration
+}
+
+type readState struct {
+	responded bool
+	ended     bool
+	lastAt    time.Duration
+	line      int
+}
+
+// NewReader reads the header of the cassette in r, compressed or plain
+// (detected by zstd's magic bytes). name is used in error messages.
+func NewReader(r io.Reader, name string) (*Reader, error) {
+	cr := &countingReader{r: r}
+	raw := bufio.NewReaderSize(cr, 64<<10)
+	rd := &Reader{name: name, ivs: map[int]*readState{}, cr: cr}
+	magic, err := raw.Peek(4)
+	switch {
+	case len(magic) == 0 && (err == io.EOF || err == nil):
+		return nil, &ParseError{File: name, Offset: -1, Err: ErrNotCassette, Msg: "empty file, not a kwrec cassette"}
+	case err != nil && err != io.EOF:
+		return nil, &ParseError{File: name, Offset: -1, Err: err, Msg: err.Error()}
+	}
+	if bytes.Equal(magic, zstdMagic) {
+		dec, err := zstd.NewReader(raw, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true), zstd.WithDecoderMaxWindow(64<<20))
+		if err != nil {
+			return nil, &ParseError{File: name, Offset: 0, Err: ErrNotCassette, Msg: "bad zstd stream: " + err.Error()}
+		}
+		rd.dec = dec
+		rd.br = bufio.NewReaderSize(dec, 64<<10)
+	} else {
+		rd.cr = nil
+		rd.br = raw
+	}
+	line, err := rd.readLine()
+	switch {
+	case errors.Is(err, io.EOF):
+		rd.Close()
+		return nil, &ParseError{File: name, Offset: -1, Err: ErrNotCassette, Msg: "empty cassette, not a kwrec cassette"}
+	case err != nil && (rd.dec != nil || !errors.Is(err, io.ErrUnexpectedEOF)):
+		err = rd.wrap(err)
+		rd.Close()
+		return nil, err
+	}
+	h, perr := decodeHeader(line)
+	if perr != nil {
+		rd.Close()
+		perr.File = name
+		return nil, perr
+	}
+	rd.header = h
+	return rd, nil
+}
+
+// Open opens the cassette file path for streaming; Close it when done.
+func Open(path string) (*Reader, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("cassette: %w", err)
+	}
+	r, err := NewReader(f, path)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	r.closer = f
+	return r, nil
+}
+
+// Header returns the cassette's header.
+func (r *Reader) Header() Header { return r.header }
+
+// Close releases the decoder and the file opened by [Open].
+func (r *Reader) Close() error {
+	if r.dec != nil {
+		r.dec.Close()
+		r.dec = nil
+	}
+	if r.closer != nil {
+		err := r.closer.Close()
+		r.closer = nil
+		return err
+	}
+	return nil
+}
+
+// wrap turns a read error into a ParseError naming where it happened.
+func (r *Reader) wrap(err error) error {
+	var pe *ParseError
+	if errors.As(err, &pe) {
+		return err
+	}
+	if r.dec != nil && !errors.Is(err, io.EOF) {
+		off := r.cr.n
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return &ParseError{File: r.name, Offset: off, Err: ErrTruncated,
+				Msg: fmt.Sprintf("compressed stream cut after line %d (a recorder killed mid-way?); everything before is readable: run `kwrec lint --fix` to keep it", r.line)}
+		}
+		return &ParseError{File: r.name, Offset: off, Err: ErrSyntax,
+			Msg: fmt.Sprintf("corrupt zstd data after line %d: %v", r.line, err)}
+	}
+	return &ParseError{File: r.name, Line: r.line, Offset: -1, Err: err, Msg: err.Error()}
+}
+
+// readLine returns the next line without its newline. A last line with no
+// newline is returned with io.ErrUnexpectedEOF.
+func (r *Reader) readLine() ([]byte, error) {
+	var acc []byte
+	for {
+		frag, err := r.br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			if len(acc)+len(frag) > MaxLineSize {
+				return nil, &ParseError{File: r.name, Line: r.line + 1, Offset: -1, Err: ErrSyntax,
+					Msg: fmt.Sprintf("line longer than %d bytes", MaxLineSize)}
+			}
+			acc = append(acc, frag...)
+			continue
+		}
+		r.line++
+		if acc != nil {
+			frag = append(acc, frag...)
+		} else {
+			frag = append([]byte(nil), frag...)
+		}
+		if err == nil {
+			return frag[:len(frag)-1], nil
+		}
+		if err == io.EOF {
+			if len(frag) == 0 {
+				r.line--
+				return nil, io.EOF
+			}
+			return frag, io.ErrUnexpectedEOF
+		}
+		return frag, err
+	}
+}
+
+// Next returns the next entry. At the end it returns io.EOF, or an error
+// wrapping [ErrTruncated] when the cassette was cut: a cut last line, a
+// cut zstd stream, or interactions that never got an end line. Blank lines
+// and lines starting with '#' are comments and are skipped.
+func (r *Reader) Next() (Entry, error) {
+	if r.err != nil {
+		return Entry{}, r.err
+	}
+	e, err := r.next()
+	if err != nil {
+		r.err = err
+	}
+	return e, err
+}
+
+func (r *Reader) next() (Entry, error) {
+	for {
+		line, err := r.readLine()
+		if errors.Is(err, io.EOF) {
+			return Entry{}, r.atEOF()
+		}
+		if errors.Is(err, io.ErrUnexpectedEOF) && r.dec == nil {
+			// A last line without a newline: complete if it parses, else cut.
+			if e, perr := decodeEntry(r.line, line); perr == nil {
+				if verr := r.validate(&e); verr != nil {
+					return Entry{}, verr
+				}
+				return e, nil
+			}
+			return Entry{}, &ParseError{File: r.name, Line: r.line, Offset: -1, Err: ErrTruncated,
+				Msg: "the last line is cut (no newline and not a complete entry); everything before it is readable: run `kwrec lint --fix` to keep it"}
+		}
+		if err != nil {
+			return Entry{}, r.wrap(err)
+		}
+		t := bytes.TrimSpace(line)
+		if len(t) == 0 || t[0] == '#' {
+			continue
+		}
+		e, perr := decodeEntry(r.line, t)
+		if perr != nil {
+			perr.File = r.name
+			return Entry{}, perr
+		}
+		if verr := r.validate(&e); verr != nil {
+			return Entry{}, verr
+		}
+		return e, nil
+	}
+}
+
+func (r *Reader) bad(format string, args ...any) error {
+	return &ParseError{File: r.name, Line: r.line, Offset: -1, Err: ErrSyntax, Msg: fmt.Sprintf(format, args...)}
+}
+
+// validate checks e against the entries before it.
+func (r *Reader) validate(e *Entry) error {
+	st := r.ivs[e.ID]
+	switch {
+	case e.Request != nil:
+		if st != nil {
+			return r.bad("request %d appears twice (first on line %d); number each interaction once", e.ID, st.line)
+		}
+		if e.ID <= r.maxID {
+			return r.bad("request %d after request %d; requests are numbered in increasing order", e.ID, r.maxID)
+		}
+		if e.At < r.lastAt {
+			return r.bad("request %d at %v starts before the previous request (%v); request offsets never decrease", e.ID, e.At, r.lastAt)
+		}
+		r.maxID, r.lastAt = e.ID, e.At
+		r.ivs[e.ID] = &readState{line: r.line}
+		return nil
+	case st == nil:
+		return r.bad("%s for interaction %d, which has no request line before it", e.kind(), e.ID)
+	case st.ended:
+		return r.bad("%s for interaction %d after its end line", e.kind(), e.ID)
+	}
+	switch {
+	case e.Response != nil:
+		if st.responded {
+			return r.bad("second response for interaction %d", e.ID)
+		}
+		st.responded = true
+	case e.Frame != nil:
+		if !st.responded {
+			return r.bad("frame for interaction %d before its response line", e.ID)
+		}
+		if e.Frame.At < st.lastAt {
+			return r.bad("frame of interaction %d at %v is before the previous frame (%v); frame offsets never decrease", e.ID, e.Frame.At, st.lastAt)
+		}
+		st.lastAt = e.Frame.At
+	case e.End != nil:
+		if st.responded && e.End.At < st.lastAt {
+			return r.bad("end of interaction %d at %v is before its last frame (%v)", e.ID, e.End.At, st.lastAt)
+		}
+		st.ended = true
+		// Ended interactions need no more state than "ended"; drop the
+		// rest so long cassettes stay in constant memory.
+		r.ivs[e.ID] = endedState
+	}
+	return nil
+}
+
+var endedState = &readState{ended: true}
+
+func (e *Entry) kind() string {
+	switch {
+	case e.Response != nil:
+		return "response"
+	case e.Frame != nil:
+		return "frame"
+	case e.End != nil:
+		return "end"
+	}
+	return "request"
+}
+
+// atEOF reports interactions left open at the end of the text.
+func (r *Reader) atEOF() error {
+	var open []int
+	for id, st := range r.ivs {
+		if !st.ended {
+			open = append(open, id)
+		}
+	}
+	if len(open) == 0 {
+		return io.EOF
+	}
+	sort.Ints(open)
+	ids := make([]string, len(open))
+	for i, id := range open {
+		ids[i] = fmt.Sprint(id)
+	}
+	return &ParseError{File: r.name, Line: r.line, Offset: -1, Err: ErrTruncated,
+		Msg: fmt.Sprintf("cassette ends with interaction(s) %s still open (no end line): the recording was cut; run `kwrec lint --fix` to end them as stopped", strings.Join(ids, ", "))}
+}
+
+// Read reads a whole cassette from r. On an error wrapping [ErrTruncated]
+// the returned cassette holds everything read before the cut (open
+// interactions without their End); on other errors it is nil.
+func Read(r io.Reader, name string) (*Cassette, error) {
+	rd, err := NewReader(r, name)
+	if err != nil {
+		return nil, err
+	}
+	defer rd.Close()
+	c := &Cassette{Header: rd.Header()}
+	byID := map[int]*Interaction{}
+	for {
+		e, err := rd.Next()
+		if err == io.EOF {
+			return c, nil
+		}
+		if err != nil {
+			if errors.Is(err, ErrTruncated) {
+				return c, err
+			}
+			return nil, err
+		}
+		switch {
+		case e.Request != nil:
+			in := &Interaction{ID: e.ID, At: e.At, Request: *e.Request}
+			byID[e.ID] = in
+			c.Interactions = append(c.Interactions, in)
+		case e.Response != nil:
+			byID[e.ID].Response = e.Response
+		case e.Frame != nil:
+			in := byID[e.ID]
+			in.Frames = append(in.Frames, *e.Frame)
+		case e.End != nil:
+			byID[e.ID].End = e.End
+		}
+	}
+}
+
+// Load reads the whole cassette file path; see [Read] for truncated files.
+func Load(path string) (*Cassette, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("cassette: %w", err)
+	}
+	defer f.Close()
+	return Read(f, path)
+}

@@ -1,0 +1,303 @@
+package cassettes
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+	"unicode/utf8"
+)
+
+// headerLine is the JSON shape of line 1.
+type headerLine struct {
+	Kwrec      *int              `json:"kwrec"`
+	RecordedAt time.Time         `json:"recordedAt"`
+	Server     string            `json:"server,omitempty"`
+	Redactions []string          `json:"redactions"`
+	Labels     map[string]string `json:"labels,omitempty"`
+	Edits      []string          `json:"edits,omitempty"`
+}
+
+// entryLine is the JSON shape of every other line; which of Request,
+// Response, Frame and End is set says what the line is.
+type entryLine struct {
+	Request  *int `json:"request,omitempty"`
+	Response *int `json:"response,omitempty"`
+	Frame    *int `json:"frame,omitempty"`
+	End      *int `json:"end,omitempty"`
+
+	At      *string `json:"at,omitempty"`
+	Latency *string `json:"latency,omitempty"`
+
+	Method     string      `json:"method,omitempty"`
+	URL        string      `json:"url,omitempty"`
+	Header     http.Header `json:"header,omitempty"`
+	Body       *string     `json:"body,omitempty"`
+	BodyBase64 *string     `json:"bodyBase64,omitempty"`
+
+	Status   int    `json:"status,omitempty"`
+	Encoding string `json:"encoding,omitempty"`
+
+	JSON   json.RawMessage `json:"json,omitempty"`
+	Text   *string         `json:"text,omitempty"`
+	Base64 *string         `json:"base64,omitempty"`
+
+	Reason string `json:"reason,omitempty"`
+	Error  string `json:"error,omitempty"`
+}
+
+func marshalNoEscape(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil // Encode appends the newline ending the line
+}
+
+func encodeHeader(h Header) ([]byte, error) {
+	v := Version
+	hl := headerLine{Kwrec: &v, RecordedAt: h.RecordedAt.UTC(), Server: h.Server,
+		Redactions: h.Redactions, Labels: h.Labels, Edits: h.Edits}
+	if hl.Redactions == nil {
+		hl.Redactions = []string{}
+	}
+	return marshalNoEscape(hl)
+}
+
+func fmtDuration(d time.Duration) *string {
+	s := d.String()
+	return &s
+}
+
+func encodeRequest(id int, at time.Duration, r Request) ([]byte, error) {
+	l := entryLine{Request: &id, At: fmtDuration(at), Method: r.Method, URL: r.URL, Header: r.Header}
+	if r.Body != nil {
+		if utf8.Valid(r.Body) {
+			s := string(r.Body)
+			l.Body = &s
+		} else {
+			s := base64.StdEncoding.EncodeToString(r.Body)
+			l.BodyBase64 = &s
+		}
+	}
+	return marshalNoEscape(l)
+}
+
+func encodeResponse(id int, r Response) ([]byte, error) {
+	l := entryLine{Response: &id, Latency: fmtDuration(r.Latency), Status: r.Status, Header: r.Header, Encoding: r.Encoding}
+	return marshalNoEscape(l)
+}
+
+func encodeEnd(id int, e End) ([]byte, error) {
+	l := entryLine{End: &id, At: fmtDuration(e.At), Reason: string(e.Reason), Error: e.Error}
+	return marshalNoEscape(l)
+}
+
+// jsonFrame reports whether data is one JSON object or array followed by a
+// single newline, with no newline inside: the shape of a JSON watch event
+// and of an API server's JSON response. Such frames are stored as JSON.
+func jsonFrame(data []byte) bool {
+	n := len(data)
+	if n < 3 || data[n-1] != '\n' {
+		return false
+	}
+	v := data[:n-1]
+	first, last := v[0], v[len(v)-1]
+	if !(first == '{' && last == '}') && !(first == '[' && last == ']') {
+		return false
+	}
+	if bytes.IndexByte(v, '\n') >= 0 || bytes.IndexByte(v, '\r') >= 0 {
+		return false
+	}
+	return json.Valid(v)
+}
+
+// appendFrame appends the text-form line of a frame to buf.
+func appendFrame(buf []byte, id int, f Frame) []byte {
+	buf = append(buf, `{"frame":`...)
+	buf = strconv.AppendInt(buf, int64(id), 10)
+	buf = append(buf, `,"at":"`...)
+	buf = append(buf, f.At.String()...)
+	buf = append(buf, '"', ',')
+	switch {
+	case jsonFrame(f.Data):
+		buf = append(buf, `"json":`...)
+		buf = append(buf, f.Data[:len(f.Data)-1]...)
+	case utf8.Valid(f.Data):
+		buf = append(buf, `"text":`...)
+		s, _ := marshalNoEscape(string(f.Data)) // a string always marshals
+		buf = append(buf, s[:len(s)-1]...)
+	default:
+		buf = append(buf, `"base64":"`...)
+		buf = base64.StdEncoding.AppendEncode(buf, f.Data)
+		buf = append(buf, '"')
+	}
+	return append(buf, '}', '\n')
+}
+
+// lineError builds a syntax error for line n.
+func lineError(n int, format string, args ...any) *ParseError {
+	return &ParseError{Line: n, Offset: -1, Msg: fmt.Sprintf(format, args...), Err: ErrSyntax}
+}
+
+// decodeHeader parses line 1.
+func decodeHeader(line []byte) (Header, *ParseError) {
+	var hl headerLine
+	t := bytes.TrimSpace(line)
+	if len(t) == 0 || t[0] != '{' || !bytes.Contains(t, []byte(`"kwrec"`)) {
+		return Header{}, &ParseError{Line: 1, Offset: -1, Err: ErrNotCassette,
+			Msg: `not a kwrec cassette: line 1 must be the header {"kwrec":1,...} (see the cassettes package doc for the format)`}
+	}
+	dec := json.NewDecoder(bytes.NewReader(t))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&hl); err != nil {
+		return Header{}, lineError(1, "bad header: %s; expected {\"kwrec\":%d,\"recordedAt\":\"RFC 3339 time\",...}", jsonMsg(err), Version)
+	}
+	if hl.Kwrec == nil {
+		return Header{}, &ParseError{Line: 1, Offset: -1, Err: ErrNotCassette, Msg: `not a kwrec cassette: the header has no "kwrec" version`}
+	}
+	if *hl.Kwrec != Version {
+		return Header{}, &ParseError{Line: 1, Offset: -1, Err: ErrUnsupportedVersion,
+			Msg: fmt.Sprintf("cassette format version %d is not supported (this kwrec reads version %d); re-record the cassette or use a kwrec that reads version %d", *hl.Kwrec, Version, *hl.Kwrec)}
+	}
+	return Header{Version: *hl.Kwrec, RecordedAt: hl.RecordedAt, Server: hl.Server,
+		Redactions: hl.Redactions, Labels: hl.Labels, Edits: hl.Edits}, nil
+}
+
+// jsonMsg makes encoding/json's messages read as a cassette's.
+func jsonMsg(err error) string {
+	s := err.Error()
+	return string(bytes.TrimPrefix([]byte(s), []byte("json: ")))
+}
+
+func parseOffset(n int, field string, s *string) (time.Duration, *ParseError) {
+	if s == nil {
+		return 0, lineError(n, "missing %q; expected a duration such as \"1.5s\" or \"250ms\"", field)
+	}
+	d, err := time.ParseDuration(*s)
+	if err != nil {
+		return 0, lineError(n, "bad %q %q; expected a duration such as \"1.5s\" or \"250ms\"", field, *s)
+	}
+	if d < 0 {
+		return 0, lineError(n, "negative %q %q; offsets and latencies are never negative", field, *s)
+	}
+	return d, nil
+}
+
+// decodeEntry parses one non-header line.
+func decodeEntry(n int, line []byte) (Entry, *ParseError) {
+	var l entryLine
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&l); err != nil {
+		return Entry{}, lineError(n, "invalid line: %s; expected one JSON object per line", jsonMsg(err))
+	}
+	if dec.More() {
+		return Entry{}, lineError(n, "more than one JSON value on the line; put each entry on its own line")
+	}
+	kinds := 0
+	for _, p := range []*int{l.Request, l.Response, l.Frame, l.End} {
+		if p != nil {
+			kinds++
+		}
+	}
+	if kinds != 1 {
+		return Entry{}, lineError(n, `a line must have exactly one of "request", "response", "frame" or "end" (the interaction number)`)
+	}
+	e := Entry{Line: n}
+	var perr *ParseError
+	switch {
+	case l.Request != nil:
+		e.ID = *l.Request
+		if e.At, perr = parseOffset(n, "at", l.At); perr != nil {
+			return e, perr
+		}
+		if l.Method == "" || l.URL == "" {
+			return e, lineError(n, `request %d needs "method" and "url"`, e.ID)
+		}
+		if l.Status != 0 || l.JSON != nil || l.Text != nil || l.Base64 != nil || l.Reason != "" || l.Latency != nil {
+			return e, lineError(n, "request %d has fields of another line kind; a request line has at, method, url, header, body", e.ID)
+		}
+		r := &Request{Method: l.Method, URL: l.URL, Header: l.Header}
+		switch {
+		case l.Body != nil && l.BodyBase64 != nil:
+			return e, lineError(n, `request %d has both "body" and "bodyBase64"`, e.ID)
+		case l.Body != nil:
+			r.Body = []byte(*l.Body)
+		case l.BodyBase64 != nil:
+			b, err := base64.StdEncoding.DecodeString(*l.BodyBase64)
+			if err != nil {
+				return e, lineError(n, "request %d: bad bodyBase64: %v", e.ID, err)
+			}
+			r.Body = b
+		}
+		e.Request = r
+	case l.Response != nil:
+		e.ID = *l.Response
+		lat, perr := parseOffset(n, "latency", l.Latency)
+		if perr != nil {
+			return e, perr
+		}
+		if l.Status < 100 || l.Status > 999 {
+			return e, lineError(n, "response %d: status %d is not an HTTP status; expected 100-999", e.ID, l.Status)
+		}
+		if l.At != nil || l.Method != "" || l.URL != "" || l.JSON != nil || l.Text != nil || l.Base64 != nil || l.Reason != "" || l.Body != nil {
+			return e, lineError(n, "response %d has fields of another line kind; a response line has latency, status, header, encoding", e.ID)
+		}
+		e.Response = &Response{Status: l.Status, Header: l.Header, Latency: lat, Encoding: l.Encoding}
+	case l.Frame != nil:
+		e.ID = *l.Frame
+		at, perr := parseOffset(n, "at", l.At)
+		if perr != nil {
+			return e, perr
+		}
+		if l.Method != "" || l.Status != 0 || l.Reason != "" || l.Header != nil || l.Latency != nil || l.Body != nil {
+			return e, lineError(n, "frame of interaction %d has fields of another line kind; a frame line has at and one of json, text, base64", e.ID)
+		}
+		f := &Frame{At: at}
+		bodies := 0
+		if l.JSON != nil {
+			bodies++
+			f.Data = append(append(make([]byte, 0, len(l.JSON)+1), l.JSON...), '\n')
+		}
+		if l.Text != nil {
+			bodies++
+			f.Data = []byte(*l.Text)
+		}
+		if l.Base64 != nil {
+			bodies++
+			b, err := base64.StdEncoding.DecodeString(*l.Base64)
+			if err != nil {
+				return e, lineError(n, "frame of interaction %d: bad base64: %v", e.ID, err)
+			}
+			f.Data = b
+		}
+		if bodies != 1 {
+			return e, lineError(n, `frame of interaction %d needs exactly one of "json", "text" or "base64"`, e.ID)
+		}
+		e.Frame = f
+	case l.End != nil:
+		e.ID = *l.End
+		at, perr := parseOffset(n, "at", l.At)
+		if perr != nil {
+			return e, perr
+		}
+		r := EndReason(l.Reason)
+		if !r.Valid() {
+			return e, lineError(n, "end of interaction %d: reason %q is not one of eof, timeout, reset, stopped", e.ID, l.Reason)
+		}
+		if l.Method != "" || l.Status != 0 || l.JSON != nil || l.Text != nil || l.Base64 != nil || l.Header != nil {
+			return e, lineError(n, "end of interaction %d has fields of another line kind; an end line has at, reason, error", e.ID)
+		}
+		e.End = &End{At: at, Reason: r, Error: l.Error}
+	}
+	if e.ID < 1 {
+		return e, lineError(n, "interaction number %d; interactions are numbered from 1", e.ID)
+	}
+	return e, nil
+}

@@ -1,0 +1,395 @@
+package cassettes
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+	"k8s.io/utils/clock"
+)
+
+// DefaultFlushInterval is how often a [Writer] pushes buffered lines to its
+// output when [WriterOptions.FlushInterval] is zero.
+const DefaultFlushInterval = time.Second
+
+// WriterOptions configure a [Writer]. The zero value writes plain text and
+// flushes every [DefaultFlushInterval] of real time.
+type WriterOptions struct {
+	// Compress writes the zstd-compressed form. [Create] turns it on for
+	// names ending in ".zst".
+	Compress bool
+	// FlushInterval bounds how long a written line may sit in a buffer
+	// before it reaches the output, so a killed process loses at most
+	// this much. Default [DefaultFlushInterval].
+	FlushInterval time.Duration
+	// Clock drives the flush interval. Default: the real clock.
+	Clock clock.WithTicker
+}
+
+type ivState struct {
+	responded, ended bool
+	lastAt           time.Duration
+}
+
+// Writer appends a cassette's text form line by line as interactions happen;
+// it never holds more than the lines written since the last flush. Its
+// methods are safe for concurrent use: a recorder calls them from every
+// in-flight request. After the first write error every method returns it.
+type Writer struct {
+	mu     sync.Mutex
+	out    *bufio.Writer
+	enc    *zstd.Encoder // nil for plain text
+	closer io.Closer     // the file opened by Create, else nil
+	dirty  bool
+	err    error
+	nextID int
+	open   map[int]*ivState
+	lastAt time.Duration
+	buf    []byte
+	stop   chan struct{}
+	done   chan struct{}
+	closed bool
+	name   string
+}
+
+// NewWriter starts a cassette on w with header h (its Version is set to
+// [Version]) and writes the header line.
+func NewWriter(w io.Writer, h Header, opts WriterOptions) (*Writer, error) {
+	cw := &Writer{open: map[int]*ivState{}, nextID: 1, stop: make(chan struct{}), done: make(chan struct{})}
+	var sink io.Writer = w
+	if opts.Compress {
+		enc, err := zstd.NewWriter(w, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedDefault))
+		if err != nil {
+			return nil, fmt.Errorf("cassette: zstd encoder: %w", err)
+		}
+		cw.enc = enc
+		sink = enc
+	}
+	cw.out = bufio.NewWriterSize(sink, 256<<10)
+	line, err := encodeHeader(h)
+	if err != nil {
+		return nil, fmt.Errorf("cassette: header: %w", err)
+	}
+	cw.write(line)
+	if err := cw.flushLocked(); err != nil {
+		return nil, err
+	}
+	interval := opts.FlushInterval
+	if interval <= 0 {
+		interval = DefaultFlushInterval
+	}
+	clk := opts.Clock
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
+	t := clk.NewTicker(interval)
+	go cw.flushLoop(t)
+	return cw, nil
+}
+
+// Create creates the cassette file path and returns a [Writer] on it,
+// compressed when path ends in ".zst" or opts.Compress is set. Lines reach
+// the file as they are flushed, so a killed recorder leaves the file
+// readable up to its last flush.
+func Create(path string, h Header, opts WriterOptions) (*Writer, error) {
+	if strings.HasSuffix(path, ".zst") {
+		opts.Compress = true
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cassette: %w", err)
+	}
+	w, err := NewWriter(f, h, opts)
+	if err != nil {
+		f.Close()
+		os.Remove(path)
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	w.closer = f
+	w.name = path
+	return w, nil
+}
+
+func (w *Writer) flushLoop(t clock.Ticker) {
+	defer close(w.done)
+	defer t.Stop()
+	for {
+		select {
+		case <-w.stop:
+			return
+		case <-t.C():
+			w.mu.Lock()
+			if w.dirty && w.err == nil {
+				_ = w.flushLocked() // the error is sticky and returned by the next call
+			}
+			w.mu.Unlock()
+		}
+	}
+}
+
+func (w *Writer) fail(err error) error {
+	if w.err == nil {
+		if w.name != "" {
+			err = fmt.Errorf("%s: %w", w.name, err)
+		}
+		w.err = fmt.Errorf("cassette: writing: %w", err)
+	}
+	return w.err
+}
+
+func (w *Writer) write(line []byte) {
+	if w.err != nil {
+		return
+	}
+	if _, err := w.out.Write(line); err != nil {
+		w.fail(err)
+		return
+	}
+	w.dirty = true
+}
+
+func (w *Writer) flushLocked() error {
+	if w.err != nil {
+		return w.err
+	}
+	if err := w.out.Flush(); err != nil {
+		return w.fail(err)
+	}
+	if w.enc != nil {
+		// Flush ends a zstd block: everything so far decodes, and the
+		// encoder keeps its history, so compression stays whole-stream.
+		if err := w.enc.Flush(); err != nil {
+			return w.fail(err)
+		}
+	}
+	w.dirty = false
+	return nil
+}
+
+func (w *Writer) check(id int) (*ivState, error) {
+	if w.err != nil {
+		return nil, w.err
+	}
+	if w.closed {
+		return nil, errors.New("cassette: writer is closed")
+	}
+	st := w.open[id]
+	if st == nil {
+		return nil, fmt.Errorf("cassette: interaction %d is not open", id)
+	}
+	return st, nil
+}
+
+// Request starts a new interaction at offset at from the cassette start
+// and returns its ID. Offsets of successive requests must not decrease;
+// a smaller one is raised to the previous one.
+func (w *Writer) Request(at time.Duration, r Request) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return 0, w.err
+	}
+	if w.closed {
+		return 0, errors.New("cassette: writer is closed")
+	}
+	if at < w.lastAt {
+		at = w.lastAt
+	}
+	w.lastAt = at
+	id := w.nextID
+	line, err := encodeRequest(id, at, r)
+	if err != nil {
+		return 0, fmt.Errorf("cassette: request %d: %w", id, err)
+	}
+	w.nextID++
+	w.open[id] = &ivState{}
+	w.write(line)
+	return id, w.err
+}
+
+// Response records interaction id's response head.
+func (w *Writer) Response(id int, r Response) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	st, err := w.check(id)
+	if err != nil {
+		return err
+	}
+	if st.responded {
+		return fmt.Errorf("cassette: interaction %d already has a response", id)
+	}
+	line, err := encodeResponse(id, r)
+	if err != nil {
+		return fmt.Errorf("cassette: response %d: %w", id, err)
+	}
+	st.responded = true
+	w.write(line)
+	return w.err
+}
+
+// Frame appends a body frame to interaction id. Frame offsets of one
+// interaction must not decrease; a smaller one is raised to the previous.
+func (w *Writer) Frame(id int, f Frame) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	st, err := w.check(id)
+	if err != nil {
+		return err
+	}
+	if !st.responded {
+		return fmt.Errorf("cassette: frame for interaction %d before its response", id)
+	}
+	if f.At < st.lastAt {
+		f.At = st.lastAt
+	}
+	st.lastAt = f.At
+	w.buf = appendFrame(w.buf[:0], id, f)
+	w.write(w.buf)
+	return w.err
+}
+
+// End records how interaction id ended and closes it.
+func (w *Writer) End(id int, e End) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	st, err := w.check(id)
+	if err != nil {
+		return err
+	}
+	if !e.Reason.Valid() {
+		return fmt.Errorf("cassette: end of interaction %d: invalid reason %q", id, e.Reason)
+	}
+	if st.responded && e.At < st.lastAt {
+		e.At = st.lastAt
+	}
+	line, err := encodeEnd(id, e)
+	if err != nil {
+		return fmt.Errorf("cassette: end %d: %w", id, err)
+	}
+	delete(w.open, id)
+	w.write(line)
+	return w.err
+}
+
+// WriteInteraction writes a whole interaction (a new ID is assigned) and
+// returns its ID. An interaction without End is written without an end
+// line, as a cut recording would be.
+func (w *Writer) WriteInteraction(in *Interaction) (int, error) {
+	id, err := w.Request(in.At, in.Request)
+	if err != nil {
+		return 0, err
+	}
+	if in.Response != nil {
+		if err := w.Response(id, *in.Response); err != nil {
+			return id, err
+		}
+		for _, f := range in.Frames {
+			if err := w.Frame(id, f); err != nil {
+				return id, err
+			}
+		}
+	}
+	if in.End != nil {
+		return id, w.End(id, *in.End)
+	}
+	return id, nil
+}
+
+// Open returns the IDs of interactions not yet ended.
+func (w *Writer) Open() []int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	ids := make([]int, 0, len(w.open))
+	for id := range w.open {
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// Flush pushes every written line to the output now.
+func (w *Writer) Flush() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.flushLocked()
+}
+
+// Close flushes, ends the zstd stream and closes the file opened by
+// [Create]. Interactions still open stay without an end line: end them
+// first (a recorder ends them with [EndStopped]). Close returns the first
+// error the writer met; a cassette whose Close failed is incomplete.
+func (w *Writer) Close() error {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return w.err
+	}
+	w.closed = true
+	close(w.stop)
+	_ = w.flushLocked()
+	if w.enc != nil && w.err == nil {
+		if err := w.enc.Close(); err != nil {
+			w.fail(err)
+		}
+	}
+	if w.closer != nil {
+		if err := w.closer.Close(); err != nil {
+			w.fail(err)
+		}
+	}
+	err := w.err
+	w.mu.Unlock()
+	<-w.done
+	return err
+}
+
+// Write writes a whole cassette to out, compressed or not.
+func Write(out io.Writer, c *Cassette, compress bool) error {
+	w, err := NewWriter(out, c.Header, WriterOptions{Compress: compress, FlushInterval: time.Hour})
+	if err != nil {
+		return err
+	}
+	for _, in := range c.Interactions {
+		if _, err := w.WriteInteraction(in); err != nil {
+			w.Close()
+			return err
+		}
+	}
+	return w.Close()
+}
+
+// Save writes c to path atomically (a temporary file in the same directory,
+// then a rename), compressed when path ends in ".zst". The old file stays
+// untouched if anything fails.
+func Save(path string, c *Cassette) error {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	tmp, err := os.CreateTemp(dir, "."+base+".tmp*")
+	if err != nil {
+		return fmt.Errorf("cassette: %w", err)
+	}
+	defer os.Remove(tmp.Name()) // no-op after the rename
+	if err := Write(tmp, c, strings.HasSuffix(path, ".zst")); err != nil {
+		tmp.Close()
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("cassette: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,74 @@
+// Package watcher watches Kubernetes objects the way kube-rs's
+// kube_runtime::watcher does, on top of client-go: an endless sequence of
+// events that starts with a complete view, carries every change after it,
+// and reports errors as values while it recovers from them by itself.
+//
+// The same code runs against a live cluster and against a replay: the
+// watcher talks only to a [ListerWatcher], which [FromTyped] builds from a
+// client-go typed client and [FromDynamic] from a dynamic one, whatever
+// rest.Config (or RoundTripper) those clients were given.
+//
+// # Recipe
+//
+//	clientset, err := kubernetes.NewForConfig(restConfig)
+//	...
+//	w := watcher.New[*corev1.ConfigMap](
+//		watcher.FromTyped(clientset.CoreV1().ConfigMaps("default")),
+//		watcher.Config{LabelSelector: "app=web"},
+//	)
+//	var store watcher.Store[*corev1.ConfigMap]
+//	for ev := range w.Events(ctx) {
+//		store.Apply(ev)
+//		if ev.Type == watcher.Error {
+//			log.Print(ev.Err) // already being recovered from
+//		}
+//	}
+//
+// # Events
+//
+// A range over [Watcher.Events] yields, in order:
+//
+//	Init                  a fresh view begins
+//	InitApply(obj) ...    one per existing object
+//	InitDone              the view is complete
+//	Apply(obj), Delete(obj) ...  changes, from the watch
+//
+// Error events can come anywhere; after one the watcher waits per
+// [Config.Backoff] and carries on. A recovery that needs a re-list starts
+// again at Init, so a consumer that keeps a view (as [Store] does) swaps it
+// at each InitDone and never shows a half-listed or stale set.
+//
+// # The state machine
+//
+// One step function moves between five states, each holding only what is
+// valid in it:
+//
+//	Empty          -> InitPage (paged list) or InitialWatch (streaming list)
+//	InitPage       -> InitPage (next page, continue token) -> InitListed
+//	InitialWatch   -> Watching, at the k8s.io/initial-events-end bookmark
+//	InitListed     -> Watching (watch from the list's resourceVersion)
+//	Watching       -> Watching (events, bookmarks advance the resourceVersion)
+//
+// Recovery is written at the transitions:
+//
+//   - 410 (an ERROR event with reason Expired, or a 410 answer to a list
+//     or a watch) goes back to Empty: the resourceVersion was compacted
+//     away, only a re-list can catch up.
+//   - A plain end of the stream (timeoutSeconds, a restarted apiserver)
+//     goes to InitListed: re-watch from the last resourceVersion seen,
+//     losing and repeating nothing. A stream that ends within a second
+//     with nothing in it is reported as [ErrWatchFailed] first, so that
+//     backoff stops a spin.
+//   - A stream client-go cannot decode ([ErrWatchFailed]) goes back to
+//     Empty: what was lost is unknown.
+//   - Other ERROR events ([ErrWatchError]) are reported and the same
+//     stream is read on; a refused watch ([ErrWatchStartFailed]) is
+//     retried from the same resourceVersion.
+//
+// # Backoff
+//
+// Backoff is outside the state machine, in the loop of [Watcher.Events],
+// with client-go's reflector numbers by default: 800ms doubling to 30s,
+// jitter 1.0, reset after two minutes without errors. It waits on
+// [Config.Clock] and ends early when the context is done.
+package watcher

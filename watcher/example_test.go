@@ -1,0 +1,73 @@
+package watcher_test
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kwrec/kwrec/watcher"
+	"github.com/kwrec/kwrec/watcher/internal/fakeapi"
+)
+
+// A scripted apiserver stands in for a cluster (or a replay): two
+// ConfigMaps, then a watch that modifies one.
+func startServer() *fakeapi.Server {
+	return fakeapi.Start(
+		fakeapi.Reply{Body: fakeapi.List("10", "", fakeapi.ConfigMap("a", "8"), fakeapi.ConfigMap("b", "9"))},
+		fakeapi.Reply{Watch: true, Hold: true, Events: []string{fakeapi.Modified(fakeapi.ConfigMap("a", "11"))}},
+	)
+}
+
+func ExampleWatcher_Events() {
+	srv := startServer()
+	defer srv.Close()
+	clientset, err := kubernetes.NewForConfig(srv.Config())
+	if err != nil {
+		panic(err)
+	}
+
+	w := watcher.New[*corev1.ConfigMap](watcher.FromTyped(clientset.CoreV1().ConfigMaps("default")), watcher.Config{})
+	n := 0
+	for ev := range w.Events(context.Background()) {
+		fmt.Println(ev)
+		if n++; n == 5 {
+			break // the sequence never ends by itself
+		}
+	}
+	// Output:
+	// Init
+	// InitApply default/a
+	// InitApply default/b
+	// InitDone
+	// Apply default/a
+}
+
+func ExampleStore() {
+	srv := startServer()
+	defer srv.Close()
+	dyn, err := dynamic.NewForConfig(srv.Config())
+	if err != nil {
+		panic(err)
+	}
+	configMaps := dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace("default")
+
+	w := watcher.New[*unstructured.Unstructured](watcher.FromDynamic(configMaps), watcher.Config{})
+	var store watcher.Store[*unstructured.Unstructured]
+	for ev := range w.Events(context.Background()) {
+		store.Apply(ev)
+		if ev.Type == watcher.Apply {
+			break
+		}
+	}
+	for _, cm := range store.List() {
+		fmt.Println(watcher.Key(cm), cm.GetResourceVersion())
+	}
+	// Output:
+	// default/a 11
+	// default/b 9
+}
