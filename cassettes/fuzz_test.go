@@ -1,0 +1,76 @@
+package cassettes_test
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/kwrec/kwrec/cassettes"
+)
+
+func seeds(f *testing.F, compress bool) {
+	files, _ := filepath.Glob("testdata/*.kwrec")
+	for _, p := range files {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		if compress {
+			var z bytes.Buffer
+			if err := cassettes.Compress(&z, bytes.NewReader(b)); err != nil {
+				f.Fatal(err)
+			}
+			b = z.Bytes()
+		}
+		f.Add(b)
+	}
+}
+
+// check reads data and asserts the reader's contract: a known error kind,
+// never a panic, and a readable re-write of whatever was accepted.
+func check(t *testing.T, data []byte) {
+	c, err := cassettes.Read(bytes.NewReader(data), "fuzz")
+	if err != nil {
+		var pe *cassettes.ParseError
+		if !errors.As(err, &pe) {
+			t.Fatalf("error %v is not a *ParseError", err)
+		}
+		if !errors.Is(err, cassettes.ErrTruncated) {
+			return
+		}
+	}
+	if c == nil {
+		t.Fatal("nil cassette without an error")
+	}
+	var out bytes.Buffer
+	if err := cassettes.Write(&out, c, false); err != nil {
+		t.Fatalf("re-writing an accepted cassette: %v", err)
+	}
+	c2, err := cassettes.Read(&out, "rewrite")
+	if err != nil && !errors.Is(err, cassettes.ErrTruncated) {
+		t.Fatalf("re-reading a re-written cassette: %v\n%s", err, out.Bytes())
+	}
+	if len(c2.Interactions) != len(c.Interactions) {
+		t.Fatalf("re-write kept %d of %d interactions", len(c2.Interactions), len(c.Interactions))
+	}
+}
+
+func FuzzTextParser(f *testing.F) {
+	seeds(f, false)
+	f.Fuzz(check)
+}
+
+func FuzzCompressedReader(f *testing.F) {
+	seeds(f, true)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		check(t, data)
+		// Plain must also never panic on the same bytes.
+		if r, err := cassettes.Plain(bytes.NewReader(data)); err == nil {
+			io.Copy(io.Discard, io.LimitReader(r, 1<<20))
+			r.Close()
+		}
+	})
+}

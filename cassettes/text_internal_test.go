@@ -1,0 +1,46 @@
+package cassettes
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// The fast path for canonical JSON frame lines must agree with the general
+// decoder on every line it accepts, and leave every other line to it.
+func TestTheFastFrameParserAgreesWithTheDecoder(t *testing.T) {
+	tests := []struct {
+		name   string
+		line   string
+		accept bool
+	}{
+		{"a canonical watch event", `{"frame":12,"at":"1.5ms","json":{"type":"ADDED","object":{"a":"}"}}}`, true},
+		{"an array body", `{"frame":1,"at":"0s","json":[1,2]}`, true},
+		{"hand-edited spacing", `{"frame": 1, "at": "0s", "json": {"a":1}}`, false},
+		{"a text frame", `{"frame":1,"at":"0s","text":"x"}`, false},
+		{"invalid JSON", `{"frame":1,"at":"0s","json":{"a":}}`, false},
+		{"a bad duration", `{"frame":1,"at":"soon","json":{}}`, false},
+		{"a negative duration", `{"frame":1,"at":"-1s","json":{}}`, false},
+		{"interaction zero", `{"frame":0,"at":"0s","json":{}}`, false},
+		{"an extra key after the value", `{"frame":1,"at":"0s","json":{},"text":"x"}`, false},
+		{"trailing space inside", `{"frame":1,"at":"0s","json":{} }`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fast, ok := fastJSONFrame(3, []byte(tt.line))
+			if ok != tt.accept {
+				t.Fatalf("fast path accepted = %v, want %v", ok, tt.accept)
+			}
+			if !ok {
+				return
+			}
+			slow, perr := decodeEntry(3, []byte(tt.line+" ")) // the space defeats the fast path
+			if perr != nil {
+				t.Fatalf("the decoder rejects a line the fast path accepted: %v", perr)
+			}
+			if diff := cmp.Diff(slow, fast); diff != "" {
+				t.Errorf("fast and slow parse differ (-slow +fast):\n%s", diff)
+			}
+		})
+	}
+}
