@@ -344,3 +344,29 @@ func TestWriterStreamsAndHeaderNotes(t *testing.T) {
 		t.Errorf("text form (-want +got):\n%s", diff)
 	}
 }
+
+func TestRepairEndsCutInteractionsAndKeepsTheirFrames(t *testing.T) {
+	c, err := cassettes.Read(strings.NewReader(`{"kwrec":1,"recordedAt":"2026-12-01T00:00:00Z","redactions":[]}
+{"request":1,"at":"0s","method":"GET","url":"/api/v1/pods?watch=true"}
+{"response":1,"latency":"1ms","status":200}
+{"frame":1,"at":"7ms","json":{"type":"ADDED","object":{}}}
+{"request":2,"at":"1s","method":"GET","url":"/api/v1/pods"}
+`), "cut")
+	if !errors.Is(err, cassettes.ErrTruncated) {
+		t.Fatalf("error = %v, want truncated", err)
+	}
+	if diff := cmp.Diff([]int{1, 2}, cassettes.Repair(c)); diff != "" {
+		t.Errorf("ended: %s", diff)
+	}
+	var out bytes.Buffer
+	if err := cassettes.Write(&out, c, false); err != nil {
+		t.Fatal(err)
+	}
+	fixed, err := cassettes.Read(&out, "fixed")
+	if err != nil {
+		t.Fatalf("the repaired cassette does not read: %v", err)
+	}
+	if got := fixed.Interactions[0]; len(got.Frames) != 1 || *got.End != (cassettes.End{At: 7 * time.Millisecond, Reason: cassettes.EndStopped}) {
+		t.Errorf("interaction 1 after repair = %d frames, end %+v", len(got.Frames), got.End)
+	}
+}

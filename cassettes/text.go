@@ -223,7 +223,7 @@ func fastJSONFrame(n int, line []byte) (Entry, bool) {
 	}
 	// The frame is the value and a newline: reuse the line's closing
 	// brace's byte for the newline instead of copying the value.
-	data := v[:len(v)+1 : len(v)+1]
+	data := v[: len(v)+1 : len(v)+1]
 	data[len(v)] = '\n'
 	return Entry{Line: n, ID: id, Frame: &Frame{At: at, Data: data}}, true
 }
