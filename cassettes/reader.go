@@ -3,6 +3,7 @@ package cassettes
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -227,12 +228,39 @@ func (r *Reader) next() (Entry, error) {
 		e, perr := decodeEntry(r.line, t)
 		if perr != nil {
 			perr.File = r.name
+			if incompleteJSON(t) && r.atEnd() {
+				// The last line is not complete JSON: cut mid-line.
+				perr.Err = ErrTruncated
+				perr.Msg = "the last line is cut (not a complete entry); everything before it is readable: run `kwrec lint --fix` to keep it"
+			}
 			return Entry{}, perr
 		}
 		if verr := r.validate(&e); verr != nil {
 			return Entry{}, verr
 		}
 		return e, nil
+	}
+}
+
+// incompleteJSON reports whether b is the beginning of a JSON value cut
+// before its end, as opposed to JSON that is wrong.
+func incompleteJSON(b []byte) bool {
+	var se *json.SyntaxError
+	err := json.Unmarshal(b, new(json.RawMessage))
+	return errors.As(err, &se) && se.Error() == "unexpected end of JSON input"
+}
+
+// atEnd reports whether nothing but blank space follows.
+func (r *Reader) atEnd() bool {
+	for {
+		b, err := r.br.ReadByte()
+		if err != nil {
+			return errors.Is(err, io.EOF)
+		}
+		if b != ' ' && b != '\n' && b != '\r' && b != '\t' {
+			r.br.UnreadByte()
+			return false
+		}
 	}
 }
 

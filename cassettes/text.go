@@ -34,12 +34,11 @@ type entryLine struct {
 
 	Method     string      `json:"method,omitempty"`
 	URL        string      `json:"url,omitempty"`
+	Status     int         `json:"status,omitempty"`
 	Header     http.Header `json:"header,omitempty"`
+	Encoding   string      `json:"encoding,omitempty"`
 	Body       *string     `json:"body,omitempty"`
 	BodyBase64 *string     `json:"bodyBase64,omitempty"`
-
-	Status   int    `json:"status,omitempty"`
-	Encoding string `json:"encoding,omitempty"`
 
 	JSON   json.RawMessage `json:"json,omitempty"`
 	Text   *string         `json:"text,omitempty"`
