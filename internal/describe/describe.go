@@ -61,7 +61,7 @@ func (s Summary) String() string {
 	if s.ResourceVersion != "" {
 		parts = append(parts, "rv="+s.ResourceVersion)
 	}
-	if strings.HasSuffix(s.Kind, "List") {
+	if strings.HasSuffix(s.Kind, "List") || (s.Kind == "Table" && s.Items != 1) {
 		parts = append(parts, fmt.Sprintf("items=%d", s.Items))
 	}
 	if s.Continue != "" {
@@ -90,10 +90,19 @@ type jsonObject struct {
 		Continue        string            `json:"continue"`
 		Annotations     map[string]string `json:"annotations"`
 	} `json:"metadata"`
-	Items   []json.RawMessage `json:"items"`
-	Code    int32             `json:"code"`
-	Reason  string            `json:"reason"`
-	Message string            `json:"message"`
+	Items []json.RawMessage `json:"items"`
+	// Rows of a meta.k8s.io Table (kubectl get asks for tables).
+	Rows []struct {
+		Object struct {
+			Metadata struct {
+				Name      string `json:"name"`
+				Namespace string `json:"namespace"`
+			} `json:"metadata"`
+		} `json:"object"`
+	} `json:"rows"`
+	Code    int32  `json:"code"`
+	Reason  string `json:"reason"`
+	Message string `json:"message"`
 }
 
 const initialEventsEnd = "k8s.io/initial-events-end"
@@ -119,6 +128,12 @@ func Frame(data []byte) Summary {
 				s.ResourceVersion, s.Continue, s.Items = o.Metadata.ResourceVersion, o.Metadata.Continue, len(o.Items)
 				s.Code, s.Reason, s.Message = o.Code, o.Reason, o.Message
 				s.InitialEventsEnd = o.Metadata.Annotations[initialEventsEnd] == "true"
+				if o.Kind == "Table" {
+					s.Items = len(o.Rows)
+					if len(o.Rows) == 1 {
+						s.Name, s.Namespace = o.Rows[0].Object.Metadata.Name, o.Rows[0].Object.Metadata.Namespace
+					}
+				}
 			}
 		}
 		return s

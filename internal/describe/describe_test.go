@@ -47,6 +47,8 @@ func TestFramesAreSummarisedForPeople(t *testing.T) {
 			"ConfigMapList rv=7 items=2 continue=…"},
 		{"a protobuf watch event", protoWatchFrame(t, "ADDED", cm), "ADDED ConfigMap default/a rv=201 (protobuf)"},
 		{"a protobuf ERROR event", protoWatchFrame(t, "ERROR", &metav1.Status{Code: 410, Reason: metav1.StatusReasonExpired, Message: "gone"}), "ERROR Status 410 Expired: gone (protobuf)"},
+		{"a kubectl table watch event", []byte(`{"type":"ADDED","object":{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":"220"},"rows":[{"cells":["two",1,"0s"],"object":{"kind":"PartialObjectMetadata","metadata":{"name":"two","namespace":"prox"}}}]}}`),
+			"ADDED Table prox/two rv=220"},
 		{"plain bytes", []byte("hello"), "5 bytes"},
 	}
 	for _, tt := range tests {
