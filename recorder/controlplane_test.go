@@ -106,7 +106,7 @@ func mkConfigMap(t *testing.T, cs kubernetes.Interface, ns, name string) *corev1
 
 type seen struct{ typ, name, rv string }
 
-func TestControlPlane(t *testing.T) {
+func TestLiveRecording(t *testing.T) {
 	cp := controlplanetest.Start(t)
 	admin := kubernetes.NewForConfigOrDie(cp.Config)
 
@@ -497,7 +497,7 @@ func TestControlPlane(t *testing.T) {
 // server does every 5 minutes by default: it runs its own control plane
 // compacting every second. (With the watch cache on, a watch from "1" is
 // answered from the cache's history, not with 410.)
-func TestWatchFromACompactedResourceVersion(t *testing.T) {
+func TestLiveWatchFromACompactedResourceVersion(t *testing.T) {
 	dir, err := controlplanetest.AssetsDir()
 	if err != nil {
 		if os.Getenv(controlplanetest.EnvRequire) == "1" {
