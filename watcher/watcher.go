@@ -177,7 +177,10 @@ func (w *Watcher[T]) step(ctx context.Context, s state) (Event[T], state) {
 			if err != nil || m.GetAnnotations()[metav1.InitialEventsAnnotationKey] != "true" {
 				return Event[T]{}, s
 			}
-			return Event[T]{Type: InitDone}, watching{resourceVersion: m.GetResourceVersion(), stream: s.stream, started: w.cfg.Clock.Now()}
+			// The stream goes on as the watch. It has had events (this
+			// bookmark at least), so its end is never a very short watch,
+			// as client-go's reflector counts bookmarks too.
+			return Event[T]{Type: InitDone}, watching{resourceVersion: m.GetResourceVersion(), stream: s.stream, started: w.cfg.Clock.Now(), events: 1}
 		case watch.Error:
 			ev, relist := watchError[T](ev.Object)
 			if relist {

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kwrec/kwrec/cassettes"
+)
+
+// form is a cassette file form.
+type form string
+
+const (
+	formZstd form = "zst"
+	formText form = "text"
+	formVCR  form = "vcr"
+)
+
+func formOf(path string) form {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".zst":
+		return formZstd
+	case ".yaml", ".yml":
+		return formVCR
+	}
+	return formText
+}
+
+func parseForm(s string) (form, error) {
+	switch form(s) {
+	case formZstd, formText, formVCR:
+		return form(s), nil
+	}
+	return "", fmt.Errorf("unknown form %q; use zst, text or vcr", s)
+}
+
+func newConvertCmd() *cobra.Command {
+	var from, to string
+	var skipStreams bool
+	cmd := &cobra.Command{
+		Use:   "convert IN OUT",
+		Short: "Convert a cassette between compressed, plain text and go-vcr YAML",
+		Long: `Convert a cassette between the compressed form (.zst), the plain text form
+(anything else) and go-vcr v3 YAML (.yaml, .yml), chosen by extension or by
+--from/--to.
+
+Export to go-vcr loses frame boundaries, timing and the header, and cannot
+hold watch streams at all: converting a cassette with streams fails unless
+--skip-streams leaves them out (they are listed).`,
+		Example: `  kwrec convert cm.kwrec.zst cm.kwrec
+  kwrec convert old-vcr.yaml new.kwrec.zst
+  kwrec convert --skip-streams cm.kwrec.zst for-go-vcr.yaml`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			in, out := args[0], args[1]
+			fi, fo := formOf(in), formOf(out)
+			var err error
+			if from != "" {
+				if fi, err = parseForm(from); err != nil {
+					return err
+				}
+			}
+			if to != "" {
+				if fo, err = parseForm(to); err != nil {
+					return err
+				}
+			}
+			var c *cassettes.Cassette
+			if fi == formVCR {
+				f, err := os.Open(in)
+				if err != nil {
+					return err
+				}
+				c, err = cassettes.ImportVCR(f, in)
+				f.Close()
+				if err != nil {
+					return err
+				}
+			} else if c, err = cassettes.Load(in); err != nil {
+				return err
+			}
+			switch fo {
+			case formVCR:
+				var buf bytes.Buffer
+				rep, err := cassettes.ExportVCR(&buf, c, cassettes.ExportOptions{SkipStreams: skipStreams})
+				if err != nil {
+					return err
+				}
+				if err := writeFileAtomic(out, buf.Bytes()); err != nil {
+					return err
+				}
+				if len(rep.Skipped) > 0 {
+					fmt.Fprintf(cmd.ErrOrStderr(), "kwrec: left out %d streaming interaction(s) go-vcr cannot hold: %v\n", len(rep.Skipped), rep.Skipped)
+				}
+				return nil
+			default:
+				var buf bytes.Buffer
+				if err := cassettes.Write(&buf, c, fo == formZstd); err != nil {
+					return err
+				}
+				return writeFileAtomic(out, buf.Bytes())
+			}
+		},
+	}
+	cmd.Flags().StringVar(&from, "from", "", "input form: zst, text or vcr (default: by extension)")
+	cmd.Flags().StringVar(&to, "to", "", "output form: zst, text or vcr (default: by extension)")
+	cmd.Flags().BoolVar(&skipStreams, "skip-streams", false, "leave out watch streams when writing go-vcr YAML")
+	return cmd
+}
+
+// writeFileAtomic writes data to path through a temporary file and a rename.
+func writeFileAtomic(path string, data []byte) error {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	tmp, err := os.CreateTemp(dir, "."+base+".tmp*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kwrec/kwrec/cassettes"
+	"github.com/kwrec/kwrec/replay"
+)
+
+func newEditCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "edit FILE",
+		Short: "Edit a cassette's text form in $EDITOR",
+		Long: `Edit a cassette's text form in $EDITOR (else $VISUAL, else vi), decompressed
+for you. On save the result is validated; on a problem kwrec shows it with
+its line and asks whether to edit again or abort. The original file is
+untouched until a valid result is written back (atomically, compressed again
+if it was compressed). See the cassettes package documentation for the
+format: insert an ERROR event line, delete frames, change a status or an
+offset.`,
+		Example: `  kwrec edit cm.kwrec.zst
+  EDITOR=nano kwrec edit cm.kwrec`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return edit(cmd, args[0])
+		},
+	}
+}
+
+func editorCommand() string {
+	for _, v := range []string{"EDITOR", "VISUAL"} {
+		if e := strings.TrimSpace(os.Getenv(v)); e != "" {
+			return e
+		}
+	}
+	return "vi"
+}
+
+// validateText checks an edited text form the way lint does.
+func validateText(name string, text []byte) error {
+	c, err := cassettes.Read(bytes.NewReader(text), name)
+	if err != nil {
+		return err
+	}
+	for _, e := range c.Header.Edits {
+		if _, err := replay.ParseEdit(e); err != nil {
+			return fmt.Errorf("%s:1: header edit %q: %v", name, e, err)
+		}
+	}
+	return nil
+}
+
+func edit(cmd *cobra.Command, path string) error {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	compressed := bytes.HasPrefix(raw, []byte{0x28, 0xb5, 0x2f, 0xfd})
+	p, err := cassettes.Plain(bytes.NewReader(raw))
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	text, err := io.ReadAll(p)
+	p.Close()
+	if err != nil {
+		return fmt.Errorf("%s: %w; repair it first with kwrec lint --fix", path, err)
+	}
+	tmp, err := os.CreateTemp("", "kwrec-edit-*.kwrec")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(text); err != nil {
+		tmp.Close()
+		return err
+	}
+	tmp.Close()
+
+	answers := bufio.NewReader(cmd.InOrStdin())
+	for {
+		ed := exec.CommandContext(cmd.Context(), "sh", "-c", editorCommand()+` "$1"`, "--", tmp.Name())
+		ed.Stdin, ed.Stdout, ed.Stderr = os.Stdin, cmd.OutOrStdout(), cmd.ErrOrStderr()
+		if err := ed.Run(); err != nil {
+			return fmt.Errorf("editor %q failed: %v; %s unchanged", editorCommand(), err, path)
+		}
+		edited, err := os.ReadFile(tmp.Name())
+		if err != nil {
+			return err
+		}
+		if bytes.Equal(edited, text) {
+			fmt.Fprintf(cmd.ErrOrStderr(), "kwrec: no changes; %s unchanged\n", path)
+			return nil
+		}
+		verr := validateText(path+" (edited)", edited)
+		if verr == nil {
+			out := edited
+			if compressed {
+				var z bytes.Buffer
+				if err := cassettes.Compress(&z, bytes.NewReader(edited)); err != nil {
+					return err
+				}
+				out = z.Bytes()
+			}
+			if err := writeFileAtomic(path, out); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "kwrec: %s saved\n", path)
+			return nil
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "kwrec: %v\nEdit again? [Y/n] (n aborts; %s stays unchanged) ", verr, path)
+		ans, rerr := answers.ReadString('\n')
+		ans = strings.ToLower(strings.TrimSpace(ans))
+		if ans == "n" || ans == "no" || (rerr != nil && ans == "") {
+			if rerr != nil && !errors.Is(rerr, io.EOF) {
+				return rerr
+			}
+			return &exitError{code: 1, msg: "edit aborted; " + path + " unchanged"}
+		}
+	}
+}

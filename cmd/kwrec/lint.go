@@ -1,0 +1,86 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kwrec/kwrec/cassettes"
+	"github.com/kwrec/kwrec/replay"
+)
+
+func newLintCmd() *cobra.Command {
+	var fix bool
+	cmd := &cobra.Command{
+		Use:   "lint FILE...",
+		Short: "Validate cassettes",
+		Long: `Validate cassettes: every line of the text form, the order of interactions,
+frames and ends, and the replay edits stored in the header. Problems are
+printed as FILE:LINE: MESSAGE (FILE: byte N: MESSAGE for corrupt compressed
+data) and make the exit status 1.
+
+--fix repairs a truncated cassette (a recorder killed mid-way): it keeps
+everything readable before the cut, ends the interactions left open as
+"stopped" and rewrites the file atomically.`,
+		Example: `  kwrec lint testdata/*.kwrec*
+  kwrec lint --fix crashed.kwrec.zst`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			bad := 0
+			for _, path := range args {
+				if msg := lintFile(path, fix); msg != "" {
+					fmt.Fprintln(cmd.OutOrStdout(), msg)
+					if !strings.Contains(msg, ": repaired:") {
+						bad++
+					}
+				}
+			}
+			if bad > 0 {
+				return &exitError{code: 1, msg: fmt.Sprintf("%d of %d cassette(s) have problems", bad, len(args))}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&fix, "fix", false, "repair a truncated cassette in place, keeping everything before the cut")
+	return cmd
+}
+
+// lintFile returns "" for a valid cassette, else one line describing the
+// first problem (or the repair done).
+func lintFile(path string, fix bool) string {
+	r, err := cassettes.Open(path)
+	if err != nil {
+		return err.Error()
+	}
+	for _, e := range r.Header().Edits {
+		if _, err := replay.ParseEdit(e); err != nil {
+			r.Close()
+			return fmt.Sprintf("%s:1: header edit %q: %v", path, e, err)
+		}
+	}
+	for {
+		_, err = r.Next()
+		if err != nil {
+			break
+		}
+	}
+	r.Close()
+	if err == io.EOF {
+		return ""
+	}
+	if !fix || !errors.Is(err, cassettes.ErrTruncated) {
+		return err.Error()
+	}
+	c, lerr := cassettes.Load(path)
+	if lerr != nil && !errors.Is(lerr, cassettes.ErrTruncated) {
+		return lerr.Error()
+	}
+	ended := cassettes.Repair(c)
+	if serr := cassettes.Save(path, c); serr != nil {
+		return fmt.Sprintf("%s: repair failed: %v", path, serr)
+	}
+	return fmt.Sprintf("%s: repaired: kept %d interaction(s), ended %d left open as stopped (%v)", path, len(c.Interactions), len(ended), err)
+}

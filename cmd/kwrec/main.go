@@ -1,0 +1,104 @@
+// Command kwrec records Kubernetes API traffic into cassettes and replays
+// them: record from a live cluster (or through a recording proxy), replay a
+// cassette through the watcher, serve it to any client, show it as a
+// timeline, edit it, inject failures, lint and convert it.
+//
+// Run `kwrec --help` and `kwrec COMMAND --help` for each command's flags
+// and examples.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+// version is set with -ldflags "-X main.version=..." by release builds.
+var version = "v0.1.0-dev"
+
+// exitError carries a specific exit status (lint uses 1 for problems).
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+// streams are the process's standard streams, injected for tests.
+type streams struct {
+	in       io.Reader
+	out, err io.Writer
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], streams{os.Stdin, os.Stdout, os.Stderr}))
+}
+
+// run executes kwrec with args and returns the exit status. Errors are
+// printed as one line, never with a stack trace or the usage text.
+func run(args []string, s streams) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	root := newRoot(s)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.msg != "" {
+			fmt.Fprintln(s.err, "kwrec: "+ee.msg)
+		}
+		return ee.code
+	}
+	fmt.Fprintln(s.err, "kwrec: "+strings.TrimSpace(err.Error()))
+	return 1
+}
+
+func newRoot(s streams) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "kwrec",
+		Short: "Record and replay Kubernetes API traffic",
+		Long: `kwrec records Kubernetes list and watch traffic into cassettes, frame by
+frame with timing, and replays them deterministically, with edits that
+inject failures.`,
+		Example: `  kwrec record configmaps -n default --duration 30s -o cm.kwrec.zst
+  kwrec show cm.kwrec.zst
+  kwrec replay cm.kwrec.zst --watch-error request=2,after=1,code=410
+  kwrec serve cm.kwrec.zst --kubeconfig-out /tmp/replay.kubeconfig`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(s.in)
+	root.SetOut(s.out)
+	root.SetErr(s.err)
+	root.CompletionOptions.DisableDefaultCmd = true
+	root.AddCommand(
+		newVersionCmd(),
+		newShowCmd(), newCatCmd(), newTextconvCmd(),
+		newLintCmd(), newConvertCmd(), newEditCmd(),
+		newRecordCmd(), newReplayCmd(), newServeCmd(), newInjectCmd(),
+	)
+	return root
+}
+
+func newVersionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:     "version",
+		Short:   "Print kwrec's version and the cassette format version it reads",
+		Example: "  kwrec version",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			fmt.Fprintf(cmd.OutOrStdout(), "kwrec %s (cassette format %d)\n", version, cassetteVersion())
+			return nil
+		},
+	}
+}

@@ -1,0 +1,362 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+
+	"github.com/kwrec/kwrec/cassettes"
+	"github.com/kwrec/kwrec/recorder"
+	"github.com/kwrec/kwrec/watcher"
+)
+
+type recordFlags struct {
+	kube          kubeFlags
+	out           string
+	selector      string
+	fieldSelector string
+	duration      time.Duration
+	events        int
+	streamingList bool
+	proxy         bool
+	noRedact      bool
+	labels        []string
+}
+
+func newRecordCmd() *cobra.Command {
+	var f recordFlags
+	cmd := &cobra.Command{
+		Use:   "record [RESOURCE...] -o FILE | record --proxy -o FILE -- COMMAND [ARGS...]",
+		Short: "Record list and watch traffic from a live cluster",
+		Long: `Record list and watch traffic from a live cluster into a cassette.
+
+With resources, kwrec lists and watches each (kubectl names, short names,
+resource.group, CRDs) the way a controller does, until --duration passes,
+--events events were seen, or Ctrl-C / SIGTERM; the cassette is then saved.
+
+With --proxy, kwrec starts a recording proxy on 127.0.0.1, runs COMMAND
+with KUBECONFIG pointing at it and records everything COMMAND does, until it
+exits (or --duration passes, or Ctrl-C / SIGTERM, which stop COMMAND).
+
+The output is compressed when FILE ends in .zst. Credentials, Secret values
+and tokens are redacted unless --no-redact.`,
+		Example: `  kwrec record configmaps -n default --duration 30s -o cm.kwrec.zst
+  kwrec record cm,secrets -A --events 100 -o cluster.kwrec.zst
+  kwrec record deploy -l app=web --streaming-list -o web.kwrec.zst
+  kwrec record --proxy -o kubectl.kwrec.zst -- kubectl get configmaps -w`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.out == "" {
+				return errors.New("record needs -o FILE")
+			}
+			if f.proxy {
+				if cmd.ArgsLenAtDash() != 0 || len(args) == 0 {
+					return errors.New("record --proxy needs a command after --: kwrec record --proxy -o FILE -- COMMAND [ARGS...]")
+				}
+				return recordProxy(cmd, &f, args)
+			}
+			if len(args) == 0 {
+				return errors.New("record needs at least one resource (e.g. configmaps, pods) or --proxy")
+			}
+			return recordResources(cmd, &f, args)
+		},
+	}
+	fl := cmd.Flags()
+	f.kube.add(cmd)
+	fl.StringVarP(&f.out, "output", "o", "", "the cassette to write (.zst: compressed)")
+	fl.StringVarP(&f.selector, "selector", "l", "", "label selector, on the list and the watch")
+	fl.StringVar(&f.fieldSelector, "field-selector", "", "field selector, on the list and the watch")
+	fl.DurationVar(&f.duration, "duration", 0, "stop after this long (default: until Ctrl-C, --events or COMMAND exits)")
+	fl.IntVar(&f.events, "events", 0, "stop after this many object events in all (default: no limit)")
+	fl.BoolVar(&f.streamingList, "streaming-list", false, "start with a streaming list (sendInitialEvents) instead of a paged list")
+	fl.BoolVar(&f.proxy, "proxy", false, "record COMMAND through a recording proxy")
+	fl.BoolVar(&f.noRedact, "no-redact", false, "record credentials, Secret values and tokens as they are (dangerous)")
+	fl.StringArrayVar(&f.labels, "label", nil, "KEY=VALUE note stored in the cassette header (repeatable)")
+	return cmd
+}
+
+// session is a recording in progress: cassette writer and recorder.
+type session struct {
+	w   *cassettes.Writer
+	rec *recorder.Recorder
+	out string
+}
+
+func startSession(cmd *cobra.Command, f *recordFlags, cfg *rest.Config) (*session, error) {
+	opts := recorder.Options{DisableRedaction: f.noRedact}
+	if f.noRedact {
+		fmt.Fprintln(cmd.ErrOrStderr(), "kwrec: warning: --no-redact: credentials, Secret values and tokens will be written to "+f.out)
+	}
+	server := ""
+	if dc, err := discovery.NewDiscoveryClientForConfig(cfg); err == nil {
+		if v, err := dc.ServerVersion(); err == nil {
+			server = v.GitVersion
+		}
+	}
+	h := recorder.Header(server, opts)
+	for _, l := range f.labels {
+		k, v, ok := strings.Cut(l, "=")
+		if !ok {
+			return nil, fmt.Errorf("--label %q: want KEY=VALUE", l)
+		}
+		if h.Labels == nil {
+			h.Labels = map[string]string{}
+		}
+		h.Labels[k] = v
+	}
+	if dir := filepath.Dir(f.out); dir != "" {
+		if _, err := os.Stat(dir); err != nil {
+			return nil, fmt.Errorf("output directory: %v", err)
+		}
+	}
+	w, err := cassettes.Create(f.out, h, cassettes.WriterOptions{})
+	if err != nil {
+		return nil, err
+	}
+	rec, err := recorder.New(w, opts)
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
+	return &session{w: w, rec: rec, out: f.out}, nil
+}
+
+// finish stops the recorder and closes the cassette; it reports what was
+// saved only when everything was written.
+func (s *session) finish() error {
+	return errors.Join(s.rec.Close(), s.w.Close())
+}
+
+// resourceStats are one resource's live counters.
+type resourceStats struct {
+	name   string
+	events atomic.Int64
+	errs   atomic.Int64
+	bytes  atomic.Int64
+}
+
+// countingBody counts the bytes a client reads.
+type countingBody struct {
+	io.ReadCloser
+	n *atomic.Int64
+}
+
+func (c countingBody) Read(p []byte) (int, error) {
+	n, err := c.ReadCloser.Read(p)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+type countingRT struct {
+	next http.RoundTripper
+	n    *atomic.Int64
+}
+
+func (c countingRT) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := c.next.RoundTrip(req)
+	if resp != nil && resp.Body != nil {
+		resp.Body = countingBody{resp.Body, c.n}
+	}
+	return resp, err
+}
+
+func recordResources(cmd *cobra.Command, f *recordFlags, args []string) error {
+	cfg, ns, err := f.kube.config()
+	if err != nil {
+		return err
+	}
+	res, err := resolveResources(cfg, args)
+	if err != nil {
+		return err
+	}
+	s, err := startSession(cmd, f, cfg)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(cmd.Context())
+	defer cancel()
+	if f.duration > 0 {
+		// A cancel, not a deadline: the streams end as "stopped".
+		t := time.AfterFunc(f.duration, cancel)
+		defer t.Stop()
+	}
+	var total atomic.Int64
+	stats := make([]*resourceStats, len(res))
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i, r := range res {
+		st := &resourceStats{name: r.gvr.Resource}
+		if r.gvr.Group != "" {
+			st.name += "." + r.gvr.Group
+		}
+		stats[i] = st
+		c := rest.CopyConfig(cfg)
+		s.rec.WrapConfig(c)
+		c.Wrap(func(rt http.RoundTripper) http.RoundTripper { return countingRT{rt, &st.bytes} })
+		dyn, err := dynamic.NewForConfig(c)
+		if err != nil {
+			cancel()
+			wg.Wait()
+			return errors.Join(err, s.finish())
+		}
+		var ri dynamic.ResourceInterface = dyn.Resource(r.gvr)
+		if r.namespaced && !f.kube.allNamespaces {
+			ri = dyn.Resource(r.gvr).Namespace(ns)
+		}
+		wcfg := watcher.Config{LabelSelector: f.selector, FieldSelector: f.fieldSelector}
+		if f.streamingList {
+			wcfg.InitialList = watcher.StreamingList
+		}
+		w := watcher.New[*unstructured.Unstructured](watcher.FromDynamic(ri), wcfg)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ev := range w.Events(ctx) {
+				switch ev.Type {
+				case watcher.InitApply, watcher.Apply, watcher.Delete:
+					st.events.Add(1)
+					if n := total.Add(1); f.events > 0 && n >= int64(f.events) {
+						cancel()
+					}
+				case watcher.Error:
+					st.errs.Add(1)
+				}
+			}
+		}()
+	}
+	progressDone := make(chan struct{})
+	if fd, ok := cmd.ErrOrStderr().(*os.File); ok && term.IsTerminal(int(fd.Fd())) {
+		go func() {
+			t := time.NewTicker(250 * time.Millisecond)
+			defer t.Stop()
+			for {
+				select {
+				case <-progressDone:
+					fmt.Fprint(fd, "\r\033[K")
+					return
+				case <-t.C:
+					fmt.Fprint(fd, "\r\033[K"+progressLine(stats, time.Since(start)))
+				}
+			}
+		}()
+	}
+	<-ctx.Done()
+	wg.Wait()
+	close(progressDone)
+	if err := s.finish(); err != nil {
+		return fmt.Errorf("recording stopped with errors; %s may be incomplete: %v", f.out, err)
+	}
+	fmt.Fprintln(cmd.ErrOrStderr(), summary(stats, time.Since(start), f.out))
+	return nil
+}
+
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+func progressLine(stats []*resourceStats, elapsed time.Duration) string {
+	parts := make([]string, len(stats))
+	for i, st := range stats {
+		ev := st.events.Load()
+		rate := float64(ev) / max(elapsed.Seconds(), 0.001)
+		parts[i] = fmt.Sprintf("%s: %d events, %s, %.1f/s", st.name, ev, humanBytes(st.bytes.Load()), rate)
+	}
+	return fmt.Sprintf("recording %s | %s", elapsed.Round(time.Second), strings.Join(parts, " | "))
+}
+
+func summary(stats []*resourceStats, elapsed time.Duration, out string) string {
+	parts := make([]string, len(stats))
+	for i, st := range stats {
+		parts[i] = fmt.Sprintf("%s %d events (%s", st.name, st.events.Load(), humanBytes(st.bytes.Load()))
+		if e := st.errs.Load(); e > 0 {
+			parts[i] += fmt.Sprintf(", %d watch errors", e)
+		}
+		parts[i] += ")"
+	}
+	sort.Strings(parts)
+	return fmt.Sprintf("kwrec: recorded %s in %s to %s", strings.Join(parts, ", "), elapsed.Round(time.Millisecond), out)
+}
+
+func recordProxy(cmd *cobra.Command, f *recordFlags, command []string) error {
+	cfg, _, err := f.kube.config()
+	if err != nil {
+		return err
+	}
+	s, err := startSession(cmd, f, cfg)
+	if err != nil {
+		return err
+	}
+	p, err := recorder.NewProxy(cfg, s.rec)
+	if err != nil {
+		return errors.Join(err, s.finish())
+	}
+	dir, err := os.MkdirTemp("", "kwrec-proxy-")
+	if err != nil {
+		return errors.Join(err, p.Close(), s.finish())
+	}
+	defer os.RemoveAll(dir)
+	kc := filepath.Join(dir, "kubeconfig")
+	if err := p.WriteKubeconfig(kc); err != nil {
+		return errors.Join(err, p.Close(), s.finish())
+	}
+	child := exec.Command(command[0], command[1:]...)
+	child.Env = append(os.Environ(), "KUBECONFIG="+kc)
+	child.Stdin, child.Stdout, child.Stderr = cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
+	if err := child.Start(); err != nil {
+		return errors.Join(fmt.Errorf("starting %s: %v", command[0], err), p.Close(), s.finish())
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- child.Wait() }()
+	ctx := cmd.Context()
+	if f.duration > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, f.duration)
+		defer cancel()
+	}
+	var werr error
+	select {
+	case werr = <-waited:
+	case <-ctx.Done():
+		// Stop the command as Ctrl-C would, then give it a moment.
+		_ = child.Process.Signal(syscall.SIGTERM)
+		select {
+		case werr = <-waited:
+		case <-time.After(5 * time.Second):
+			_ = child.Process.Kill()
+			werr = <-waited
+		}
+		werr = nil // we stopped it: its exit status is ours to ignore
+	}
+	if err := errors.Join(p.Close(), s.finish()); err != nil {
+		return fmt.Errorf("recording stopped with errors; %s may be incomplete: %v", f.out, err)
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "kwrec: recorded %s through the proxy to %s\n", strings.Join(command, " "), f.out)
+	var ee *exec.ExitError
+	if errors.As(werr, &ee) {
+		return &exitError{code: ee.ExitCode(), msg: fmt.Sprintf("%s exited with status %d (the recording is saved)", command[0], ee.ExitCode())}
+	}
+	return werr
+}

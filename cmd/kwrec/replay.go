@@ -1,0 +1,225 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/kwrec/kwrec/cassettes"
+	"github.com/kwrec/kwrec/replay"
+	"github.com/kwrec/kwrec/watcher"
+)
+
+// target is one collection a cassette lists or watches, with the options
+// its recorded requests used, so the watcher asks the same questions.
+type target struct {
+	gvr       schema.GroupVersionResource
+	namespace string
+	cfg       watcher.Config
+	label     string
+}
+
+// parseCollection splits /api/v1[/namespaces/NS]/RES or
+// /apis/G/V[/namespaces/NS]/RES; a named object (RES/NAME) is not a
+// collection.
+func parseCollection(path string) (schema.GroupVersionResource, string, bool) {
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	var gv schema.GroupVersion
+	switch {
+	case len(parts) >= 3 && parts[0] == "api":
+		gv, parts = schema.GroupVersion{Version: parts[1]}, parts[2:]
+	case len(parts) >= 4 && parts[0] == "apis":
+		gv, parts = schema.GroupVersion{Group: parts[1], Version: parts[2]}, parts[3:]
+	default:
+		return schema.GroupVersionResource{}, "", false
+	}
+	ns := ""
+	if len(parts) == 3 && parts[0] == "namespaces" {
+		ns, parts = parts[1], parts[2:]
+	}
+	if len(parts) != 1 || parts[0] == "namespaces" && ns != "" {
+		return schema.GroupVersionResource{}, "", false
+	}
+	return gv.WithResource(parts[0]), ns, true
+}
+
+// targets finds the collections of c in the order first seen.
+func targets(c *cassettes.Cassette) []target {
+	seen := map[string]*target{}
+	var out []*target
+	for _, in := range c.Interactions {
+		if in.Request.Method != "GET" {
+			continue
+		}
+		u, err := url.Parse(in.Request.URL)
+		if err != nil {
+			continue
+		}
+		gvr, ns, ok := parseCollection(u.Path)
+		if !ok {
+			continue
+		}
+		key := ns + "/" + gvr.String()
+		t := seen[key]
+		if t == nil {
+			t = &target{gvr: gvr, namespace: ns, label: gvr.Resource}
+			if gvr.Group != "" {
+				t.label += "." + gvr.Group
+			}
+			seen[key] = t
+			out = append(out, t)
+		}
+		q := u.Query()
+		t.cfg.LabelSelector = q.Get("labelSelector")
+		t.cfg.FieldSelector = q.Get("fieldSelector")
+		if q.Get("sendInitialEvents") == "true" {
+			t.cfg.InitialList = watcher.StreamingList
+		}
+		if l, err := strconv.ParseInt(q.Get("limit"), 10, 64); err == nil && l > 0 && q.Get("watch") == "" {
+			t.cfg.PageSize = l
+		}
+	}
+	res := make([]target, len(out))
+	for i, t := range out {
+		res[i] = *t
+	}
+	return res
+}
+
+type replayFlags struct {
+	edits    editFlags
+	speed    float64
+	strict   bool
+	asJSON   bool
+	maxCount int
+}
+
+func newReplayCmd() *cobra.Command {
+	var f replayFlags
+	cmd := &cobra.Command{
+		Use:   "replay FILE",
+		Short: "Replay a cassette through the watcher and print its events",
+		Long: `Replay a cassette offline through kwrec's watcher (the one that runs against
+live clusters) and print its events, one per line: Init, InitApply NS/NAME,
+InitDone, Apply NS/NAME, Delete NS/NAME, Error(...). Edit flags inject
+failures; the watcher recovers as it would from a real server (a 410 leads to
+a re-list, a reset to a re-watch from the last resourceVersion), answered
+from the state replay rebuilds from the recording.
+
+The replay ends when the cassette is consumed.`,
+		Example: `  kwrec replay cm.kwrec.zst
+  kwrec replay cm.kwrec.zst --watch-error request=2,after=1,code=410
+  kwrec replay cm.kwrec.zst --speed 1 --json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return replayCassette(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], &f)
+		},
+	}
+	cmd.Flags().Float64Var(&f.speed, "speed", 0, "replay speed: 1 real time, 10 ten times faster, 0 as fast as the client reads")
+	cmd.Flags().BoolVar(&f.strict, "strict", false, "answer recorded requests only (no Kubernetes-aware recovery)")
+	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print one JSON object per event")
+	cmd.Flags().IntVar(&f.maxCount, "max-events", 10000, "stop after this many events (a guard against a replay that loops)")
+	f.edits.add(cmd)
+	return cmd
+}
+
+// exhausted reports whether err is replay's end of cassette. A watch
+// stream's read error reaches the watcher as text inside client-go's
+// decoding error, so the sentinel's text is matched too.
+func exhausted(err error) bool {
+	return errors.Is(err, replay.ErrExhausted) || strings.Contains(err.Error(), replay.ErrExhausted.Error())
+}
+
+type eventLine struct {
+	Resource        string `json:"resource,omitempty"`
+	Type            string `json:"type"`
+	Key             string `json:"key,omitempty"`
+	ResourceVersion string `json:"resourceVersion,omitempty"`
+	Error           string `json:"error,omitempty"`
+}
+
+func replayCassette(ctx context.Context, out, stderr io.Writer, path string, f *replayFlags) error {
+	c, err := cassettes.Load(path)
+	if err != nil {
+		return err
+	}
+	edits, err := f.edits.parse()
+	if err != nil {
+		return err
+	}
+	r, err := replay.New(c, replay.Options{Speed: f.speed, Edits: edits, Strict: f.strict, ErrorWhenExhausted: true})
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	ts := targets(c)
+	if len(ts) == 0 {
+		return fmt.Errorf("%s: no list or watch of a collection to replay", path)
+	}
+	dyn, err := dynamic.NewForConfig(r.Config())
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var mu sync.Mutex
+	enc := json.NewEncoder(out)
+	count := 0
+	var wg sync.WaitGroup
+	for _, t := range ts {
+		var ri dynamic.ResourceInterface = dyn.Resource(t.gvr)
+		if t.namespace != "" {
+			ri = dyn.Resource(t.gvr).Namespace(t.namespace)
+		}
+		w := watcher.New[*unstructured.Unstructured](watcher.FromDynamic(ri), t.cfg)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ev := range w.Events(ctx) {
+				if ev.Type == watcher.Error && exhausted(ev.Err) {
+					return // the cassette is consumed: this watcher is done
+				}
+				mu.Lock()
+				line := eventLine{Type: ev.Type.String()}
+				if len(ts) > 1 {
+					line.Resource = t.label
+				}
+				if ev.Type == watcher.Error {
+					line.Error = ev.Err.Error()
+				} else if ev.Type != watcher.Init && ev.Type != watcher.InitDone {
+					line.Key, line.ResourceVersion = watcher.Key(ev.Object), ev.Object.GetResourceVersion()
+				}
+				if f.asJSON {
+					enc.Encode(line)
+				} else {
+					prefix := ""
+					if line.Resource != "" {
+						prefix = line.Resource + ": "
+					}
+					fmt.Fprintln(out, prefix+ev.String())
+				}
+				count++
+				if count >= f.maxCount {
+					cancel()
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if ctx.Err() != nil && count < f.maxCount {
+		return ctx.Err()
+	}
+	fmt.Fprintf(stderr, "kwrec: replayed %d event(s) from %s; the cassette is consumed\n", count, path)
+	return nil
+}

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kwrec/kwrec/cassettes"
+	"github.com/kwrec/kwrec/replay"
+)
+
+func newServeCmd() *cobra.Command {
+	var (
+		edits       editFlags
+		listen      string
+		kubeconfig  string
+		speed       float64
+		plainHTTP   bool
+		allowRemote bool
+		strict      bool
+	)
+	cmd := &cobra.Command{
+		Use:   "serve FILE",
+		Short: "Serve a cassette as a Kubernetes API server for any client",
+		Long: `Serve a cassette as a Kubernetes API server on 127.0.0.1, so any client in
+any language (kubectl, a controller binary, a Python client) replays it.
+It serves HTTPS with a CA generated at start and requires a random bearer
+token; --kubeconfig-out writes a kubeconfig with both, once the server is
+ready. Discovery is synthesized when the cassette did not record it. Edit
+flags and --speed apply as for kwrec replay. It stops on Ctrl-C or SIGTERM.`,
+		Example: `  kwrec serve cm.kwrec.zst --kubeconfig-out /tmp/replay.kubeconfig &
+  kubectl --kubeconfig /tmp/replay.kubeconfig get configmaps -w
+  kwrec serve cm.kwrec.zst --speed 1 --watch-error request=2,after=1,code=410 --kubeconfig-out k.yaml`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			es, err := edits.parse()
+			if err != nil {
+				return err
+			}
+			c, err := cassettes.Load(args[0])
+			if err != nil {
+				return err
+			}
+			r, err := replay.New(c, replay.Options{Speed: speed, Edits: es, Strict: strict})
+			if err != nil {
+				return fmt.Errorf("%s: %w", args[0], err)
+			}
+			srv := &replay.Server{Replayer: r, PlainHTTP: plainHTTP, Addr: listen, AllowRemote: allowRemote}
+			if allowRemote {
+				fmt.Fprintln(cmd.ErrOrStderr(), "kwrec: warning: --allow-remote: anyone who reaches the port with the token can read this cassette")
+			}
+			if err := srv.Start(); err != nil {
+				return err
+			}
+			defer srv.Close()
+			if kubeconfig != "" {
+				if err := srv.WriteKubeconfig(kubeconfig); err != nil {
+					return err
+				}
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "serving %s at %s\n", args[0], srv.URL())
+			if kubeconfig != "" {
+				fmt.Fprintf(cmd.OutOrStdout(), "kubeconfig: %s\n", kubeconfig)
+			}
+			<-cmd.Context().Done()
+			return srv.Close()
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&listen, "listen", "127.0.0.1:0", "address to listen on; loopback only unless --allow-remote")
+	f.BoolVar(&allowRemote, "allow-remote", false, "allow a --listen address other hosts can reach (dangerous)")
+	f.StringVar(&kubeconfig, "kubeconfig-out", "", "write a kubeconfig for the server here once it is ready")
+	f.Float64Var(&speed, "speed", 1, "replay speed: 1 real time, 10 ten times faster, 0 as fast as the client reads")
+	f.BoolVar(&plainHTTP, "plain-http", false, "serve plain HTTP without the token check")
+	f.BoolVar(&strict, "strict", false, "answer recorded requests only (no Kubernetes-aware recovery)")
+	edits.add(cmd)
+	return cmd
+}

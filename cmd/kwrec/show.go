@@ -1,0 +1,187 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kwrec/kwrec/cassettes"
+	"github.com/kwrec/kwrec/internal/describe"
+)
+
+func cassetteVersion() int { return cassettes.Version }
+
+// timelineRow is one line of `kwrec show`, also its --json form.
+type timelineRow struct {
+	// Offset from the cassette start.
+	Offset      time.Duration     `json:"-"`
+	OffsetText  string            `json:"offset"`
+	Interaction int               `json:"interaction"`
+	Line        int               `json:"line"`
+	What        string            `json:"what"` // request, response, frame, end
+	Method      string            `json:"method,omitempty"`
+	URL         string            `json:"url,omitempty"`
+	Status      int               `json:"status,omitempty"`
+	ContentType string            `json:"contentType,omitempty"`
+	Frame       *describe.Summary `json:"frame,omitempty"`
+	Reason      string            `json:"reason,omitempty"`
+	Error       string            `json:"error,omitempty"`
+}
+
+func (r timelineRow) text() string {
+	head := fmt.Sprintf("%10s  #%-3d ", fmtOffset(r.Offset), r.Interaction)
+	switch r.What {
+	case "request":
+		return head + r.Method + " " + r.URL
+	case "response":
+		ct := r.ContentType
+		if ct != "" {
+			ct = " " + ct
+		}
+		return head + fmt.Sprintf("→ %d%s", r.Status, ct)
+	case "frame":
+		return head + "  " + r.Frame.String()
+	default:
+		s := head + "end " + r.Reason
+		if r.Error != "" {
+			s += ": " + r.Error
+		}
+		return s
+	}
+}
+
+func fmtOffset(d time.Duration) string {
+	return "+" + d.Round(time.Microsecond).String()
+}
+
+func newShowCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "show FILE",
+		Short: "Print a cassette as a timeline",
+		Long: `Print a cassette as a timeline: each request, response, frame and end with
+its offset from the cassette start; frames are summarised (watch event type,
+object, resourceVersion; list size; Status code and reason), JSON or protobuf.`,
+		Example: `  kwrec show cm.kwrec.zst
+  kwrec show cm.kwrec.zst --json | jq 'select(.frame.event == "ERROR")'`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return show(cmd.OutOrStdout(), args[0], asJSON)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object per timeline row")
+	return cmd
+}
+
+func show(out io.Writer, path string, asJSON bool) error {
+	r, err := cassettes.Open(path)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	h := r.Header()
+	if !asJSON {
+		fmt.Fprintf(out, "cassette %s: format %d, recorded %s", path, h.Version, h.RecordedAt.Format(time.RFC3339))
+		if h.Server != "" {
+			fmt.Fprintf(out, " from %s", h.Server)
+		}
+		fmt.Fprintln(out)
+		if len(h.Redactions) > 0 {
+			fmt.Fprintf(out, "redactions: %v\n", h.Redactions)
+		}
+		if len(h.Edits) > 0 {
+			fmt.Fprintf(out, "edits: %v\n", h.Edits)
+		}
+	}
+	type times struct{ start, headers time.Duration }
+	ivs := map[int]*times{}
+	enc := json.NewEncoder(out)
+	enc.SetEscapeHTML(false)
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		row := timelineRow{Interaction: e.ID, Line: e.Line}
+		switch {
+		case e.Request != nil:
+			ivs[e.ID] = &times{start: e.At, headers: e.At}
+			row.What, row.Offset, row.Method, row.URL = "request", e.At, e.Request.Method, e.Request.URL
+		case e.Response != nil:
+			t := ivs[e.ID]
+			t.headers = t.start + e.Response.Latency
+			row.What, row.Offset, row.Status, row.ContentType = "response", t.headers, e.Response.Status, e.Response.Header.Get("Content-Type")
+		case e.Frame != nil:
+			s := describe.Frame(e.Frame.Data)
+			row.What, row.Offset, row.Frame = "frame", ivs[e.ID].headers+e.Frame.At, &s
+		case e.End != nil:
+			row.What, row.Offset, row.Reason, row.Error = "end", ivs[e.ID].headers+e.End.At, string(e.End.Reason), e.End.Error
+			delete(ivs, e.ID)
+		}
+		row.OffsetText = row.Offset.String()
+		if asJSON {
+			if err := enc.Encode(row); err != nil {
+				return err
+			}
+		} else {
+			fmt.Fprintln(out, row.text())
+		}
+	}
+}
+
+func newCatCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "cat FILE",
+		Short: "Print a cassette's text form, decompressed",
+		Example: `  kwrec cat cm.kwrec.zst | less
+  kwrec cat cm.kwrec.zst > cm.kwrec   # the same cassette, plain text`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return catFile(cmd.OutOrStdout(), args[0])
+		},
+	}
+}
+
+// catFile copies the text form of path to out without parsing it, so even
+// a broken cassette can be looked at.
+func catFile(out io.Writer, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	p, err := cassettes.Plain(f)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	defer p.Close()
+	if _, err := io.Copy(out, p); err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("%s: %w (the output above is everything before the damage)", path, err)
+	}
+	return nil
+}
+
+func newTextconvCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "textconv FILE",
+		Short: "Print a cassette's text form for git diff",
+		Long: `Print a cassette's text form for git diff, so compressed cassettes diff as
+text. Configure git once per repository:
+
+  echo '*.kwrec.zst diff=kwrec' >> .gitattributes
+  git config diff.kwrec.textconv "kwrec textconv"`,
+		Example: `  git config diff.kwrec.textconv "kwrec textconv"`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return catFile(cmd.OutOrStdout(), args[0])
+		},
+	}
+}

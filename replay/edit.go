@@ -1,0 +1,288 @@
+package replay
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// EditKind names what an [Edit] does.
+type EditKind string
+
+// The edit kinds. Frames are numbered from 1 in the recorded interaction.
+const (
+	// EditError answers the request with an HTTP error instead of the
+	// recording: Status, optional Reason (default from the status code) and
+	// RetryAfter. The interaction stays pending, so the client's retry gets
+	// the recorded response. Several error edits on one interaction fire on
+	// successive attempts.
+	EditError EditKind = "error"
+	// EditWatchError ends the stream after frame After with a watch ERROR
+	// event carrying a Status of code Status (410 gives reason Expired),
+	// then a clean end, as the API server does.
+	EditWatchError EditKind = "watch-error"
+	// EditReset ends the stream after frame After with a connection reset.
+	EditReset EditKind = "reset"
+	// EditTruncate ends the stream cleanly after frame After.
+	EditTruncate EditKind = "truncate"
+	// EditWarp changes pacing: Scale multiplies the speed, Cap bounds every
+	// wait between frames. With Request 0 it applies to every interaction.
+	EditWarp EditKind = "warp"
+	// EditPause waits For (on the clock, unscaled) before frame Frame.
+	EditPause EditKind = "pause"
+	// EditDrop removes frame Frame.
+	EditDrop EditKind = "drop"
+	// EditDup sends frame Frame twice.
+	EditDup EditKind = "dup"
+)
+
+// Edit is one change to how a cassette replays. Edits are plain comparable
+// values: print one with [Edit.String], parse one with [ParseEdit], store
+// them in [cassettes.Header.Edits] or pass them in [Options.Edits].
+//
+// Syntax: KIND:key=value,key=value, for example
+//
+//	error:request=3,status=503,retry-after=1
+//	error:request=1,match=/configmaps,status=500,reason=InternalError
+//	watch-error:request=2,after=1,code=410
+//	reset:request=2,after=3
+//	truncate:request=2,after=3
+//	warp:scale=10
+//	warp:cap=100ms
+//	pause:request=2,before=3,for=5s
+//	drop:request=2,frame=3
+//	dup:request=2,frame=3
+//
+// request=N names interaction N of the cassette (its ID, as in the text
+// form). With match=S, request=N instead names the Nth interaction (in
+// cassette order) whose URL path contains S; request defaults to 1 then.
+// after=K counts frames served before the edit takes effect (0: right after
+// the response headers). code is an alias of status for watch-error.
+type Edit struct {
+	Kind EditKind
+	// Request is the interaction ID, or with Match the 1-based rank among
+	// interactions whose path contains Match. 0 only for a global warp.
+	Request int
+	// Match restricts Request to interactions whose URL path contains it.
+	Match string
+	// After is the number of frames served before a watch-error, reset or
+	// truncate.
+	After int
+	// Frame is the 1-based frame of a pause (before it), drop or dup.
+	Frame int
+	// Status is the HTTP status (error) or the Status code (watch-error).
+	Status int
+	// Reason is the metav1 StatusReason; default from Status.
+	Reason string
+	// RetryAfter is the Retry-After header in seconds (error only).
+	RetryAfter int
+	// For is the pause length.
+	For time.Duration
+	// Scale multiplies the replay speed (warp).
+	Scale float64
+	// Cap bounds every wait between frames (warp).
+	Cap time.Duration
+}
+
+// keys each kind takes, required ones first marked with '!'.
+var editKeys = map[EditKind][]string{
+	EditError:      {"request", "match", "!status", "reason", "retry-after"},
+	EditWatchError: {"request", "match", "!after", "code", "status", "reason"},
+	EditReset:      {"request", "match", "!after"},
+	EditTruncate:   {"request", "match", "!after"},
+	EditWarp:       {"request", "match", "scale", "cap"},
+	EditPause:      {"request", "match", "!before", "!for"},
+	EditDrop:       {"request", "match", "!frame"},
+	EditDup:        {"request", "match", "!frame"},
+}
+
+func editKindNames() string {
+	var ks []string
+	for k := range editKeys {
+		ks = append(ks, string(k))
+	}
+	sort.Strings(ks)
+	return strings.Join(ks, ", ")
+}
+
+// ParseEdit parses one edit in the syntax documented on [Edit]. Errors wrap
+// [ErrBadEdit] and say which keys the kind takes.
+func ParseEdit(s string) (Edit, error) {
+	kind, args, _ := strings.Cut(strings.TrimSpace(s), ":")
+	e := Edit{Kind: EditKind(kind)}
+	keys, ok := editKeys[e.Kind]
+	if !ok {
+		return Edit{}, fmt.Errorf("%w %q: unknown kind %q; kinds are %s", ErrBadEdit, s, kind, editKindNames())
+	}
+	bad := func(format string, a ...any) (Edit, error) {
+		return Edit{}, fmt.Errorf("%w %q: %s; %s takes %s", ErrBadEdit, s, fmt.Sprintf(format, a...), kind, strings.ReplaceAll(strings.Join(keys, ","), "!", "required "))
+	}
+	seen := map[string]bool{}
+	if args != "" {
+		for _, kv := range strings.Split(args, ",") {
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok || v == "" {
+				return bad("%q is not key=value", kv)
+			}
+			known := false
+			for _, want := range keys {
+				if strings.TrimPrefix(want, "!") == k {
+					known = true
+				}
+			}
+			if !known {
+				return bad("unknown key %q", k)
+			}
+			if seen[k] || (k == "code" && seen["status"]) || (k == "status" && seen["code"]) {
+				return bad("key %q given twice", k)
+			}
+			seen[k] = true
+			var err error
+			switch k {
+			case "request":
+				e.Request, err = positive(v, 1)
+			case "match":
+				e.Match = v
+			case "after":
+				e.After, err = positive(v, 0)
+			case "before":
+				e.Frame, err = positive(v, 1)
+			case "frame":
+				e.Frame, err = positive(v, 1)
+			case "status", "code":
+				e.Status, err = positive(v, 100)
+				if err == nil && e.Status > 999 {
+					err = fmt.Errorf("%d is not an HTTP status", e.Status)
+				}
+			case "reason":
+				e.Reason = v
+			case "retry-after":
+				e.RetryAfter, err = positive(v, 0)
+			case "for":
+				e.For, err = time.ParseDuration(v)
+				if err == nil && e.For <= 0 {
+					err = fmt.Errorf("for must be positive")
+				}
+			case "scale":
+				e.Scale, err = strconv.ParseFloat(v, 64)
+				if err == nil && !(e.Scale > 0) {
+					err = fmt.Errorf("scale must be > 0")
+				}
+			case "cap":
+				e.Cap, err = time.ParseDuration(v)
+				if err == nil && e.Cap < 0 {
+					err = fmt.Errorf("cap must not be negative")
+				}
+			}
+			if err != nil {
+				return bad("%s=%s: %v", k, v, err)
+			}
+		}
+	}
+	for _, want := range keys {
+		if name, req := strings.CutPrefix(want, "!"); req && !seen[name] {
+			return bad("missing %s", name)
+		}
+	}
+	switch {
+	case e.Kind == EditWatchError && e.Status == 0:
+		e.Status = 410
+	case e.Kind == EditWarp && e.Scale == 0 && e.Cap == 0:
+		return bad("give scale or cap")
+	}
+	if e.Kind != EditWarp && e.Request == 0 {
+		if e.Match == "" {
+			return bad("missing request")
+		}
+		e.Request = 1
+	}
+	if e.Kind == EditWarp && e.Match != "" && e.Request == 0 {
+		e.Request = 1
+	}
+	return e, nil
+}
+
+func positive(v string, min int) (int, error) {
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, fmt.Errorf("not a number")
+	}
+	if n < min {
+		return 0, fmt.Errorf("must be at least %d", min)
+	}
+	return n, nil
+}
+
+// String returns the edit in [ParseEdit]'s syntax, keys in a fixed order, so
+// ParseEdit(e.String()) == e.
+func (e Edit) String() string {
+	var kv []string
+	add := func(k, v string) { kv = append(kv, k+"="+v) }
+	if e.Request != 0 {
+		add("request", strconv.Itoa(e.Request))
+	}
+	if e.Match != "" {
+		add("match", e.Match)
+	}
+	switch e.Kind {
+	case EditError:
+		add("status", strconv.Itoa(e.Status))
+	case EditWatchError:
+		add("after", strconv.Itoa(e.After))
+		add("code", strconv.Itoa(e.Status))
+	case EditReset, EditTruncate:
+		add("after", strconv.Itoa(e.After))
+	case EditPause:
+		add("before", strconv.Itoa(e.Frame))
+		add("for", e.For.String())
+	case EditDrop, EditDup:
+		add("frame", strconv.Itoa(e.Frame))
+	case EditWarp:
+		if e.Scale != 0 {
+			add("scale", strconv.FormatFloat(e.Scale, 'g', -1, 64))
+		}
+		if e.Cap != 0 {
+			add("cap", e.Cap.String())
+		}
+	}
+	if e.Reason != "" {
+		add("reason", e.Reason)
+	}
+	if e.RetryAfter != 0 {
+		add("retry-after", strconv.Itoa(e.RetryAfter))
+	}
+	return string(e.Kind) + ":" + strings.Join(kv, ",")
+}
+
+// reasonFor is the metav1.StatusReason the API server uses for code.
+func reasonFor(code int) string {
+	switch code {
+	case 400:
+		return "BadRequest"
+	case 401:
+		return "Unauthorized"
+	case 403:
+		return "Forbidden"
+	case 404:
+		return "NotFound"
+	case 405:
+		return "MethodNotAllowed"
+	case 409:
+		return "Conflict"
+	case 410:
+		return "Expired"
+	case 422:
+		return "Invalid"
+	case 429:
+		return "TooManyRequests"
+	case 500:
+		return "InternalError"
+	case 503:
+		return "ServiceUnavailable"
+	case 504:
+		return "Timeout"
+	}
+	return ""
+}

@@ -1,0 +1,103 @@
+package replay_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/kwrec/kwrec/replay"
+)
+
+func TestParseEdit(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want replay.Edit
+		str  string // canonical String(), when not tc.in
+	}{
+		{in: "error:request=3,status=503,retry-after=1", want: replay.Edit{Kind: replay.EditError, Request: 3, Status: 503, RetryAfter: 1}},
+		{in: "error:match=/configmaps,request=2,status=500,reason=InternalError", want: replay.Edit{Kind: replay.EditError, Request: 2, Match: "/configmaps", Status: 500, Reason: "InternalError"},
+			str: "error:request=2,match=/configmaps,status=500,reason=InternalError"},
+		{in: "error:match=/pods,status=429", want: replay.Edit{Kind: replay.EditError, Request: 1, Match: "/pods", Status: 429}, str: "error:request=1,match=/pods,status=429"},
+		{in: "watch-error:request=2,after=1,code=410", want: replay.Edit{Kind: replay.EditWatchError, Request: 2, After: 1, Status: 410}},
+		{in: "watch-error:request=2,after=0", want: replay.Edit{Kind: replay.EditWatchError, Request: 2, Status: 410}, str: "watch-error:request=2,after=0,code=410"},
+		{in: "watch-error:request=2,after=1,status=500", want: replay.Edit{Kind: replay.EditWatchError, Request: 2, After: 1, Status: 500}, str: "watch-error:request=2,after=1,code=500"},
+		{in: "reset:request=2,after=3", want: replay.Edit{Kind: replay.EditReset, Request: 2, After: 3}},
+		{in: "truncate:request=2,after=3", want: replay.Edit{Kind: replay.EditTruncate, Request: 2, After: 3}},
+		{in: "warp:scale=10", want: replay.Edit{Kind: replay.EditWarp, Scale: 10}},
+		{in: "warp:cap=100ms", want: replay.Edit{Kind: replay.EditWarp, Cap: 100 * time.Millisecond}},
+		{in: "warp:request=2,scale=0.5,cap=1s", want: replay.Edit{Kind: replay.EditWarp, Request: 2, Scale: 0.5, Cap: time.Second}},
+		{in: "pause:request=2,before=3,for=5s", want: replay.Edit{Kind: replay.EditPause, Request: 2, Frame: 3, For: 5 * time.Second}},
+		{in: "drop:request=2,frame=3", want: replay.Edit{Kind: replay.EditDrop, Request: 2, Frame: 3}},
+		{in: "dup:request=2,frame=3", want: replay.Edit{Kind: replay.EditDup, Request: 2, Frame: 3}},
+	} {
+		t.Run(tc.in, func(t *testing.T) {
+			e, err := replay.ParseEdit(tc.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(tc.want, e); d != "" {
+				t.Errorf("ParseEdit (-want +got):\n%s", d)
+			}
+			str := tc.str
+			if str == "" {
+				str = tc.in
+			}
+			if e.String() != str {
+				t.Errorf("String() = %q, want %q", e.String(), str)
+			}
+			again, err := replay.ParseEdit(e.String())
+			if err != nil || again != e {
+				t.Errorf("ParseEdit(String()) = %v, %v; want %v", again, err, e)
+			}
+		})
+	}
+}
+
+func TestParseEditErrors(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"explode:request=1", `unknown kind "explode"; kinds are drop, dup, error, pause, reset, truncate, warp, watch-error`},
+		{"error:request=1", "missing status; error takes request,match,required status,reason,retry-after"},
+		{"error:status=503", "missing request"},
+		{"error:request=1,status=503,after=2", `unknown key "after"`},
+		{"error:request=x,status=503", "request=x: not a number"},
+		{"error:request=0,status=503", "request=0: must be at least 1"},
+		{"error:request=1,status=5003", "status=5003: 5003 is not an HTTP status"},
+		{"watch-error:request=1,after=1,code=410,status=410", `key "status" given twice`},
+		{"reset:request=1", "missing after"},
+		{"pause:request=1,before=2,for=soon", `for=soon: time: invalid duration "soon"`},
+		{"warp:", "give scale or cap"},
+		{"warp:scale=0", "scale=0: scale must be > 0"},
+		{"drop:request=1,frame", `"frame" is not key=value`},
+	} {
+		t.Run(tc.in, func(t *testing.T) {
+			_, err := replay.ParseEdit(tc.in)
+			if !errors.Is(err, replay.ErrBadEdit) {
+				t.Fatalf("err = %v, want ErrBadEdit", err)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err = %q, want it to contain %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestEditsThatDoNotFitTheCassetteAreRefused(t *testing.T) {
+	for _, tc := range []struct{ edit, want string }{
+		{"truncate:request=7,after=1", "the cassette has no interaction 7 (it has 2 interactions)"},
+		{"drop:request=2,frame=5", "interaction 2 has only 4 frame(s)"},
+		{"reset:match=/pods,after=1", `the cassette has 0 interaction(s) whose path contains "/pods", not 1`},
+	} {
+		t.Run(tc.edit, func(t *testing.T) {
+			e, err := replay.ParseEdit(tc.edit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = replay.New(fixture(t, "configmaps.kwrec"), replay.Options{Edits: []replay.Edit{e}})
+			if !errors.Is(err, replay.ErrBadEdit) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("New: %v; want ErrBadEdit containing %q", err, tc.want)
+			}
+		})
+	}
+}

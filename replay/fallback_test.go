@@ -1,0 +1,276 @@
+package replay_test
+
+import (
+	"bufio"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/kwrec/kwrec/cassettes"
+	"github.com/kwrec/kwrec/replay"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	testclock "k8s.io/utils/clock/testing"
+)
+
+func names(l *corev1.ConfigMapList) []string {
+	var out []string
+	for _, cm := range l.Items {
+		out = append(out, cm.Name+"@"+cm.ResourceVersion)
+	}
+	return out
+}
+
+func TestFallbackAnswersUnrecordedRequestsFromState(t *testing.T) {
+	// Each case gets a fresh replay: a list at X moves the replay point to X,
+	// as a client that has seen X must never be shown older state.
+	var (
+		r   *replay.Replayer
+		cms typedCMs
+		ctx = ctxT(t)
+	)
+	fresh := func(t *testing.T) {
+		r = newReplayer(t, fixture(t, "configmaps.kwrec"), replay.Options{})
+		cms = clientset(t, r.Config()).CoreV1().ConfigMaps("default")
+	}
+	run := func(name string, f func(t *testing.T)) {
+		t.Run(name, func(t *testing.T) { fresh(t); f(t) })
+	}
+	run("a list at an exact resourceVersion has the objects as of it", func(t *testing.T) {
+		l, err := cms.List(ctx, metav1.ListOptions{ResourceVersion: "102", ResourceVersionMatch: metav1.ResourceVersionMatchExact})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff([]string{"a@102", "b@95", "c@101"}, names(l)); d != "" || l.ResourceVersion != "102" {
+			t.Errorf("list at %s (-want +got):\n%s", l.ResourceVersion, d)
+		}
+	})
+	run("a list with no resourceVersion is the state the replay has reached", func(t *testing.T) {
+		l, err := cms.List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff([]string{"a@90", "b@95"}, names(l)); d != "" || l.ResourceVersion != "100" {
+			t.Errorf("list at %s (-want +got):\n%s", l.ResourceVersion, d)
+		}
+	})
+	run("a list older than the recording is 410 Expired", func(t *testing.T) {
+		_, err := cms.List(ctx, metav1.ListOptions{ResourceVersion: "50", ResourceVersionMatch: metav1.ResourceVersionMatchExact})
+		if !apierrors.IsResourceExpired(err) || !strings.Contains(err.Error(), "too old resource version: 50 (100)") {
+			t.Errorf("err = %v; want 410 Expired", err)
+		}
+	})
+	run("a list newer than the recording is 504 with Retry-After", func(t *testing.T) {
+		err := clientset(t, r.Config()).CoreV1().RESTClient().Get().Namespace("default").Resource("configmaps").
+			Param("resourceVersion", "999").MaxRetries(0).Do(ctx).Error()
+		if d, ok := apierrors.SuggestsClientDelay(err); !apierrors.IsTimeout(err) || !ok || d != 1 {
+			t.Errorf("err = %v (delay %d, %v); want 504 Timeout with Retry-After 1", err, d, ok)
+		}
+	})
+	run("a paged list follows its continue token", func(t *testing.T) {
+		p1, err := cms.List(ctx, metav1.ListOptions{Limit: 2, ResourceVersion: "104", ResourceVersionMatch: metav1.ResourceVersionMatchExact})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p2, err := cms.List(ctx, metav1.ListOptions{Limit: 2, Continue: p1.Continue})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff([]string{"a@102", "c@101", "d@104"}, append(names(p1), names(p2)...)); d != "" || p2.Continue != "" || *p1.RemainingItemCount != 1 {
+			t.Errorf("pages (-want +got):\n%s", d)
+		}
+	})
+	run("a label selector filters", func(t *testing.T) {
+		l, err := cms.List(ctx, metav1.ListOptions{LabelSelector: "app=demo"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff([]string{"a@90"}, names(l)); d != "" {
+			t.Errorf("(-want +got):\n%s", d)
+		}
+	})
+	run("a get of one object", func(t *testing.T) {
+		cm, err := cms.Get(ctx, "b", metav1.GetOptions{})
+		if err != nil || cm.ResourceVersion != "95" {
+			t.Errorf("get b = %v, %v", cm, err)
+		}
+		if _, err := cms.Get(ctx, "zz", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("get zz: %v; want NotFound", err)
+		}
+	})
+	run("a watch from an old resourceVersion gets one 410 ERROR event and ends", func(t *testing.T) {
+		w, err := cms.Watch(ctx, metav1.ListOptions{ResourceVersion: "50"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var evs []watch.Event
+		for ev := range w.ResultChan() {
+			evs = append(evs, ev)
+		}
+		if len(evs) != 1 || evs[0].Type != watch.Error || !apierrors.IsResourceExpired(apierrors.FromObject(evs[0].Object)) {
+			t.Errorf("events %v; want one 410 Expired ERROR", evs)
+		}
+	})
+	run("a watch from a resourceVersion gets the later events then a bookmark", func(t *testing.T) {
+		w, err := cms.Watch(ctx, metav1.ListOptions{ResourceVersion: "102", AllowWatchBookmarks: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Stop()
+		want := []got{recordedEvents[2], recordedEvents[3], {Type: "BOOKMARK", RV: "104"}}
+		if d := cmp.Diff(want, recv(t, w, 3)); d != "" {
+			t.Errorf("(-want +got):\n%s", d)
+		}
+	})
+	run("a streaming list sends ADDED per object, the initial-events-end bookmark, then the events", func(t *testing.T) {
+		yes := true
+		w, err := cms.Watch(ctx, metav1.ListOptions{SendInitialEvents: &yes, ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan, AllowWatchBookmarks: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Stop()
+		var evs []got
+		var ann map[string]string
+		for i := 0; i < 8; i++ {
+			select {
+			case ev := <-w.ResultChan():
+				if ev.Type == watch.Bookmark && ann == nil {
+					ann = ev.Object.(*corev1.ConfigMap).Annotations
+				}
+				evs = append(evs, summarize(ev))
+			case <-time.After(20 * time.Second):
+				t.Fatalf("watchdog: only %v", evs)
+			}
+		}
+		want := []got{{"ADDED", "a", "90", "1"}, {"ADDED", "b", "95", "2"}, {Type: "BOOKMARK", RV: "100"}}
+		want = append(append(want, recordedEvents...), got{Type: "BOOKMARK", RV: "104"})
+		if d := cmp.Diff(want, evs); d != "" {
+			t.Errorf("(-want +got):\n%s", d)
+		}
+		if ann[metav1.InitialEventsAnnotationKey] != "true" {
+			t.Errorf("first bookmark annotations %v; want %s: \"true\"", ann, metav1.InitialEventsAnnotationKey)
+		}
+	})
+}
+
+func TestStrictModeAnswersRecordedRequestsOnly(t *testing.T) {
+	r := newReplayer(t, fixture(t, "configmaps.kwrec"), replay.Options{Strict: true})
+	_, err := clientset(t, r.Config()).CoreV1().ConfigMaps("default").List(ctxT(t), metav1.ListOptions{})
+	if !errors.Is(err, replay.ErrNoMatch) {
+		t.Errorf("err = %v; want ErrNoMatch", err)
+	}
+	w, err := clientset(t, r.Config()).CoreV1().ConfigMaps("default").Watch(ctxT(t), metav1.ListOptions{ResourceVersion: "100", AllowWatchBookmarks: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	recv(t, w, 4)
+	select {
+	case <-r.Done():
+		t.Error("a strict replay is done though the recorded list was never requested")
+	default:
+	}
+	rawGet(t, r, ctxT(t), cmPath+"?limit=500&resourceVersion=0").Body.Close()
+	waitDone(t, r)
+}
+
+func TestUnanswerableRequestSaysWhyTheFallbackDidNot(t *testing.T) {
+	r := newReplayer(t, fixture(t, "configmaps.kwrec"), replay.Options{})
+	_, err := clientset(t, r.Config()).CoreV1().Secrets("default").List(ctxT(t), metav1.ListOptions{})
+	if !errors.Is(err, replay.ErrNoMatch) || !strings.Contains(err.Error(), "(fallback: no JSON list or watch of /api/v1/namespaces/default/secrets was recorded)") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestErrorWhenExhausted(t *testing.T) {
+	r := newReplayer(t, fixture(t, "configmaps.kwrec"), replay.Options{ErrorWhenExhausted: true})
+	cms := clientset(t, r.Config()).CoreV1().ConfigMaps("default")
+	w, err := cms.Watch(ctxT(t), metav1.ListOptions{ResourceVersion: "100", AllowWatchBookmarks: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	evs := waitClosed(t, w) // never hangs: the idle end becomes an error
+	if len(evs) != 5 || cmp.Diff(recordedEvents, evs[:4]) != "" || evs[4].Type != "ERROR" || !strings.Contains(evs[4].Value, replay.ErrExhausted.Error()) {
+		t.Errorf("events %v; want the recorded four then an ERROR naming ErrExhausted", evs)
+	}
+	waitDone(t, r)
+	if _, err := cms.List(ctxT(t), metav1.ListOptions{}); !errors.Is(err, replay.ErrExhausted) {
+		t.Errorf("list after the end: %v; want ErrExhausted", err)
+	}
+
+	t.Run("the raw body read error wraps ErrExhausted", func(t *testing.T) {
+		r := newReplayer(t, fixture(t, "configmaps.kwrec"), replay.Options{ErrorWhenExhausted: true, Strict: true})
+		rawGet(t, r, ctxT(t), cmPath+"?limit=500&resourceVersion=0").Body.Close()
+		b, err := io.ReadAll(rawGet(t, r, ctxT(t), fixtureWatch).Body)
+		if !errors.Is(err, replay.ErrExhausted) || strings.Count(string(b), "\n") != 4 {
+			t.Errorf("ReadAll: %d lines, %v; want 4 lines then ErrExhausted", strings.Count(string(b), "\n"), err)
+		}
+	})
+}
+
+func TestGzipWhenTheClientAskedForIt(t *testing.T) {
+	c := fixture(t, "configmaps.kwrec")
+	r := newReplayer(t, c, replay.Options{})
+	req := rawRequest(fixtureWatch)
+	req.Header.Set("Accept-Encoding", "gzip")
+	resp, err := r.RoundTrip(req.WithContext(ctxT(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.Header.Get("Content-Encoding") != "gzip" {
+		t.Fatalf("Content-Encoding %q", resp.Header.Get("Content-Encoding"))
+	}
+	zr, err := gzip.NewReader(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(zr)
+	// The stream stays open (recorded end: stopped), so each frame must be
+	// flushed through gzip on its own to be readable now.
+	for i, f := range c.Interactions[1].Frames {
+		line, err := br.ReadString('\n')
+		if err != nil || line != string(f.Data) {
+			t.Fatalf("frame %d = %q, %v; want %q", i+1, line, err, f.Data)
+		}
+	}
+}
+
+func TestSpeedZeroReplays100kEventsWithoutWaiting(t *testing.T) {
+	const n = 100_000
+	frames := make([]cassettes.Frame, n)
+	for i := range frames {
+		// A second apart: any wait would block on the never-stepped clock.
+		frames[i] = eventFrame(time.Duration(i+1)*time.Second, "ADDED", cmJSON(fmt.Sprint("cm", i), 101+i, "v"))
+	}
+	c := watchCassette("eof", frames...)
+	c.Interactions[0].Response.Latency = time.Minute
+	fc := testclock.NewFakeClock(time.Unix(0, 0))
+	r := newReplayer(t, c, replay.Options{Clock: fc, Strict: true})
+	w, err := clientset(t, r.Config()).CoreV1().ConfigMaps("default").Watch(ctxT(t), metav1.ListOptions{ResourceVersion: "100"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	count, last := 0, ""
+	for ev := range w.ResultChan() {
+		count++
+		last = ev.Object.(*corev1.ConfigMap).ResourceVersion
+	}
+	if count != n || last != fmt.Sprint(100+n) {
+		t.Fatalf("%d events, last at %s; want %d, last at %d", count, last, n, 100+n)
+	}
+	waitDone(t, r)
+	t.Logf("%d events in %v (%.0f events/s)", n, time.Since(start), n/time.Since(start).Seconds())
+}
+
+type typedCMs = typedcorev1.ConfigMapInterface

@@ -1,0 +1,224 @@
+package replay
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// endKind is how a served body ends once its frames are out.
+type endKind int
+
+const (
+	// endEOF: a clean end of body after endGap.
+	endEOF endKind = iota
+	// endReset: a connection reset after endGap.
+	endReset
+	// endIdle: stay open like a live watch until the client's
+	// timeoutSeconds (on the warped clock), then a clean end; or until the
+	// request is cancelled.
+	endIdle
+)
+
+// outFrame is one frame as it will be served.
+type outFrame struct {
+	gap   time.Duration // recorded time since the previous frame (or the headers)
+	pause time.Duration // extra wait before it, unscaled
+	data  []byte
+	rv    int64 // resourceVersion the frame moves its collection to, 0 for none
+}
+
+// pacing turns recorded gaps into clock waits.
+type pacing struct {
+	speed float64       // 0: no waits
+	cap   time.Duration // 0: no cap
+}
+
+func (p pacing) wait(d time.Duration) time.Duration {
+	if p.speed <= 0 || d <= 0 {
+		return 0
+	}
+	w := time.Duration(float64(d) / p.speed)
+	if p.cap > 0 && w > p.cap {
+		w = p.cap
+	}
+	return w
+}
+
+// idle is how long an idle stream lasts for a client timeout d: scaled by
+// the speed but never capped; at speed 0 (no waits) the full d, so a client
+// that re-watches at once does not spin.
+func (p pacing) idle(d time.Duration) time.Duration {
+	if p.speed <= 0 {
+		return d
+	}
+	return time.Duration(float64(d) / p.speed)
+}
+
+// plan is a response as it will be served: head, frames and end.
+type plan struct {
+	status  int
+	header  http.Header
+	latency time.Duration
+	frames  []outFrame
+	end     endKind
+	endGap  time.Duration
+	endErr  string        // recorded reset text
+	timeout time.Duration // idle length: the client's timeoutSeconds, else the recorded end for a server timeout; 0 = until cancelled
+	pace    pacing
+	coll    *collection // progress is reported here, may be nil
+	iv      *ivState    // finish is reported here, nil for answers not from a recorded interaction
+}
+
+// body serves a plan's frames as an http.Response body, waiting on the
+// replayer's clock before each one. Read and Close may be called from
+// different goroutines, as client-go does to stop a watch.
+type body struct {
+	r      *Replayer
+	p      *plan
+	ctx    context.Context
+	start  time.Time
+	due    time.Time
+	next   int
+	cur    []byte
+	err    error
+	closed chan struct{}
+	once   sync.Once
+
+	gz    *gzip.Writer
+	gzbuf *bytes.Buffer
+}
+
+func newBody(r *Replayer, ctx context.Context, p *plan, start time.Time, gzipped bool) *body {
+	b := &body{r: r, p: p, ctx: ctx, start: start, due: start, closed: make(chan struct{})}
+	if gzipped {
+		b.gzbuf = new(bytes.Buffer)
+		b.gz = gzip.NewWriter(b.gzbuf)
+	}
+	return b
+}
+
+// waitUntil blocks until t on the clock, the request is cancelled, the body
+// is closed, or (with exhausted non-nil) the replay is done.
+func (b *body) waitUntil(t time.Time, forever bool, exhausted <-chan struct{}) error {
+	var timer <-chan time.Time
+	if !forever {
+		d := t.Sub(b.r.clock.Now())
+		if d <= 0 {
+			return nil
+		}
+		tm := b.r.clock.NewTimer(d)
+		defer tm.Stop()
+		timer = tm.C()
+	}
+	select {
+	case <-timer:
+		return nil
+	case <-b.ctx.Done():
+		return b.ctx.Err()
+	case <-b.closed:
+		return errClosedBody
+	case <-exhausted:
+		return ErrExhausted
+	}
+}
+
+func (b *body) Read(p []byte) (int, error) {
+	for {
+		if len(b.cur) > 0 {
+			n := copy(p, b.cur)
+			b.cur = b.cur[n:]
+			return n, nil
+		}
+		if b.err != nil {
+			return 0, b.err
+		}
+		select {
+		case <-b.closed:
+			b.err = errClosedBody
+			continue
+		case <-b.ctx.Done():
+			b.err = b.ctx.Err()
+			continue
+		default:
+		}
+		if b.next < len(b.p.frames) {
+			f := &b.p.frames[b.next]
+			if w := b.p.pace.wait(f.gap) + f.pause; w > 0 {
+				b.due = b.due.Add(w)
+				if err := b.waitUntil(b.due, false, nil); err != nil {
+					b.err = err
+					continue
+				}
+			}
+			b.next++
+			if f.rv != 0 && b.p.coll != nil {
+				b.r.advance(b.p.coll, f.rv)
+			}
+			b.cur = b.encode(f.data)
+			continue
+		}
+		b.err = b.finish()
+		if b.err == io.EOF && b.gz != nil {
+			b.gzbuf.Reset()
+			b.gz.Close()
+			b.cur = b.gzbuf.Bytes()
+		}
+	}
+}
+
+// encode returns data as it goes on the wire (gzip-compressed and flushed
+// when the client asked for gzip).
+func (b *body) encode(data []byte) []byte {
+	if b.gz == nil {
+		return data
+	}
+	b.gzbuf.Reset()
+	b.gz.Write(data)
+	b.gz.Flush()
+	return b.gzbuf.Bytes()
+}
+
+// finish waits for the recorded end and returns the body's final error.
+func (b *body) finish() error {
+	p := b.p
+	switch p.end {
+	case endEOF, endReset:
+		if w := p.pace.wait(p.endGap); w > 0 {
+			b.due = b.due.Add(w)
+			if err := b.waitUntil(b.due, false, nil); err != nil {
+				return err
+			}
+		}
+		b.r.finish(p.iv)
+		if p.end == endReset {
+			return &resetError{recorded: p.endErr}
+		}
+		return io.EOF
+	}
+	// endIdle: everything recorded is out; the stream now only waits.
+	b.r.finish(p.iv)
+	var exhausted <-chan struct{}
+	if b.r.opts.ErrorWhenExhausted {
+		exhausted = b.r.done
+	}
+	forever := p.timeout <= 0
+	err := b.waitUntil(b.start.Add(p.pace.idle(p.timeout)), forever, exhausted)
+	if err == nil {
+		return io.EOF
+	}
+	return err
+}
+
+// Close ends the body; a Read blocked in a wait returns at once.
+func (b *body) Close() error {
+	b.once.Do(func() {
+		close(b.closed)
+		b.r.finish(b.p.iv)
+	})
+	return nil
+}
