@@ -302,6 +302,15 @@ func (w *Writer) WriteInteraction(in *Interaction) (int, error) {
 	return id, nil
 }
 
+// Err returns the first error the writer met (a full disk, a closed
+// file), or nil. Every later write returns it too; a recorder polls it to
+// stop early instead of recording into the void.
+func (w *Writer) Err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
+
 // Open returns the IDs of interactions not yet ended.
 func (w *Writer) Open() []int {
 	w.mu.Lock()

@@ -241,6 +241,25 @@ func recordResources(cmd *cobra.Command, f *recordFlags, args []string) error {
 			}
 		}()
 	}
+	// A write error (a full disk) stops the recording at once: recording
+	// on would only lose more.
+	var writeErr error
+	go func() {
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if err := s.w.Err(); err != nil {
+					writeErr = err
+					cancel()
+					return
+				}
+			}
+		}
+	}()
 	progressDone := make(chan struct{})
 	if fd, ok := cmd.ErrOrStderr().(*os.File); ok && term.IsTerminal(int(fd.Fd())) {
 		go func() {
@@ -261,7 +280,10 @@ func recordResources(cmd *cobra.Command, f *recordFlags, args []string) error {
 	wg.Wait()
 	close(progressDone)
 	if err := s.finish(); err != nil {
-		return fmt.Errorf("recording stopped with errors; %s may be incomplete: %v", f.out, err)
+		return fmt.Errorf("recording stopped with errors; %s holds only what was written before: %v", f.out, err)
+	}
+	if writeErr != nil { // finish returns it too; this is belt and braces
+		return fmt.Errorf("recording stopped; %s holds only what was written before: %v", f.out, writeErr)
 	}
 	fmt.Fprintln(cmd.ErrOrStderr(), summary(stats, time.Since(start), f.out))
 	return nil
@@ -351,7 +373,7 @@ func recordProxy(cmd *cobra.Command, f *recordFlags, command []string) error {
 		werr = nil // we stopped it: its exit status is ours to ignore
 	}
 	if err := errors.Join(p.Close(), s.finish()); err != nil {
-		return fmt.Errorf("recording stopped with errors; %s may be incomplete: %v", f.out, err)
+		return fmt.Errorf("recording stopped with errors; %s holds only what was written before: %v", f.out, err)
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "kwrec: recorded %s through the proxy to %s\n", strings.Join(command, " "), f.out)
 	var ee *exec.ExitError

@@ -10,20 +10,32 @@
 // Cassettes may be plain text or zstd-compressed; the format is detected
 // from the file's first bytes.
 //
-// Record-once (future work): with an environment variable set and a
-// kubeconfig at hand, Config will record testdata/NAME through the kwrec
-// recorder instead of replaying it, as go-vcr's RecordOnce mode does. It
-// waits for the recorder package; until then, record with the kwrec CLI.
+// # Recording
+//
+// [Config] records instead of replaying when $KWREC_RECORD asks it to, as
+// go-vcr users expect of its modes:
+//
+//	KWREC_RECORD=once  record testdata/NAME only if it does not exist (RecordOnce)
+//	KWREC_RECORD=1     re-record testdata/NAME (RecordOnly)
+//	unset or 0         replay only (ReplayOnly)
+//
+// Recording talks to the cluster of the current kubeconfig ($KUBECONFIG,
+// else ~/.kube/config) through the kwrec recorder, with redaction on, and
+// writes the cassette when the test ends.
 package replaytest
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/kwrec/kwrec/cassettes"
-	"github.com/kwrec/kwrec/replay"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/kwrec/kwrec/cassettes"
+	"github.com/kwrec/kwrec/recorder"
+	"github.com/kwrec/kwrec/replay"
 )
 
 // Path returns where name is looked up: name itself when absolute, else
@@ -60,7 +72,60 @@ func New(t testing.TB, name string, opts replay.Options) *replay.Replayer {
 // fast as the client reads, answering unrecorded lists and watches from the
 // recorded state, idling at the end of a recorded watch like a live server.
 // Use [New] for other options, such as ErrorWhenExhausted.
+//
+// With $KWREC_RECORD set (see the package doc) it returns a config to the
+// live cluster that records into the cassette instead.
 func Config(t testing.TB, name string) *rest.Config {
 	t.Helper()
+	path := Path(name)
+	switch mode := os.Getenv(EnvRecord); mode {
+	case "", "0":
+	case "once":
+		if _, err := os.Stat(path); err != nil {
+			return record(t, path)
+		}
+	case "1":
+		return record(t, path)
+	default:
+		t.Fatalf("replaytest: %s=%q; use once, 1 or 0", EnvRecord, mode)
+	}
 	return New(t, name, replay.Options{}).Config()
+}
+
+// EnvRecord names the environment variable that switches [Config] to
+// recording.
+const EnvRecord = "KWREC_RECORD"
+
+// record returns a config to the kubeconfig's cluster that records into
+// path; the cassette is closed when t ends.
+func record(t testing.TB, path string) *rest.Config {
+	t.Helper()
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(clientcmd.NewDefaultClientConfigLoadingRules(), nil).ClientConfig()
+	if err != nil {
+		t.Fatalf("replaytest: %s is set but there is no cluster to record from: %v", EnvRecord, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatalf("replaytest: %v", err)
+	}
+	opts := recorder.Options{}
+	h := recorder.Header("", opts)
+	h.Labels = map[string]string{"recorded-by": t.Name()}
+	w, err := cassettes.Create(path, h, cassettes.WriterOptions{})
+	if err != nil {
+		t.Fatalf("replaytest: %v", err)
+	}
+	rec, err := recorder.New(w, opts)
+	if err != nil {
+		w.Close()
+		t.Fatalf("replaytest: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := errors.Join(rec.Close(), w.Close()); err != nil {
+			t.Errorf("replaytest: recording %s: %v", path, err)
+		}
+	})
+	cfg = rest.CopyConfig(cfg)
+	rec.WrapConfig(cfg)
+	t.Logf("replaytest: recording %s from %s", path, cfg.Host)
+	return cfg
 }
