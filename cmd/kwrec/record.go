@@ -261,8 +261,10 @@ func recordResources(cmd *cobra.Command, f *recordFlags, args []string) error {
 		}
 	}()
 	progressDone := make(chan struct{})
+	progressGone := make(chan struct{})
 	if fd, ok := cmd.ErrOrStderr().(*os.File); ok && term.IsTerminal(int(fd.Fd())) {
 		go func() {
+			defer close(progressGone)
 			t := time.NewTicker(250 * time.Millisecond)
 			defer t.Stop()
 			for {
@@ -275,10 +277,13 @@ func recordResources(cmd *cobra.Command, f *recordFlags, args []string) error {
 				}
 			}
 		}()
+	} else {
+		close(progressGone)
 	}
 	<-ctx.Done()
 	wg.Wait()
 	close(progressDone)
+	<-progressGone // the line is cleared before the summary
 	if err := s.finish(); err != nil {
 		return fmt.Errorf("recording stopped with errors; %s holds only what was written before: %v", f.out, err)
 	}
