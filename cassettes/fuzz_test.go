@@ -38,7 +38,10 @@ func check(t *testing.T, data []byte) {
 		if !errors.As(err, &pe) {
 			t.Fatalf("error %v is not a *ParseError", err)
 		}
-		if !errors.Is(err, cassettes.ErrTruncated) {
+		// A truncated cassette comes back with what was read before the
+		// cut, unless the cut came before the header was complete (found
+		// by this fuzzer: the four zstd magic bytes alone).
+		if !errors.Is(err, cassettes.ErrTruncated) || c == nil {
 			return
 		}
 	}
