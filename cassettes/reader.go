@@ -142,6 +142,10 @@ func (r *Reader) wrap(err error) error {
 	}
 	if r.dec != nil && !errors.Is(err, io.EOF) {
 		off := r.cr.n
+		if errors.Is(err, io.ErrUnexpectedEOF) && r.header.Version == 0 {
+			return &ParseError{File: r.name, Offset: off, Err: ErrTruncated,
+				Msg: "compressed stream cut before the end of the header line: nothing is readable; re-record the cassette"}
+		}
 		if errors.Is(err, io.ErrUnexpectedEOF) {
 			return &ParseError{File: r.name, Offset: off, Err: ErrTruncated,
 				Msg: fmt.Sprintf("compressed stream cut after line %d (a recorder killed mid-way?); everything before is readable: run `kwrec lint --fix` to keep it", r.line)}
