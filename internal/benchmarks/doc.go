@@ -1,0 +1,30 @@
+// Package benchmarks is kwrec's performance suite: each benchmark measures
+// one of the project's targets as a ratio, both sides side by side in the
+// same run, on realistic generated Pod streams (see [Generate]; nothing
+// large is checked in). `make bench` runs it with benchstat; BENCHMARKS.md
+// at the repository root holds the latest table.
+//
+// The benchmarks, one file each, in the order they run:
+//
+//	BenchmarkReplayCostsTheClientNothing     target 1: replay at speed 0 vs a bare in-memory RoundTripper
+//	                                         (typed watch JSON and protobuf, SharedIndexInformer list+watch,
+//	                                         WatchList); metric replay/bare, target >= 0.95 JSON, 0.90 protobuf
+//	BenchmarkRecordingCostsTheClientNothing  target 2: the same watch through the recorder (zstd cassette to
+//	                                         io.Discard) vs direct; metrics recorded/direct, allocs/event-added
+//	BenchmarkCassettesAreSmall               target 3: a 100k-event cassette's size vs the raw watch JSON
+//	                                         (target <= 1/15) and go-vcr YAML (<= 1/10), per flush policy
+//	BenchmarkCassettesReadFast               target 4: streaming read rate vs go-vcr YAML load (>= 2x), and
+//	                                         peak memory (VmHWM of a subprocess) of reading and of replaying
+//	                                         a 100k-event cassette (target < 100 MB)
+//	BenchmarkTestsAreFast                    target 5: each watcher seed scenario's replay (< 100 ms) vs
+//	                                         starting a real control plane
+//
+// Each op of a side-by-side benchmark runs both sides, alternating which
+// goes first, and times each alone; ns/op is their sum and means little.
+// Read the custom metrics: events/s of each side, their ratio, allocations
+// per event.
+//
+// Run one target with, for example:
+//
+//	go test -run '^$' -bench CassettesAreSmall -benchmem ./internal/benchmarks/
+package benchmarks

@@ -1,0 +1,142 @@
+package benchmarks_test
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kwrec/kwrec/cassettes"
+	"github.com/kwrec/kwrec/internal/benchmarks"
+	"github.com/kwrec/kwrec/replay"
+)
+
+// The streams of the client-throughput benchmarks (targets 1 and 2): one
+// run of one side takes about 0.3 s on this machine (informers twice that).
+func jsonStream() *benchmarks.Stream  { return stream(benchmarks.JSON, 1000, 1000) }
+func protoStream() *benchmarks.Stream { return stream(benchmarks.Protobuf, 1000, 10000) }
+
+// watchAll returns a timed function that drains one typed watch of cfg,
+// which must deliver n events.
+func watchAll(b *testing.B, cfg *rest.Config, n int) func() {
+	cs := kubernetes.NewForConfigOrDie(cfg)
+	return func() {
+		w, err := cs.CoreV1().Pods("default").Watch(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		got := 0
+		for range w.ResultChan() {
+			got++
+		}
+		if got != n {
+			b.Fatalf("%d events, want %d", got, n)
+		}
+	}
+}
+
+// informAll returns a timed function that runs a Pod SharedIndexInformer
+// over cfg until its handlers have seen n notifications (the listed Pods,
+// then one per watch event), with the WatchListClient feature as wl.
+func informAll(b *testing.B, cfg *rest.Config, n int, wl bool) func() {
+	return func() {
+		watchList.Store(wl)
+		f := informers.NewSharedInformerFactoryWithOptions(kubernetes.NewForConfigOrDie(cfg), 0, informers.WithNamespace("default"))
+		inf := f.Core().V1().Pods().Informer()
+		var seen atomic.Int64
+		done := make(chan struct{})
+		note := func() {
+			if seen.Add(1) == int64(n) {
+				close(done)
+			}
+		}
+		if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc: func(any) { note() }, UpdateFunc: func(any, any) { note() }, DeleteFunc: func(any) { note() },
+		}); err != nil {
+			b.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		f.Start(ctx.Done())
+		select {
+		case <-done:
+		case <-time.After(2 * time.Minute):
+			b.Fatalf("the informer saw %d of %d notifications in 2 minutes", seen.Load(), n)
+		}
+		cancel()
+		f.Shutdown()
+	}
+}
+
+// captured caches the cassettes recorded from the bare transports.
+var captured sync.Map // string -> *cassettes.Cassette
+
+func capturedOnce(b *testing.B, key string, s *benchmarks.Stream, once bool, run func(*rest.Config) func()) *cassettes.Cassette {
+	if c, ok := captured.Load(key); ok {
+		return c.(*cassettes.Cassette)
+	}
+	c := capture(b, s, once, func(cfg *rest.Config) { run(cfg)() })
+	captured.Store(key, c)
+	return c
+}
+
+func replayConfig(b *testing.B, c *cassettes.Cassette, f benchmarks.Format) *rest.Config {
+	r, err := replay.New(c, replay.Options{Speed: 0})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return withFormat(r.Config(), f)
+}
+
+// BenchmarkReplayCostsTheClientNothing is target 1: client-go decoding a
+// replay at speed 0 reaches at least 0.95 (JSON) and 0.90 (protobuf) of
+// the events/s it reaches from a bare in-memory RoundTripper serving the
+// same bytes, for a typed watch, a SharedIndexInformer's list+watch and a
+// WatchList informer. The replayed cassette is recorded from the bare
+// transport, so both sides answer exactly the same requests. WatchList
+// replays a plain list+watch recording: replay synthesizes the streaming
+// list from the recorded state (JSON only, so there is no protobuf
+// WatchList case); the bare side serves the streaming list the API server
+// would.
+func BenchmarkReplayCostsTheClientNothing(b *testing.B) {
+	for _, f := range []benchmarks.Format{benchmarks.JSON, benchmarks.Protobuf} {
+		b.Run("typed-watch/"+string(f), func(b *testing.B) {
+			s := jsonStream()
+			if f == benchmarks.Protobuf {
+				s = protoStream()
+			}
+			n := len(s.Events)
+			c := capturedOnce(b, "watch-"+string(f), s, false, func(cfg *rest.Config) func() { return watchAll(b, cfg, n) })
+			sideBySide(b, n, &side{name: "bare"}, &side{name: "replay"},
+				func() func() { return watchAll(b, bareConfig(s, false), n) },
+				func() func() { return watchAll(b, replayConfig(b, c, f), n) })
+		})
+	}
+	for _, f := range []benchmarks.Format{benchmarks.JSON, benchmarks.Protobuf} {
+		b.Run("informer-list-watch/"+string(f), func(b *testing.B) {
+			s := jsonStream()
+			if f == benchmarks.Protobuf {
+				s = protoStream()
+			}
+			n := s.Items + len(s.Events)
+			c := capturedOnce(b, "informer-"+string(f), s, true, func(cfg *rest.Config) func() { return informAll(b, cfg, n, false) })
+			sideBySide(b, n, &side{name: "bare"}, &side{name: "replay"},
+				func() func() { return informAll(b, bareConfig(s, true), n, false) },
+				func() func() { return informAll(b, replayConfig(b, c, f), n, false) })
+		})
+	}
+	b.Run("informer-watchlist/json", func(b *testing.B) {
+		s := jsonStream()
+		n := s.Items + len(s.Events)
+		c := capturedOnce(b, "informer-json", s, true, func(cfg *rest.Config) func() { return informAll(b, cfg, n, false) })
+		sideBySide(b, n, &side{name: "bare"}, &side{name: "replay"},
+			func() func() { return informAll(b, bareConfig(s, true), n, true) },
+			func() func() { return informAll(b, replayConfig(b, c, benchmarks.JSON), n, true) })
+	})
+}

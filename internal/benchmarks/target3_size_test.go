@@ -1,0 +1,135 @@
+package benchmarks_test
+
+import (
+	"bytes"
+	"io"
+	"sync"
+	"testing"
+	"time"
+
+	"gopkg.in/dnaeon/go-vcr.v3/cassette"
+	"gopkg.in/yaml.v3"
+
+	"github.com/kwrec/kwrec/cassettes"
+	"github.com/kwrec/kwrec/internal/benchmarks"
+	"github.com/kwrec/kwrec/internal/podgen"
+)
+
+const watchURL = "https://127.0.0.1:6443/api/v1/pods?watch=true"
+
+// bigStream is the 100k-event watch (about 670 MB of JSON) of targets 3
+// and 4, over 5000 Pods.
+func bigStream() *benchmarks.Stream { return stream(benchmarks.JSON, 5000, 100_000) }
+
+// podgenCycle is the stream cassettes/bench_test.go measured: podgen's
+// 5000 Pods cycled, with low-entropy identities. Kept to show how much it
+// flatters compression.
+var podgenCycle = sync.OnceValue(func() [][]byte {
+	distinct := make([][]byte, 5000)
+	for i := range distinct {
+		distinct[i] = podgen.WatchEventJSON(i)
+	}
+	evs := make([][]byte, 100_000)
+	for i := range evs {
+		evs[i] = distinct[i%len(distinct)]
+	}
+	return evs
+})
+
+// writeWatch writes a cassette of one watch of events to out, flushing
+// every flushEvery events, and returns the raw stream's size. A recorder's
+// Writer flushes each cassettes.DefaultFlushInterval (1 s): every 1000
+// events at a busy 1000 events/s, every 10 at a quiet 10 events/s.
+func writeWatch(tb testing.TB, out io.Writer, events [][]byte, flushEvery int, compress bool) int64 {
+	w, err := cassettes.NewWriter(out, cassettes.Header{}, cassettes.WriterOptions{Compress: compress, FlushInterval: time.Hour})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	id, _ := w.Request(0, cassettes.Request{Method: "GET", URL: watchURL, Header: map[string][]string{"Accept": {"application/json"}}})
+	w.Response(id, cassettes.Response{Status: 200, Header: map[string][]string{"Content-Type": {"application/json"}}})
+	var raw int64
+	for i, ev := range events {
+		raw += int64(len(ev))
+		if err := w.Frame(id, cassettes.Frame{At: time.Duration(i) * time.Millisecond, Data: ev}); err != nil {
+			tb.Fatal(err)
+		}
+		if i%flushEvery == flushEvery-1 {
+			w.Flush()
+		}
+	}
+	w.End(id, cassettes.End{At: time.Duration(len(events)) * time.Millisecond, Reason: cassettes.EndEOF})
+	if err := w.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	return raw
+}
+
+// vcrYAML is the same watch as a go-vcr v3 cassette holds it: one
+// interaction whose body is the whole stream (go-vcr itself cannot record
+// a watch: it reads the body to its end first).
+func vcrYAML(tb testing.TB, events [][]byte) []byte {
+	var body bytes.Buffer
+	for _, ev := range events {
+		body.Write(ev)
+	}
+	vc := cassette.Cassette{Version: cassette.CassetteFormatV2, Interactions: []*cassette.Interaction{{
+		Request: cassette.Request{Method: "GET", URL: watchURL, Headers: map[string][]string{"Accept": {"application/json"}}},
+		Response: cassette.Response{Code: 200, Headers: map[string][]string{"Content-Type": {"application/json"}},
+			Body: body.String()},
+	}}}
+	out, err := yaml.Marshal(&vc)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return out
+}
+
+// vcrSizes caches the go-vcr YAML size of each 100k-event stream.
+var vcrSizes sync.Map
+
+func vcrSize(tb testing.TB, key string, events [][]byte) int64 {
+	if n, ok := vcrSizes.Load(key); ok {
+		return n.(int64)
+	}
+	n := int64(len(vcrYAML(tb, events)))
+	vcrSizes.Store(key, n)
+	return n
+}
+
+type countWriter struct{ n int64 }
+
+func (c *countWriter) Write(p []byte) (int, error) { c.n += int64(len(p)); return len(p), nil }
+
+// BenchmarkCassettesAreSmall is target 3: a compressed 100k-event cassette
+// is at most 1/15 of the raw watch JSON and at most 1/10 of the same data
+// as a go-vcr YAML cassette, at the Writer's flush policy. MB/s is the
+// write rate of the raw watch JSON.
+func BenchmarkCassettesAreSmall(b *testing.B) {
+	cases := []struct {
+		name, src  string
+		events     func() [][]byte
+		flushEvery int
+	}{
+		{"events=100k/realistic/flush=1000", "realistic", func() [][]byte { return bigStream().Events }, 1000},
+		{"events=100k/realistic/flush=10", "realistic", func() [][]byte { return bigStream().Events }, 10},
+		{"events=100k/podgen-cycle/flush=1000", "podgen-cycle", podgenCycle, 1000},
+	}
+	for _, tc := range cases {
+		b.Run(tc.name, func(b *testing.B) {
+			evs := tc.events()
+			yml := vcrSize(b, tc.src, evs)
+			var out countWriter
+			var raw int64
+			for b.Loop() {
+				out = countWriter{}
+				raw = writeWatch(b, &out, evs, tc.flushEvery, true)
+			}
+			b.SetBytes(raw)
+			b.ReportMetric(float64(raw)/1e6, "MB-raw-json")
+			b.ReportMetric(float64(yml)/1e6, "MB-go-vcr-yaml")
+			b.ReportMetric(float64(out.n)/1e6, "MB-cassette")
+			b.ReportMetric(float64(raw)/float64(out.n), "x-smaller-than-raw")
+			b.ReportMetric(float64(yml)/float64(out.n), "x-smaller-than-go-vcr")
+		})
+	}
+}

@@ -1,0 +1,243 @@
+package benchmarks_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"gopkg.in/dnaeon/go-vcr.v3/cassette"
+	"gopkg.in/yaml.v3"
+
+	"github.com/kwrec/kwrec/cassettes"
+	"github.com/kwrec/kwrec/replay"
+)
+
+// readAll streams every entry of the cassette in data and returns the
+// number of frames.
+func readAll(tb testing.TB, r io.Reader) int {
+	cr, err := cassettes.NewReader(r, "bench")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer cr.Close()
+	n := 0
+	for {
+		e, err := cr.Next()
+		if err == io.EOF {
+			return n
+		}
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if e.Frame != nil {
+			n++
+		}
+	}
+}
+
+// readFiles caches, per process, the 10k-event cassette in text and zstd
+// form and as go-vcr YAML.
+var readFiles = sync.OnceValues(func() ([3][]byte, int64) {
+	evs := bigStream().Events[:10_000]
+	var text, zst bytes.Buffer
+	raw := writeWatch(panicTB{}, &text, evs, 1000, false)
+	writeWatch(panicTB{}, &zst, evs, 1000, true)
+	return [3][]byte{text.Bytes(), zst.Bytes(), vcrYAML(panicTB{}, evs)}, raw
+})
+
+// panicTB lets sync.OnceValues helpers use the testing.TB helpers.
+type panicTB struct{ testing.TB }
+
+func (panicTB) Fatal(args ...any) { panic(fmt.Sprint(args...)) }
+
+// BenchmarkCassettesReadFast is target 4.
+//
+// events=10k: streaming read (cassettes.Reader, entry by entry) of the text
+// form, and of the zstd form, at least 2x go-vcr's cassette load (YAML
+// unmarshal) of the same watch, in MB/s of raw watch JSON for all three.
+//
+// events=100k: a 100k-event (670 MB raw) zstd cassette read by
+// cassettes.Reader, and loaded (cassettes.Load) and replayed (replay.New,
+// then the watch's whole body served through Replayer.RoundTrip to
+// io.Discard; client-go's decoding is targets 1 and 2), each in a fresh
+// subprocess whose peak resident memory (VmHWM) is reported, with the
+// subprocess's baseline before it starts. Target: under 100 MB.
+func BenchmarkCassettesReadFast(b *testing.B) {
+	b.Run("events=10k", func(b *testing.B) {
+		files, raw := readFiles()
+		text, zst, yml := files[0], files[1], files[2]
+		sides := []*side{{name: "kwrec-text"}, {name: "kwrec-zstd"}, {name: "go-vcr-yaml"}}
+		runs := []func() func(){
+			func() func() { return func() { readAll(b, bytes.NewReader(text)) } },
+			func() func() { return func() { readAll(b, bytes.NewReader(zst)) } },
+			func() func() {
+				return func() {
+					var vc cassette.Cassette
+					if err := yaml.Unmarshal(yml, &vc); err != nil {
+						b.Fatal(err)
+					}
+				}
+			},
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			for i, s := range sides {
+				s.run(int(raw), runs[i])
+			}
+		}
+		for _, s := range sides {
+			b.ReportMetric(s.rate()/1e6, s.name+"-MB/s")
+		}
+		b.ReportMetric(sides[0].rate()/sides[2].rate(), "text/go-vcr")
+		b.ReportMetric(sides[1].rate()/sides[2].rate(), "zstd/go-vcr")
+		b.ReportMetric(float64(len(text))/1e6, "MB-text")
+	})
+	b.Run("events=100k", func(b *testing.B) {
+		path := bigCassette(b)
+		var read, replayed childResult
+		for b.Loop() {
+			read = runChild(b, "stream-read", path)
+			replayed = runChild(b, "load-replay", path)
+		}
+		b.ReportMetric(read.PeakMB, "MB-peak-stream-read")
+		b.ReportMetric(replayed.PeakMB, "MB-peak-load-replay")
+		b.ReportMetric(read.BaseMB, "MB-baseline")
+		b.ReportMetric(read.Bytes/1e6/read.Seconds, "stream-read-MB/s")
+		b.ReportMetric(replayed.LoadSeconds, "s-load")
+		b.ReportMetric(float64(replayed.Events)/(replayed.Seconds-replayed.LoadSeconds), "replay-events/s")
+	})
+}
+
+var bigCassettePath string
+
+// bigCassette writes the 100k-event zstd cassette to a file once per process.
+func bigCassette(b *testing.B) string {
+	if bigCassettePath == "" {
+		p := filepath.Join(tempDir(b), "watch-100k.kwrec.zst")
+		f, err := os.Create(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		bw := bufio.NewWriter(f)
+		writeWatch(b, bw, bigStream().Events, 1000, true)
+		if err := bw.Flush(); err != nil {
+			b.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			b.Fatal(err)
+		}
+		bigCassettePath = p
+	}
+	return bigCassettePath
+}
+
+// childResult is what a measuring subprocess reports on stdout.
+type childResult struct {
+	Events      int
+	Bytes       float64 // raw frame bytes read or served
+	Seconds     float64 // the whole job
+	LoadSeconds float64 // cassettes.Load alone (load-replay)
+	BaseMB      float64 // VmHWM before the job
+	PeakMB      float64 // VmHWM after it
+}
+
+func runChild(b *testing.B, mode, path string) childResult {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"="+mode, childEnv+"_PATH="+path)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		b.Fatalf("%s child: %v\n%s", mode, err, stderr.Bytes())
+	}
+	var r childResult
+	if err := json.Unmarshal(out, &r); err != nil {
+		b.Fatalf("%s child printed %q: %v", mode, out, err)
+	}
+	return r
+}
+
+// child runs one measuring job (see runChild) and exits: TestMain calls it
+// in place of the tests when childEnv is set.
+func child(mode, path string) int {
+	r := childResult{BaseMB: vmHWM()}
+	start := time.Now()
+	fail := func(err error) int { fmt.Fprintln(os.Stderr, err); return 1 }
+	switch mode {
+	case "stream-read":
+		cr, err := cassettes.Open(path)
+		if err != nil {
+			return fail(err)
+		}
+		for {
+			e, err := cr.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return fail(err)
+			}
+			if e.Frame != nil {
+				r.Events++
+				r.Bytes += float64(len(e.Frame.Data))
+			}
+		}
+		cr.Close()
+	case "load-replay":
+		c, err := cassettes.Load(path)
+		if err != nil {
+			return fail(err)
+		}
+		r.LoadSeconds = time.Since(start).Seconds()
+		rp, err := replay.New(c, replay.Options{})
+		if err != nil {
+			return fail(err)
+		}
+		req, _ := http.NewRequest("GET", c.Interactions[0].Request.URL, nil)
+		req.Header.Set("Accept", "application/json")
+		resp, err := rp.RoundTrip(req)
+		if err != nil {
+			return fail(err)
+		}
+		n, err := io.Copy(io.Discard, resp.Body)
+		if err != nil {
+			return fail(err)
+		}
+		resp.Body.Close()
+		r.Events, r.Bytes = len(c.Interactions[0].Frames), float64(n)
+	default:
+		return fail(fmt.Errorf("unknown child mode %q", mode))
+	}
+	r.Seconds = time.Since(start).Seconds()
+	r.PeakMB = vmHWM()
+	if err := json.NewEncoder(os.Stdout).Encode(r); err != nil {
+		return fail(err)
+	}
+	return 0
+}
+
+// vmHWM returns the process's peak resident set size in MB, 0 if unknown.
+func vmHWM() float64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			kb, _ := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
