@@ -125,6 +125,12 @@ func New(c *cassettes.Cassette, opts Options) (*Replayer, error) {
 			return nil, err
 		}
 	}
+	// Rebuild every collection's object state now, not inside the first
+	// fallback request: a client (a WatchList informer) would otherwise
+	// wait for the whole recording to be decoded mid-request.
+	for _, c := range r.collOrder {
+		c.build()
+	}
 	r.checkDoneLocked()
 	return r, nil
 }
