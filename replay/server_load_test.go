@@ -65,7 +65,9 @@ func TestTheServerServesTwoHundredConcurrentWatchClients(t *testing.T) {
 		events  = 40
 	)
 	c, wantList, wantEvents := loadCassette(events)
-	r, err := replay.New(c, replay.Options{ErrorWhenExhausted: true})
+	// Not ErrorWhenExhausted: the first client to finish would end the
+	// replay for the others. Each client stops after the full sequence.
+	r, err := replay.New(c, replay.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +98,7 @@ func TestTheServerServesTwoHundredConcurrentWatchClients(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			<-start
-			results[i], errs[i] = listAndWatch(ctx, cs)
+			results[i], errs[i] = listAndWatch(ctx, cs, len(wantList)+len(wantEvents))
 		}()
 	}
 	began := time.Now()
@@ -126,8 +128,8 @@ func TestTheServerServesTwoHundredConcurrentWatchClients(t *testing.T) {
 }
 
 // listAndWatch lists at resourceVersion 100 exactly, then watches from it
-// until the replay ends the stream, returning the items and the events.
-func listAndWatch(ctx context.Context, cs kubernetes.Interface) ([]string, error) {
+// until it has n items and events (or the stream ends), returning them.
+func listAndWatch(ctx context.Context, cs kubernetes.Interface, n int) ([]string, error) {
 	cms := cs.CoreV1().ConfigMaps("default")
 	l, err := cms.List(ctx, metav1.ListOptions{ResourceVersion: "100", ResourceVersionMatch: metav1.ResourceVersionMatchExact})
 	if err != nil {
@@ -153,14 +155,12 @@ func listAndWatch(ctx context.Context, cs kubernetes.Interface) ([]string, error
 			}
 			cm, isCM := ev.Object.(*corev1.ConfigMap)
 			if ev.Type == watch.Error || !isCM {
-				// The end of a fallback stream with ErrorWhenExhausted
-				// may surface as one ERROR event before the close.
-				if st, ok := ev.Object.(*metav1.Status); ok && strings.Contains(st.Message, replay.ErrExhausted.Error()) {
-					continue
-				}
 				return out, fmt.Errorf("unexpected %s event %v", ev.Type, ev.Object)
 			}
 			out = append(out, fmt.Sprintf("%s %s@%s=%s", ev.Type, cm.Name, cm.ResourceVersion, cm.Data["k"]))
+			if len(out) == n {
+				return out, nil
+			}
 		case <-ctx.Done():
 			return out, fmt.Errorf("watch not ended by the replay: %w", ctx.Err())
 		}
