@@ -142,16 +142,19 @@ func (r *Reader) wrap(err error) error {
 	}
 	if r.dec != nil && !errors.Is(err, io.EOF) {
 		off := r.cr.n
+		// readLine counted the line it failed to read: the lines before
+		// it are the complete ones.
+		done := max(r.line-1, 0)
 		if errors.Is(err, io.ErrUnexpectedEOF) && r.header.Version == 0 {
 			return &ParseError{File: r.name, Offset: off, Err: ErrTruncated,
-				Msg: "compressed stream cut before the end of the header line: nothing is readable; re-record the cassette"}
+				Msg: "compressed stream cut before the header line (a recorder killed before its first flush?); nothing is readable: re-record"}
 		}
 		if errors.Is(err, io.ErrUnexpectedEOF) {
 			return &ParseError{File: r.name, Offset: off, Err: ErrTruncated,
-				Msg: fmt.Sprintf("compressed stream cut after line %d (a recorder killed mid-way?); everything before is readable: run `kwrec lint --fix` to keep it", r.line)}
+				Msg: fmt.Sprintf("compressed stream cut after line %d (a recorder killed mid-way?); everything before is readable: run `kwrec lint --fix` to keep it", done)}
 		}
 		return &ParseError{File: r.name, Offset: off, Err: ErrSyntax,
-			Msg: fmt.Sprintf("corrupt zstd data after line %d: %v", r.line, err)}
+			Msg: fmt.Sprintf("corrupt zstd data after line %d: %v", done, err)}
 	}
 	return &ParseError{File: r.name, Line: r.line, Offset: -1, Err: err, Msg: err.Error()}
 }
