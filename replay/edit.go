@@ -2,6 +2,7 @@ package replay
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -157,7 +158,12 @@ func ParseEdit(s string) (Edit, error) {
 					err = fmt.Errorf("%d is not an HTTP status", e.Status)
 				}
 			case "reason":
+				// A metav1.StatusReason is one CamelCase word (Expired,
+				// TooManyRequests); nothing else can round-trip a flag.
 				e.Reason = v
+				if !isReason(v) {
+					err = fmt.Errorf("a reason is one word of letters, such as Expired or ServiceUnavailable")
+				}
 			case "retry-after":
 				e.RetryAfter, err = positive(v, 0)
 			case "for":
@@ -167,8 +173,8 @@ func ParseEdit(s string) (Edit, error) {
 				}
 			case "scale":
 				e.Scale, err = strconv.ParseFloat(v, 64)
-				if err == nil && !(e.Scale > 0) {
-					err = fmt.Errorf("scale must be > 0")
+				if err == nil && (!(e.Scale > 0) || math.IsInf(e.Scale, 0)) {
+					err = fmt.Errorf("scale must be a finite number > 0")
 				}
 			case "cap":
 				e.Cap, err = time.ParseDuration(v)
@@ -202,6 +208,18 @@ func ParseEdit(s string) (Edit, error) {
 		e.Request = 1
 	}
 	return e, nil
+}
+
+func isReason(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
 }
 
 func positive(v string, min int) (int, error) {

@@ -8,16 +8,10 @@ import (
 	"github.com/kwrec/kwrec/replay"
 )
 
-// knownEditBugs are the regression inputs in testdata/fuzz/FuzzParseEdit that
-// still fail, with why. ParseEdit trims the whole string, and String puts
-// reason last, so a reason value ending in white space (accepted when it is
-// not the last key) loses it, or the edit stops parsing at all, on the round
-// trip. Delete an entry once replay/edit.go is fixed: the input then runs.
-var knownEditBugs = map[string]string{
-	"error:request=1,reason=a ,status=500":        "a trailing space in reason is lost by ParseEdit(e.String())",
-	"watch-error:request=2,reason=Gone\t,after=1": "a trailing tab in reason is lost by ParseEdit(e.String())",
-	"error:request=1,reason=\u00a0,status=500":    "a reason of only U+00A0 makes e.String() unparsable",
-}
+// knownEditBugs are regression inputs in testdata/fuzz/FuzzParseEdit that
+// still fail, with why. Empty: the white space in reason values found here
+// is refused now (a reason is one word).
+var knownEditBugs = map[string]string{}
 
 // FuzzParseEdit checks ParseEdit's contract on any input: it never panics,
 // every error wraps [replay.ErrBadEdit], and every accepted edit prints to a

@@ -68,7 +68,7 @@ func TestParseEditErrors(t *testing.T) {
 		{"reset:request=1", "missing after"},
 		{"pause:request=1,before=2,for=soon", `for=soon: time: invalid duration "soon"`},
 		{"warp:", "give scale or cap"},
-		{"warp:scale=0", "scale=0: scale must be > 0"},
+		{"warp:scale=0", "scale=0: scale must be a finite number > 0"},
 		{"drop:request=1,frame", `"frame" is not key=value`},
 	} {
 		t.Run(tc.in, func(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -93,8 +94,8 @@ func New(c *cassettes.Cassette, opts Options) (*Replayer, error) {
 	if c == nil {
 		return nil, errors.New("kwrec replay: nil cassette")
 	}
-	if opts.Speed < 0 {
-		return nil, fmt.Errorf("kwrec replay: Speed %v is negative; use 0 for as fast as possible, 1 for real time", opts.Speed)
+	if !(opts.Speed >= 0) || math.IsInf(opts.Speed, 0) { // NaN too
+		return nil, fmt.Errorf("kwrec replay: speed %v is not a finite number >= 0; use 0 for as fast as possible, 1 for real time", opts.Speed)
 	}
 	r := &Replayer{opts: opts, clock: opts.Clock, match: opts.Matcher, cassette: c,
 		colls: map[string]*collection{}, done: make(chan struct{})}

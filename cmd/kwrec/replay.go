@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/url"
 	"strconv"
 	"strings"
@@ -134,6 +135,20 @@ The replay ends when the cassette is consumed.`,
 	return cmd
 }
 
+// checkSpeed validates a --speed flag.
+func checkSpeed(v float64) error {
+	if !(v >= 0) || math.IsInf(v, 0) {
+		return fmt.Errorf("--speed %v: want a number >= 0 (0: as fast as the client reads, 1: real time, 10: ten times faster)", v)
+	}
+	return nil
+}
+
+// noMatch reports whether err is replay's "no recorded interaction
+// matches" (wrapped by client-go as a transport error).
+func noMatch(err error) bool {
+	return errors.Is(err, replay.ErrNoMatch) || strings.Contains(err.Error(), replay.ErrNoMatch.Error())
+}
+
 // exhausted reports whether err is replay's end of cassette. A watch
 // stream's read error reaches the watcher as text inside client-go's
 // decoding error, so the sentinel's text is matched too.
@@ -150,6 +165,9 @@ type eventLine struct {
 }
 
 func replayCassette(ctx context.Context, out, stderr io.Writer, path string, f *replayFlags) error {
+	if err := checkSpeed(f.speed); err != nil {
+		return err
+	}
 	c, err := cassettes.Load(path)
 	if err != nil {
 		return err
@@ -175,6 +193,7 @@ func replayCassette(ctx context.Context, out, stderr io.Writer, path string, f *
 	var mu sync.Mutex
 	enc := json.NewEncoder(out)
 	count := 0
+	var failure error
 	var wg sync.WaitGroup
 	for _, t := range ts {
 		var ri dynamic.ResourceInterface = dyn.Resource(t.gvr)
@@ -188,6 +207,18 @@ func replayCassette(ctx context.Context, out, stderr io.Writer, path string, f *
 			for ev := range w.Events(ctx) {
 				if ev.Type == watcher.Error && exhausted(ev.Err) {
 					return // the cassette is consumed: this watcher is done
+				}
+				if ev.Type == watcher.Error && noMatch(ev.Err) {
+					// The cassette cannot answer what the watcher asks
+					// (strict mode, or state it cannot rebuild): retrying
+					// would ask the same forever.
+					mu.Lock()
+					if failure == nil {
+						failure = ev.Err
+					}
+					mu.Unlock()
+					cancel()
+					return
 				}
 				mu.Lock()
 				line := eventLine{Type: ev.Type.String()}
@@ -217,7 +248,13 @@ func replayCassette(ctx context.Context, out, stderr io.Writer, path string, f *
 		}()
 	}
 	wg.Wait()
-	if ctx.Err() != nil && count < f.maxCount {
+	if failure != nil {
+		return fmt.Errorf("%s: %w", path, failure)
+	}
+	if count >= f.maxCount {
+		return fmt.Errorf("stopped after %d events (--max-events); the cassette is not consumed, the watcher may be looping", count)
+	}
+	if ctx.Err() != nil {
 		return ctx.Err()
 	}
 	fmt.Fprintf(stderr, "kwrec: replayed %d event(s) from %s; the cassette is consumed\n", count, path)

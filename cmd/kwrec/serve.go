@@ -33,6 +33,9 @@ flags and --speed apply as for kwrec replay. It stops on Ctrl-C or SIGTERM.`,
   kwrec serve cm.kwrec.zst --speed 1 --watch-error request=2,after=1,code=410 --kubeconfig-out k.yaml`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkSpeed(speed); err != nil {
+				return err
+			}
 			es, err := edits.parse()
 			if err != nil {
 				return err
