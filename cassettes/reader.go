@@ -106,7 +106,7 @@ func NewReader(r io.Reader, name string) (*Reader, error) {
 func Open(path string) (*Reader, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("cassette: %w", err)
+		return nil, fileError(path, err)
 	}
 	r, err := NewReader(f, path)
 	if err != nil {
@@ -115,6 +115,15 @@ func Open(path string) (*Reader, error) {
 	}
 	r.closer = f
 	return r, nil
+}
+
+// fileError names path once: "x.kwrec: no such file or directory".
+func fileError(path string, err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s: %w", path, pe.Err)
+	}
+	return fmt.Errorf("%s: %w", path, err)
 }
 
 // Header returns the cassette's header.
@@ -318,12 +327,10 @@ func (r *Reader) validate(e *Entry) error {
 		st.ended = true
 		// Ended interactions need no more state than "ended"; drop the
 		// rest so long cassettes stay in constant memory.
-		r.ivs[e.ID] = endedState
+		r.ivs[e.ID] = &readState{ended: true, line: st.line}
 	}
 	return nil
 }
-
-var endedState = &readState{ended: true}
 
 func (e *Entry) kind() string {
 	switch {
@@ -399,7 +406,7 @@ func Read(r io.Reader, name string) (*Cassette, error) {
 func Load(path string) (*Cassette, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("cassette: %w", err)
+		return nil, fileError(path, err)
 	}
 	defer f.Close()
 	return Read(f, path)

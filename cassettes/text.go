@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
+	"reflect"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -168,8 +171,31 @@ func decodeHeader(line []byte) (Header, *ParseError) {
 		Redactions: hl.Redactions, Labels: hl.Labels, Edits: hl.Edits}, nil
 }
 
-// jsonMsg makes encoding/json's messages read as a cassette's.
+// jsonMsg makes encoding/json's messages read as a cassette's, without
+// Go's type names.
 func jsonMsg(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		if te.Field == "" {
+			return fmt.Sprintf("a JSON %s where an object was expected", te.Value)
+		}
+		want := te.Type.Kind().String()
+		switch te.Type.Kind() {
+		case reflect.Int, reflect.Int64, reflect.Int32:
+			want = "a number"
+		case reflect.String:
+			want = "a string"
+		case reflect.Map, reflect.Struct:
+			want = "an object"
+		case reflect.Slice:
+			want = "a list"
+		}
+		return fmt.Sprintf("%q is a JSON %s; expected %s", te.Field, te.Value, want)
+	}
+	var pe *time.ParseError
+	if errors.As(err, &pe) {
+		return fmt.Sprintf("bad time %q; expected RFC 3339, such as \"2026-12-01T07:00:00Z\"", pe.Value)
+	}
 	s := err.Error()
 	return string(bytes.TrimPrefix([]byte(s), []byte("json: ")))
 }
@@ -260,6 +286,9 @@ func decodeEntry(n int, line []byte) (Entry, *ParseError) {
 		}
 		if l.Method == "" || l.URL == "" {
 			return e, lineError(n, `request %d needs "method" and "url"`, e.ID)
+		}
+		if _, err := url.Parse(l.URL); err != nil {
+			return e, lineError(n, "request %d: bad url %q: %v", e.ID, l.URL, errors.Unwrap(err))
 		}
 		if l.Status != 0 || l.JSON != nil || l.Text != nil || l.Base64 != nil || l.Reason != "" || l.Latency != nil {
 			return e, lineError(n, "request %d has fields of another line kind; a request line has at, method, url, header, body", e.ID)

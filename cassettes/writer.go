@@ -104,7 +104,7 @@ func Create(path string, h Header, opts WriterOptions) (*Writer, error) {
 	}
 	f, err := os.Create(path)
 	if err != nil {
-		return nil, fmt.Errorf("cassette: %w", err)
+		return nil, fileError(path, err)
 	}
 	w, err := NewWriter(f, h, opts)
 	if err != nil {
@@ -136,10 +136,16 @@ func (w *Writer) flushLoop(t clock.Ticker) {
 
 func (w *Writer) fail(err error) error {
 	if w.err == nil {
-		if w.name != "" {
-			err = fmt.Errorf("%s: %w", w.name, err)
+		// os errors name the path already: keep only their cause.
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
 		}
-		w.err = fmt.Errorf("cassette: writing: %w", err)
+		if w.name != "" {
+			w.err = fmt.Errorf("cassette: writing %s: %w", w.name, err)
+		} else {
+			w.err = fmt.Errorf("cassette: writing: %w", err)
+		}
 	}
 	return w.err
 }

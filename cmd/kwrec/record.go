@@ -66,6 +66,11 @@ and tokens are redacted unless --no-redact.`,
 			if f.out == "" {
 				return errors.New("record needs -o FILE")
 			}
+			// Before any cluster traffic: a typo in -o should not cost a
+			// connection to find out.
+			if _, err := os.Stat(filepath.Dir(f.out)); err != nil {
+				return fmt.Errorf("-o %s: the output directory does not exist", f.out)
+			}
 			if f.proxy {
 				if cmd.ArgsLenAtDash() != 0 || len(args) == 0 {
 					return errors.New("record --proxy needs a command after --: kwrec record --proxy -o FILE -- COMMAND [ARGS...]")
@@ -121,11 +126,6 @@ func startSession(cmd *cobra.Command, f *recordFlags, cfg *rest.Config) (*sessio
 		}
 		h.Labels[k] = v
 	}
-	if dir := filepath.Dir(f.out); dir != "" {
-		if _, err := os.Stat(dir); err != nil {
-			return nil, fmt.Errorf("output directory: %v", err)
-		}
-	}
 	w, err := cassettes.Create(f.out, h, cassettes.WriterOptions{})
 	if err != nil {
 		return nil, err
@@ -141,7 +141,15 @@ func startSession(cmd *cobra.Command, f *recordFlags, cfg *rest.Config) (*sessio
 // finish stops the recorder and closes the cassette; it reports what was
 // saved only when everything was written.
 func (s *session) finish() error {
-	return errors.Join(s.rec.Close(), s.w.Close())
+	rerr, werr := s.rec.Close(), s.w.Close()
+	// Both report the writer's sticky error when the disk filled: once.
+	if rerr != nil && werr != nil && strings.Contains(rerr.Error(), werr.Error()) {
+		return rerr
+	}
+	if rerr != nil && werr != nil && strings.Contains(werr.Error(), rerr.Error()) {
+		return werr
+	}
+	return errors.Join(rerr, werr)
 }
 
 // resourceStats are one resource's live counters.
