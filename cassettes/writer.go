@@ -379,20 +379,29 @@ func Write(out io.Writer, c *Cassette, compress bool) error {
 	return w.Close()
 }
 
-// Save writes c to path atomically (a temporary file in the same directory,
-// then a rename), compressed when path ends in ".zst". The old file stays
-// untouched if anything fails.
+// Save writes c to path atomically (see [WriteAtomic]), compressed when
+// path ends in ".zst". The old file stays untouched if anything fails.
 func Save(path string, c *Cassette) error {
+	return WriteAtomic(path, func(w io.Writer) error {
+		return Write(w, c, strings.HasSuffix(path, ".zst"))
+	})
+}
+
+// WriteAtomic writes path through write: to a temporary file in the same
+// directory, synced, then renamed over path, so readers see the old file
+// or the new one, never a part. If write fails the temporary file is
+// removed and path is untouched.
+func WriteAtomic(path string, write func(io.Writer) error) error {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
 	}
 	tmp, err := os.CreateTemp(dir, "."+base+".tmp*")
 	if err != nil {
-		return fmt.Errorf("cassette: %w", err)
+		return fileError(path, err)
 	}
 	defer os.Remove(tmp.Name()) // no-op after the rename
-	if err := Write(tmp, c, strings.HasSuffix(path, ".zst")); err != nil {
+	if err := write(tmp); err != nil {
 		tmp.Close()
 		return fmt.Errorf("%s: %w", path, err)
 	}
