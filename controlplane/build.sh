@@ -16,7 +16,7 @@ KUBE_VERSION=v1.37.2
 ETCD_VERSION=v3.7.0
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-root="${KWREC_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/kwrec}"
+root="${KWREC_CACHE_DIR:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/kwrec}"
 dir="$root/controlplane/kube-apiserver-${KUBE_VERSION}_etcd-${ETCD_VERSION}_$(go env GOOS)-$(go env GOARCH)"
 mkdir -p "$dir"
 dir="$(cd "$dir" && pwd)"
