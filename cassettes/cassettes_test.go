@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -177,8 +178,9 @@ func TestSaveIsAtomicAndPicksTheFormByExtension(t *testing.T) {
 		Response: &cassettes.Response{Status: 200}, End: &cassettes.End{Reason: "exploded"}}}}
 	p := filepath.Join(dir, "a.kwrec")
 	before, _ := os.ReadFile(p)
-	if err := cassettes.Save(p, bad); err == nil {
-		t.Fatal("saving an invalid end reason succeeded")
+	want := p + `: cassette: end of interaction 1: invalid reason "exploded"`
+	if err := cassettes.Save(p, bad); err == nil || err.Error() != want {
+		t.Fatalf("saving an invalid end reason: %v, want %s", err, want)
 	}
 	after, _ := os.ReadFile(p)
 	if !bytes.Equal(before, after) {
@@ -289,21 +291,29 @@ func TestACutCompressedCassetteKeepsEverythingBeforeTheCut(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for the writer's flush goroutine.
+// lockedBuffer is a bytes.Buffer safe for the writer's flush goroutine;
+// wrote receives a signal after each Write.
 type lockedBuffer struct {
-	mu chan struct{}
-	b  bytes.Buffer
+	mu    sync.Mutex
+	b     bytes.Buffer
+	wrote chan struct{}
 }
 
-func newLockedBuffer() *lockedBuffer { return &lockedBuffer{mu: make(chan struct{}, 1)} }
+func newLockedBuffer() *lockedBuffer { return &lockedBuffer{wrote: make(chan struct{}, 1)} }
+
 func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu <- struct{}{}
-	defer func() { <-l.mu }()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	select {
+	case l.wrote <- struct{}{}:
+	default:
+	}
 	return l.b.Write(p)
 }
+
 func (l *lockedBuffer) Bytes() []byte {
-	l.mu <- struct{}{}
-	defer func() { <-l.mu }()
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	return append([]byte(nil), l.b.Bytes()...)
 }
 
@@ -315,8 +325,8 @@ func TestWriterStreamsAndHeaderNotes(t *testing.T) {
 	}
 	a, _ := w.Request(0, cassettes.Request{Method: "GET", URL: "/w1", Header: http.Header{"Accept": {"application/json"}}})
 	b, _ := w.Request(time.Millisecond, cassettes.Request{Method: "GET", URL: "/w2"})
-	if err := w.Frame(a, cassettes.Frame{Data: []byte("x")}); err == nil {
-		t.Error("a frame before the response was accepted")
+	if err := w.Frame(a, cassettes.Frame{Data: []byte("x")}); err == nil || err.Error() != "cassette: frame for interaction 1 before its response" {
+		t.Errorf("a frame before the response: %v, want the error saying so", err)
 	}
 	w.Response(b, cassettes.Response{Status: 200})
 	w.Response(a, cassettes.Response{Status: 200})

@@ -12,19 +12,6 @@ import (
 	"github.com/kwrec/kwrec/cassettes"
 )
 
-// waitFor polls cond without sleeping on the real clock for long: the flush
-// goroutine runs as soon as the fake clock fires.
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met in 10s")
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
 func TestAKilledWriterLeavesEverythingFlushedReadable(t *testing.T) {
 	for _, compress := range []bool{false, true} {
 		t.Run(fmt.Sprintf("compress=%v", compress), func(t *testing.T) {
@@ -39,12 +26,30 @@ func TestAKilledWriterLeavesEverythingFlushedReadable(t *testing.T) {
 			for i := 0; i < 3; i++ {
 				w.Frame(id, cassettes.Frame{At: time.Duration(i) * time.Millisecond, Data: []byte(fmt.Sprintf(`{"type":"ADDED","object":{"n":%d}}`+"\n", i))})
 			}
+			// Only the header has reached the output; the frames wait in
+			// the writer's buffer for the flush interval.
 			before := len(out.Bytes())
+			select {
+			case <-out.wrote: // the header's write
+			default:
+			}
+			if !fc.HasWaiters() {
+				t.Fatal("the writer has no flush ticker on the clock")
+			}
 			// One flush interval later the frames are in the output, with no
 			// Close: what a SIGKILL would leave.
-			waitFor(t, fc.HasWaiters)
 			fc.Step(cassettes.DefaultFlushInterval)
-			waitFor(t, func() bool { return len(out.Bytes()) > before })
+			select {
+			case <-out.wrote:
+			case <-time.After(10 * time.Second): // a hang guard, not a wait
+				t.Fatal("nothing flushed one flush interval later")
+			}
+			// The flush runs under the writer's lock: once another method
+			// gets it, the whole flush has been written.
+			w.Open()
+			if len(out.Bytes()) <= before {
+				t.Fatal("the flush wrote nothing")
+			}
 			// Written after the last flush: lost on a kill, never half-read.
 			w.Frame(id, cassettes.Frame{At: 5 * time.Millisecond, Data: []byte(`{"type":"ADDED","object":{"n":3}}` + "\n")})
 

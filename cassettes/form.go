@@ -21,6 +21,10 @@ func (p *plainReader) Close() error {
 	return nil
 }
 
+// IsCompressed reports whether data starts like the compressed form (zstd's
+// magic bytes), the test every reader here uses.
+func IsCompressed(data []byte) bool { return bytes.HasPrefix(data, zstdMagic) }
+
 // Plain returns the text form of the cassette bytes in r, decompressing
 // them when they start with zstd's magic bytes and passing them through
 // otherwise. It does not parse the cassette (kwrec cat and textconv use it
@@ -28,7 +32,7 @@ func (p *plainReader) Close() error {
 func Plain(r io.Reader) (io.ReadCloser, error) {
 	br := bufio.NewReader(r)
 	magic, _ := br.Peek(4)
-	if !bytes.Equal(magic, zstdMagic) {
+	if !IsCompressed(magic) {
 		return &plainReader{Reader: br}, nil
 	}
 	dec, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true), zstd.WithDecoderMaxWindow(64<<20))

@@ -71,7 +71,7 @@ func NewReader(r io.Reader, name string) (*Reader, error) {
 	case err != nil && err != io.EOF:
 		return nil, &ParseError{File: name, Offset: -1, Err: err, Msg: err.Error()}
 	}
-	if bytes.Equal(magic, zstdMagic) {
+	if IsCompressed(magic) {
 		dec, err := zstd.NewReader(raw, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true), zstd.WithDecoderMaxWindow(64<<20))
 		if err != nil {
 			return nil, &ParseError{File: name, Offset: 0, Err: ErrNotCassette, Msg: "bad zstd stream: " + err.Error()}

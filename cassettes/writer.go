@@ -34,8 +34,8 @@ type WriterOptions struct {
 }
 
 type ivState struct {
-	responded, ended bool
-	lastAt           time.Duration
+	responded bool
+	lastAt    time.Duration
 }
 
 // Writer appends a cassette's text form line by line as interactions happen;

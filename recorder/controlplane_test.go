@@ -17,7 +17,9 @@ import (
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	clientfeatures "k8s.io/client-go/features"
 	clientfeaturestesting "k8s.io/client-go/features/testing"
@@ -522,15 +524,20 @@ func TestLiveWatchFromACompactedResourceVersion(t *testing.T) {
 	admin := kubernetes.NewForConfigOrDie(cfg)
 	mkNamespace(t, admin, "compacted")
 	first := mkConfigMap(t, admin, "compacted", "cm")
-	// Two compaction ticks after more writes: the first write's revision
-	// is compacted away.
 	for i := range 3 {
 		first.Data["k"] = fmt.Sprint(i)
-		if _, err := admin.CoreV1().ConfigMaps("compacted").Update(t.Context(), first, metav1.UpdateOptions{}); err != nil {
+		if first, err = admin.CoreV1().ConfigMaps("compacted").Update(t.Context(), first, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		first, _ = admin.CoreV1().ConfigMaps("compacted").Get(t.Context(), "cm", metav1.GetOptions{})
-		time.Sleep(1100 * time.Millisecond)
+	}
+	// Wait for the server to compact revision 1 away: a list at exactly
+	// that revision is then 410 Gone.
+	err = wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		_, err := admin.CoreV1().ConfigMaps("compacted").List(ctx, metav1.ListOptions{ResourceVersion: "1", ResourceVersionMatch: metav1.ResourceVersionMatchExact})
+		return apierrors.IsResourceExpired(err) || apierrors.IsGone(err), nil
+	})
+	if err != nil {
+		t.Fatalf("revision 1 was never compacted: %v", err)
 	}
 
 	s := newSession(t, recorder.Options{})

@@ -264,8 +264,8 @@ func TestAConnectionCutMidStreamEndsWithReset(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, err := io.ReadAll(resp.Body)
-	if err == nil {
-		t.Fatal("reading a cut body: no error")
+	if !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("reading a cut body: %v, want unexpected EOF", err)
 	}
 	if string(b) != e1+`{"type":"MODI` {
 		t.Errorf("client got %q", b)
@@ -366,8 +366,8 @@ func TestStreamsStop(t *testing.T) {
 			t.Fatalf("first event %q, %v", line, err)
 		}
 		resp.Body.Close()
-		if _, err := resp.Body.Read(make([]byte, 1)); err == nil {
-			t.Error("Read after Close: no error")
+		if _, err := resp.Body.Read(make([]byte, 1)); err == nil || err.Error() != "http: read on closed response body" {
+			t.Errorf("Read after Close: %v, want net/http's read on closed response body", err)
 		}
 		in := s.finish().Interactions[0]
 		if in.End.Reason != cassettes.EndStopped || len(in.Frames) != 1 {
@@ -415,8 +415,8 @@ func TestStreamsStop(t *testing.T) {
 			t.Fatal(err)
 		}
 		time.AfterFunc(10*time.Millisecond, cancel)
-		if _, err := resp.Body.Read(make([]byte, 10)); err == nil {
-			t.Error("Read after cancel: no error")
+		if _, err := resp.Body.Read(make([]byte, 10)); !errors.Is(err, context.Canceled) {
+			t.Errorf("Read after cancel: %v, want context.Canceled", err)
 		}
 		resp.Body.Close()
 		if in := s.finish().Interactions[0]; in.End.Reason != cassettes.EndStopped {
@@ -503,8 +503,8 @@ func TestModes(t *testing.T) {
 			t.Errorf("New with %v: %v, want ErrReplayMode", m, err)
 		}
 	}
-	if _, err := recorder.New(nil, recorder.Options{}); err == nil {
-		t.Error("RecordOnly without a writer: no error")
+	if _, err := recorder.New(nil, recorder.Options{}); err == nil || err.Error() != "recorder: nil cassette writer; create one with cassettes.Create" {
+		t.Errorf("RecordOnly without a writer: %v, want the nil-writer error", err)
 	}
 	rec, err := recorder.New(nil, recorder.Options{Mode: recorder.ModePassthrough})
 	if err != nil {

@@ -72,10 +72,12 @@ func (s *stream) Read(p []byte) (int, error) {
 		s.queued -= n
 		s.cond.Broadcast() // the pump may wait for room
 		return n, nil
-	case s.end != nil:
-		return 0, s.end
+	case s.ctxErr != nil:
+		// A cancelled request reads its context's error, as from
+		// net/http, even when the upstream's close error came first.
+		return 0, s.ctxErr
 	}
-	return 0, s.ctxErr
+	return 0, s.end
 }
 
 // Close stops the stream early (the cassette records

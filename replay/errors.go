@@ -3,6 +3,7 @@ package replay
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"syscall"
 )
 
@@ -26,6 +27,20 @@ var (
 	// other hosts could reach, unless [Server.AllowRemote] is set.
 	ErrNotLoopback = errors.New("refusing to serve a cassette beyond loopback; use a 127.0.0.1 address, or allow remote clients explicitly")
 )
+
+// IsExhausted reports whether err is [ErrExhausted], also after client-go
+// has flattened it: a watch body's read error reaches a client-go watcher
+// only as the text of a decoding error, so the sentinel's text is matched
+// too.
+func IsExhausted(err error) bool { return matches(err, ErrExhausted) }
+
+// IsNoMatch reports whether err is [ErrNoMatch], also inside client-go's
+// errors (see [IsExhausted]).
+func IsNoMatch(err error) bool { return matches(err, ErrNoMatch) }
+
+func matches(err, sentinel error) bool {
+	return err != nil && (errors.Is(err, sentinel) || strings.Contains(err.Error(), sentinel.Error()))
+}
 
 // errClosedBody mirrors net/http's error for a read after Close.
 var errClosedBody = errors.New("http: read on closed response body")

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/kwrec/kwrec/cassettes"
+	"github.com/kwrec/kwrec/internal/apipath"
 )
 
 // fallback answers a GET list, watch or get of a recorded collection from
@@ -44,20 +45,20 @@ func (r *Replayer) fallback(req *http.Request, got *cassettes.Request) (*plan, s
 	if acc := req.Header.Get("Accept"); acc != "" && !accepts(acc, "application/json") {
 		return nil, "the client does not accept application/json, the only encoding state is served in"
 	}
-	rp, ok := parseResourcePath(req.URL.Path)
+	rp, ok := apipath.Parse(req.URL.Path)
 	if !ok {
 		return nil, "not a resource path"
 	}
-	c := r.colls[rp.collection()]
+	c := r.colls[rp.Collection()]
 	if c == nil {
 		for _, iv := range r.ivs {
 			u, err := url.Parse(iv.in.Request.URL)
-			if err == nil && u.Path == rp.collection() && iv.in.Response != nil && !isJSON(iv.in.Response.Header) {
+			if err == nil && u.Path == rp.Collection() && iv.in.Response != nil && !isJSON(iv.in.Response.Header) {
 				return nil, fmt.Sprintf("%s was recorded in %s only; state is rebuilt from JSON recordings (record with a JSON client, e.g. rest.Config.ContentType = \"application/json\")",
-					rp.collection(), mediaType(iv.in.Response.Header.Get("Content-Type")))
+					rp.Collection(), mediaType(iv.in.Response.Header.Get("Content-Type")))
 			}
 		}
-		return nil, fmt.Sprintf("no JSON list or watch of %s was recorded", rp.collection())
+		return nil, fmt.Sprintf("no JSON list or watch of %s was recorded", rp.Collection())
 	}
 	c.build()
 	if c.broken != "" {
@@ -85,18 +86,18 @@ func (r *Replayer) fallback(req *http.Request, got *cassettes.Request) (*plan, s
 		}
 	}
 
-	if rp.name != "" { // get one object
+	if rp.Name != "" { // get one object
 		if isWatch(q) {
 			return nil, "watch of a single object by path is not supported; use fieldSelector=metadata.name=NAME"
 		}
 		objs, _ := c.stateAt(c.progress)
 		for _, o := range objs {
-			if o.name == rp.name && o.namespace == rp.namespace {
+			if o.name == rp.Name && o.namespace == rp.Namespace {
 				p.frames = []outFrame{{data: append(append([]byte{}, o.raw...), '\n')}}
 				return p, ""
 			}
 		}
-		return statusPlan(http.StatusNotFound, "NotFound", fmt.Sprintf("%s %q not found", rp.resource, rp.name)), ""
+		return statusPlan(http.StatusNotFound, "NotFound", fmt.Sprintf("%s %q not found", rp.Resource, rp.Name)), ""
 	}
 
 	if !isWatch(q) {

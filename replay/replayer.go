@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/kwrec/kwrec/cassettes"
+	"github.com/kwrec/kwrec/internal/apipath"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
@@ -146,8 +147,8 @@ func (r *Replayer) index(iv *ivState) {
 	if err != nil {
 		return
 	}
-	rp, ok := parseResourcePath(u.Path)
-	if !ok || rp.name != "" {
+	rp, ok := apipath.Parse(u.Path)
+	if !ok || rp.Name != "" {
 		return
 	}
 	c := r.colls[u.Path]

@@ -301,17 +301,17 @@ func (r *Replayer) synthesizeDiscovery(path, host string) []byte {
 	byGV := map[string]map[string]*res{}
 	for _, c := range r.collOrder {
 		c.build()
-		gv := c.rp.apiVersion()
+		gv := c.rp.APIVersion()
 		if byGV[gv] == nil {
 			byGV[gv] = map[string]*res{}
 		}
 		kind, _, _ := c.kinds()
-		x := byGV[gv][c.rp.resource]
+		x := byGV[gv][c.rp.Resource]
 		if x == nil {
-			x = &res{Name: c.rp.resource, SingularName: strings.ToLower(kind), Kind: kind, Verbs: []string{"get", "list", "watch"}}
-			byGV[gv][c.rp.resource] = x
+			x = &res{Name: c.rp.Resource, SingularName: strings.ToLower(kind), Kind: kind, Verbs: []string{"get", "list", "watch"}}
+			byGV[gv][c.rp.Resource] = x
 		}
-		x.Namespaced = x.Namespaced || c.rp.namespace != ""
+		x.Namespaced = x.Namespaced || c.rp.Namespace != ""
 	}
 	server := r.cassette.Header.Server
 	r.mu.Unlock()

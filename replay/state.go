@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kwrec/kwrec/cassettes"
+	"github.com/kwrec/kwrec/internal/apipath"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 )
@@ -23,66 +24,6 @@ import (
 // resourceVersions are opaque to clients, but every etcd-backed API server
 // hands out etcd revisions: decimal integers that only grow. The fallback
 // relies on that and is disabled for a collection with any other value.
-
-// resourcePath is an API path split into its parts.
-type resourcePath struct {
-	group, version, resource, namespace, name string
-}
-
-// collection returns the path of the collection the object path belongs to.
-func (p resourcePath) collection() string {
-	var b strings.Builder
-	if p.group == "" {
-		b.WriteString("/api/" + p.version)
-	} else {
-		b.WriteString("/apis/" + p.group + "/" + p.version)
-	}
-	if p.namespace != "" {
-		b.WriteString("/namespaces/" + p.namespace)
-	}
-	b.WriteString("/" + p.resource)
-	return b.String()
-}
-
-func (p resourcePath) apiVersion() string {
-	if p.group == "" {
-		return p.version
-	}
-	return p.group + "/" + p.version
-}
-
-// parseResourcePath splits /api/v1/[namespaces/NS/]RES[/NAME] and
-// /apis/G/V/[namespaces/NS/]RES[/NAME]; subresources and other paths give
-// ok == false.
-func parseResourcePath(path string) (p resourcePath, ok bool) {
-	segs := strings.Split(strings.Trim(path, "/"), "/")
-	var rest []string
-	switch {
-	case len(segs) >= 3 && segs[0] == "api":
-		p.version, rest = segs[1], segs[2:]
-	case len(segs) >= 4 && segs[0] == "apis":
-		p.group, p.version, rest = segs[1], segs[2], segs[3:]
-	default:
-		return p, false
-	}
-	if len(rest) >= 3 && rest[0] == "namespaces" {
-		p.namespace, rest = rest[1], rest[2:]
-	}
-	switch len(rest) {
-	case 1:
-		p.resource = rest[0]
-	case 2:
-		p.resource, p.name = rest[0], rest[1]
-	default:
-		return p, false
-	}
-	for _, s := range []string{p.version, p.resource, p.name, p.namespace, p.group} {
-		if strings.ContainsAny(s, " ") {
-			return p, false
-		}
-	}
-	return p, p.resource != "" && p.version != ""
-}
 
 // object is one recorded object, reduced to what the fallback needs.
 type object struct {
@@ -109,7 +50,7 @@ type snapshot struct {
 // collection is everything recorded about one collection path.
 type collection struct {
 	path       string
-	rp         resourcePath
+	rp         apipath.Path
 	progress   int64 // the highest resourceVersion served so far
 	last       int64 // the highest resourceVersion recorded
 	oldest     int64 // the oldest resourceVersion state is known at
@@ -342,7 +283,7 @@ func (c *collection) kinds() (kind, listKind, apiVersion string) {
 		listKind = kind + "List"
 	}
 	if apiVersion == "" {
-		apiVersion = c.rp.apiVersion()
+		apiVersion = c.rp.APIVersion()
 	}
 	return
 }

@@ -100,10 +100,6 @@ func eventString(ev watcher.Event[*corev1.ConfigMap]) string {
 	return fmt.Sprintf("%s(%s)", ev.Type, ev.Object.Name)
 }
 
-func exhausted(err error) bool {
-	return err != nil && (errors.Is(err, replay.ErrExhausted) || strings.Contains(err.Error(), replay.ErrExhausted.Error()))
-}
-
 // replayEvents runs a watcher with cfg over the cassette (with edits) until
 // replay is exhausted, and returns its events, the final store and the
 // requests it made.
@@ -132,7 +128,7 @@ func replayEvents(t *testing.T, c *cassettes.Cassette, cfg watcher.Config, edits
 	var got []string
 	var store watcher.Store[*corev1.ConfigMap]
 	for ev := range w.Events(ctx) {
-		if ev.Type == watcher.Error && exhausted(ev.Err) {
+		if ev.Type == watcher.Error && replay.IsExhausted(ev.Err) {
 			break
 		}
 		store.Apply(ev)
@@ -308,7 +304,7 @@ func TestAConsumedCassetteInExhaustionModeEndsWithThatErrorNeverAHang(t *testing
 	n := 0
 	for ev := range w.Events(ctx) {
 		n++
-		if ev.Type == watcher.Error && exhausted(ev.Err) {
+		if ev.Type == watcher.Error && replay.IsExhausted(ev.Err) {
 			select {
 			case <-r.Done():
 			default:
@@ -336,22 +332,27 @@ func TestAnInformerReplayingTheSeedsEndsWithTheWatchersStore(t *testing.T) {
 			cs := kubernetes.NewForConfigOrDie(r.Config())
 			f := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(seedNamespace))
 			inf := f.Core().V1().ConfigMaps().Informer()
+			// Every store change signals; the test re-checks on each, with
+			// no polling.
+			changed := make(chan struct{}, 1)
+			signal := func(any) {
+				select {
+				case changed <- struct{}{}:
+				default:
+				}
+			}
+			if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+				AddFunc: signal, DeleteFunc: signal,
+				UpdateFunc: func(_, o any) { signal(o) },
+			}); err != nil {
+				t.Fatal(err)
+			}
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			f.Start(ctx.Done())
 			defer func() { cancel(); f.Shutdown() }()
-			if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
-				t.Fatal("the informer never synced")
-			}
-			select {
-			case <-r.Done():
-			case <-ctx.Done():
-				t.Fatal("the informer did not consume the cassette")
-			}
-			// Done means every frame was served; give the informer's
-			// handler loop the time to apply the last one.
 			var got []string
-			for ctx.Err() == nil {
+			for {
 				got = got[:0]
 				for _, o := range inf.GetStore().List() {
 					cm := o.(*corev1.ConfigMap)
@@ -360,9 +361,12 @@ func TestAnInformerReplayingTheSeedsEndsWithTheWatchersStore(t *testing.T) {
 				if cmp.Equal(sorted(got), want) {
 					return
 				}
-				time.Sleep(time.Millisecond)
+				select {
+				case <-changed:
+				case <-ctx.Done():
+					t.Fatalf("informer store = %v, watcher store = %v", sorted(got), want)
+				}
 			}
-			t.Errorf("informer store = %v, watcher store = %v", sorted(got), want)
 		})
 	}
 }

@@ -64,7 +64,7 @@ func edit(cmd *cobra.Command, path string) error {
 	if err != nil {
 		return err
 	}
-	compressed := bytes.HasPrefix(raw, []byte{0x28, 0xb5, 0x2f, 0xfd})
+	compressed := cassettes.IsCompressed(raw)
 	p, err := cassettes.Plain(bytes.NewReader(raw))
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)

@@ -18,6 +18,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/kwrec/kwrec/cassettes"
 )
 
 // version is set with -ldflags "-X main.version=..." by release builds.
@@ -100,7 +102,7 @@ func newVersionCmd() *cobra.Command {
 		Example: "  kwrec version",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			fmt.Fprintf(cmd.OutOrStdout(), "kwrec %s (cassette format %d)\n", version, cassetteVersion())
+			fmt.Fprintf(cmd.OutOrStdout(), "kwrec %s (cassette format %d)\n", version, cassettes.Version)
 			return nil
 		},
 	}

@@ -250,8 +250,7 @@ func recordResources(cmd *cobra.Command, f *recordFlags, args []string) error {
 		}()
 	}
 	// A write error (a full disk) stops the recording at once: recording
-	// on would only lose more.
-	var writeErr error
+	// on would only lose more. finish reports the error.
 	go func() {
 		t := time.NewTicker(100 * time.Millisecond)
 		defer t.Stop()
@@ -260,8 +259,7 @@ func recordResources(cmd *cobra.Command, f *recordFlags, args []string) error {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				if err := s.w.Err(); err != nil {
-					writeErr = err
+				if s.w.Err() != nil {
 					cancel()
 					return
 				}
@@ -294,9 +292,6 @@ func recordResources(cmd *cobra.Command, f *recordFlags, args []string) error {
 	<-progressGone // the line is cleared before the summary
 	if err := s.finish(); err != nil {
 		return fmt.Errorf("recording stopped with errors; %s holds only what was written before: %v", f.out, err)
-	}
-	if writeErr != nil { // finish returns it too; this is belt and braces
-		return fmt.Errorf("recording stopped; %s holds only what was written before: %v", f.out, writeErr)
 	}
 	fmt.Fprintln(cmd.ErrOrStderr(), summary(stats, time.Since(start), f.out))
 	return nil
@@ -378,12 +373,12 @@ func recordProxy(cmd *cobra.Command, f *recordFlags, command []string) error {
 		// Stop the command as Ctrl-C would, then give it a moment.
 		_ = child.Process.Signal(syscall.SIGTERM)
 		select {
-		case werr = <-waited:
+		case <-waited:
 		case <-time.After(5 * time.Second):
 			_ = child.Process.Kill()
-			werr = <-waited
+			<-waited
 		}
-		werr = nil // we stopped it: its exit status is ours to ignore
+		// We stopped it: its exit status is ours to ignore.
 	}
 	if err := errors.Join(p.Close(), s.finish()); err != nil {
 		return fmt.Errorf("recording stopped with errors; %s holds only what was written before: %v", f.out, err)

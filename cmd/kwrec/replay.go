@@ -3,13 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
 	"net/url"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/spf13/cobra"
@@ -18,6 +16,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/kwrec/kwrec/cassettes"
+	"github.com/kwrec/kwrec/internal/apipath"
 	"github.com/kwrec/kwrec/replay"
 	"github.com/kwrec/kwrec/watcher"
 )
@@ -29,30 +28,6 @@ type target struct {
 	namespace string
 	cfg       watcher.Config
 	label     string
-}
-
-// parseCollection splits /api/v1[/namespaces/NS]/RES or
-// /apis/G/V[/namespaces/NS]/RES; a named object (RES/NAME) is not a
-// collection.
-func parseCollection(path string) (schema.GroupVersionResource, string, bool) {
-	parts := strings.Split(strings.Trim(path, "/"), "/")
-	var gv schema.GroupVersion
-	switch {
-	case len(parts) >= 3 && parts[0] == "api":
-		gv, parts = schema.GroupVersion{Version: parts[1]}, parts[2:]
-	case len(parts) >= 4 && parts[0] == "apis":
-		gv, parts = schema.GroupVersion{Group: parts[1], Version: parts[2]}, parts[3:]
-	default:
-		return schema.GroupVersionResource{}, "", false
-	}
-	ns := ""
-	if len(parts) == 3 && parts[0] == "namespaces" {
-		ns, parts = parts[1], parts[2:]
-	}
-	if len(parts) != 1 || parts[0] == "namespaces" && ns != "" {
-		return schema.GroupVersionResource{}, "", false
-	}
-	return gv.WithResource(parts[0]), ns, true
 }
 
 // targets finds the collections of c in the order first seen.
@@ -67,10 +42,11 @@ func targets(c *cassettes.Cassette) []target {
 		if err != nil {
 			continue
 		}
-		gvr, ns, ok := parseCollection(u.Path)
-		if !ok {
+		p, ok := apipath.Parse(u.Path)
+		if !ok || p.Name != "" { // a named object is not a collection
 			continue
 		}
+		gvr, ns := p.GroupVersionResource(), p.Namespace
 		key := ns + "/" + gvr.String()
 		t := seen[key]
 		if t == nil {
@@ -143,19 +119,6 @@ func checkSpeed(v float64) error {
 	return nil
 }
 
-// noMatch reports whether err is replay's "no recorded interaction
-// matches" (wrapped by client-go as a transport error).
-func noMatch(err error) bool {
-	return errors.Is(err, replay.ErrNoMatch) || strings.Contains(err.Error(), replay.ErrNoMatch.Error())
-}
-
-// exhausted reports whether err is replay's end of cassette. A watch
-// stream's read error reaches the watcher as text inside client-go's
-// decoding error, so the sentinel's text is matched too.
-func exhausted(err error) bool {
-	return errors.Is(err, replay.ErrExhausted) || strings.Contains(err.Error(), replay.ErrExhausted.Error())
-}
-
 type eventLine struct {
 	Resource        string `json:"resource,omitempty"`
 	Type            string `json:"type"`
@@ -205,10 +168,10 @@ func replayCassette(ctx context.Context, out, stderr io.Writer, path string, f *
 		go func() {
 			defer wg.Done()
 			for ev := range w.Events(ctx) {
-				if ev.Type == watcher.Error && exhausted(ev.Err) {
+				if ev.Type == watcher.Error && replay.IsExhausted(ev.Err) {
 					return // the cassette is consumed: this watcher is done
 				}
-				if ev.Type == watcher.Error && noMatch(ev.Err) {
+				if ev.Type == watcher.Error && replay.IsNoMatch(ev.Err) {
 					// The cassette cannot answer what the watcher asks
 					// (strict mode, or state it cannot rebuild): retrying
 					// would ask the same forever.

@@ -14,8 +14,6 @@ import (
 	"github.com/kwrec/kwrec/internal/describe"
 )
 
-func cassetteVersion() int { return cassettes.Version }
-
 // timelineRow is one line of `kwrec show`, also its --json form.
 type timelineRow struct {
 	// Offset from the cassette start.

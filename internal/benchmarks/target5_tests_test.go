@@ -2,7 +2,6 @@ package benchmarks_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -122,7 +121,7 @@ func (s seedScenario) run(b *testing.B) {
 	defer cancel()
 	n := 0
 	for ev := range w.Events(ctx) {
-		if ev.Type == watcher.Error && ev.Err != nil && (errors.Is(ev.Err, replay.ErrExhausted) || strings.Contains(ev.Err.Error(), replay.ErrExhausted.Error())) {
+		if ev.Type == watcher.Error && replay.IsExhausted(ev.Err) {
 			break
 		}
 		n++

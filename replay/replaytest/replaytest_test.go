@@ -1,6 +1,7 @@
 package replaytest_test
 
 import (
+	"errors"
 	"path/filepath"
 	"testing"
 
@@ -50,7 +51,7 @@ func TestConfigReadsCompressedCassettes(t *testing.T) {
 func TestNewPassesOptions(t *testing.T) {
 	r := replaytest.New(t, "configmaps.kwrec", replay.Options{Strict: true})
 	_, err := kubernetes.NewForConfigOrDie(r.Config()).CoreV1().ConfigMaps("default").List(t.Context(), metav1.ListOptions{})
-	if err == nil {
-		t.Error("a strict replay answered an unrecorded list")
+	if !errors.Is(err, replay.ErrNoMatch) {
+		t.Errorf("a strict replay of an unrecorded list: %v, want ErrNoMatch", err)
 	}
 }
