@@ -60,7 +60,6 @@ func (r *Replayer) fallback(req *http.Request, got *cassettes.Request) (*plan, s
 		}
 		return nil, fmt.Sprintf("no JSON list or watch of %s was recorded", rp.Collection())
 	}
-	c.build()
 	if c.broken != "" {
 		return nil, "state of " + c.path + " cannot be rebuilt: " + c.broken
 	}
@@ -71,12 +70,16 @@ func (r *Replayer) fallback(req *http.Request, got *cassettes.Request) (*plan, s
 	}
 	kind, listKind, apiVersion := c.kinds()
 	p := &plan{status: http.StatusOK, header: http.Header{"Content-Type": {"application/json"}},
-		pace: r.pacing(nil), coll: c, end: endEOF, timeout: timeoutOf(req)}
+		pace: r.pacing(nil), coll: c, end: endEOF, timeout: timeoutOf(req), kind: kind, apiVersion: apiVersion}
 	retry := 0
 	statusPlan := func(code int, reason, msg string) *plan {
 		p.status = code
 		p.frames = []outFrame{{data: statusJSON(code, reason, msg, retry)}}
 		return p
+	}
+	readFailed := func(err error) *plan {
+		p.end = endEOF
+		return statusPlan(http.StatusInternalServerError, "InternalError", err.Error())
 	}
 	rvParam := q.Get("resourceVersion")
 	var rv int64
@@ -92,8 +95,12 @@ func (r *Replayer) fallback(req *http.Request, got *cassettes.Request) (*plan, s
 		}
 		objs, _ := c.stateAt(c.progress)
 		for _, o := range objs {
-			if o.name == rp.Name && o.namespace == rp.Namespace {
-				p.frames = []outFrame{{data: append(append([]byte{}, o.raw...), '\n')}}
+			if o.name() == rp.Name && o.namespace() == rp.Namespace {
+				raws, err := r.raws([]object{o})
+				if err != nil {
+					return readFailed(err), ""
+				}
+				p.frames = []outFrame{{data: append(raws[0], '\n')}}
 				return p, ""
 			}
 		}
@@ -135,7 +142,11 @@ func (r *Replayer) fallback(req *http.Request, got *cassettes.Request) (*plan, s
 			items = items[:limit]
 			cont = continueToken(at, items[limit-1].key)
 		}
-		p.frames = []outFrame{{data: listJSON(listKind, apiVersion, at, cont, remaining, items), rv: at}}
+		raws, err := r.raws(items)
+		if err != nil {
+			return readFailed(err), ""
+		}
+		p.frames = []outFrame{{data: listJSON(listKind, apiVersion, at, cont, remaining, raws), rv: at}}
 		return p, ""
 	}
 
@@ -157,10 +168,18 @@ func (r *Replayer) fallback(req *http.Request, got *cassettes.Request) (*plan, s
 				fmt.Sprintf("too old resource version: %d (%d)", from, c.oldest), 0)))}}
 			return p, ""
 		}
+		var added []object
 		for _, o := range objs {
 			if sel.matches(o) {
-				p.frames = append(p.frames, outFrame{data: eventJSON("ADDED", o, kind, apiVersion)})
+				added = append(added, o)
 			}
+		}
+		raws, err := r.raws(added)
+		if err != nil {
+			return readFailed(err), ""
+		}
+		for i, o := range added {
+			p.frames = append(p.frames, outFrame{data: eventJSON("ADDED", raws[i], o.typed, kind, apiVersion)})
 		}
 		if initial {
 			p.frames = append(p.frames, outFrame{data: bookmarkJSON(kind, apiVersion, from, true), rv: from})
@@ -182,7 +201,7 @@ func (r *Replayer) fallback(req *http.Request, got *cassettes.Request) (*plan, s
 		if !sel.matches(e.obj) {
 			continue
 		}
-		of := outFrame{data: eventJSON(e.typ, e.obj, kind, apiVersion), rv: e.rv}
+		of := outFrame{ev: e, rv: e.rv}
 		if prev != nil {
 			of.gap = e.at - prev.at
 		}

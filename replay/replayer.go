@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -65,8 +66,23 @@ type ivState struct {
 	claimed  bool
 	finished bool
 	coll     *collection
-	rvs      []int64
-	maxRV    int64
+	rvs      []int64 // per frame: the resourceVersion it moves coll to, 0 for none
+
+	// Only while the recording is being read (see collection.observe):
+	watch   bool     // a watch, else a list
+	initial bool     // a streaming list still sending its initial events
+	pending []object // its initial ADDED objects so far
+	first   []byte   // a list's first frame that did not parse alone
+	listBuf []byte   // a list body split across frames
+	broken  bool     // a frame made the collection's state unusable
+}
+
+// rv returns the resourceVersion frame i moves the collection to.
+func (iv *ivState) rv(i int) int64 {
+	if i < len(iv.rvs) {
+		return iv.rvs[i]
+	}
+	return 0
 }
 
 // Replayer is an [http.RoundTripper] that answers requests from a cassette.
@@ -75,7 +91,8 @@ type Replayer struct {
 	opts     Options
 	clock    clock.Clock
 	match    Matcher
-	cassette *cassettes.Cassette
+	header   cassettes.Header
+	src      source
 	ivs      []*ivState
 	global   []Edit // warps that apply to every interaction
 
@@ -88,17 +105,39 @@ type Replayer struct {
 
 var _ http.RoundTripper = (*Replayer)(nil)
 
-// New returns a Replayer over c. It resolves the cassette's
-// [cassettes.Header.Edits] and opts.Edits against c and fails (wrapping
-// [ErrBadEdit]) when one names an interaction or frame c does not have.
+// New returns a Replayer over c, held in memory. It resolves the
+// cassette's [cassettes.Header.Edits] and opts.Edits against c and fails
+// (wrapping [ErrBadEdit]) when one names an interaction or frame c does not
+// have. Use [Open] for a cassette too large to hold.
 func New(c *cassettes.Cassette, opts Options) (*Replayer, error) {
 	if c == nil {
 		return nil, errors.New("kwrec replay: nil cassette")
 	}
+	r, err := newReplayer(opts, memSource{})
+	if err != nil {
+		return nil, err
+	}
+	r.header = c.Header
+	for _, in := range c.Interactions {
+		iv := r.add(in)
+		r.ivs = append(r.ivs, iv)
+		if iv.coll != nil {
+			for i, f := range in.Frames {
+				iv.coll.observe(iv, i, f)
+			}
+		}
+	}
+	if err := r.ready(opts); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func newReplayer(opts Options, src source) (*Replayer, error) {
 	if !(opts.Speed >= 0) || math.IsInf(opts.Speed, 0) { // NaN too
 		return nil, fmt.Errorf("kwrec replay: speed %v is not a finite number >= 0; use 0 for as fast as possible, 1 for real time", opts.Speed)
 	}
-	r := &Replayer{opts: opts, clock: opts.Clock, match: opts.Matcher, cassette: c,
+	r := &Replayer{opts: opts, clock: opts.Clock, match: opts.Matcher, src: src,
 		colls: map[string]*collection{}, done: make(chan struct{})}
 	if r.clock == nil {
 		r.clock = clock.RealClock{}
@@ -106,63 +145,72 @@ func New(c *cassettes.Cassette, opts Options) (*Replayer, error) {
 	if r.match == nil {
 		r.match = DefaultMatcher
 	}
+	return r, nil
+}
+
+// ready finishes a Replayer once every interaction is in r.ivs and every
+// frame observed: it seals the rebuilt object state and resolves the edits.
+func (r *Replayer) ready(opts Options) error {
 	byID := map[int]*ivState{}
-	for _, in := range c.Interactions {
-		iv := &ivState{in: in}
-		r.ivs = append(r.ivs, iv)
-		byID[in.ID] = iv
-		r.index(iv)
+	for _, iv := range r.ivs {
+		byID[iv.in.ID] = iv
 	}
 	var edits []Edit
-	for _, s := range c.Header.Edits {
+	for _, s := range r.header.Edits {
 		e, err := ParseEdit(s)
 		if err != nil {
-			return nil, fmt.Errorf("kwrec replay: cassette header: %w", err)
+			return fmt.Errorf("kwrec replay: cassette header: %w", err)
 		}
 		edits = append(edits, e)
 	}
 	edits = append(edits, opts.Edits...)
 	for _, e := range edits {
 		if err := r.resolve(e, byID); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	// Rebuild every collection's object state now, not inside the first
-	// fallback request: a client (a WatchList informer) would otherwise
-	// wait for the whole recording to be decoded mid-request.
+	// The object state is rebuilt now, while the recording is read, not
+	// inside the first fallback request: a client (a WatchList informer)
+	// would otherwise wait for the whole recording to be decoded mid-request.
+	sort.SliceStable(r.collOrder, func(i, j int) bool { return r.collOrder[i].ivs[0].in.ID < r.collOrder[j].ivs[0].in.ID })
 	for _, c := range r.collOrder {
-		c.build()
+		c.seal()
 	}
 	r.checkDoneLocked()
-	return r, nil
+	return nil
 }
 
-// index files a JSON list or watch interaction under its collection.
-func (r *Replayer) index(iv *ivState) {
-	in := iv.in
+// Close releases the cassette file of a Replayer made by [Open]; bodies
+// still being served fail once it is closed. It is a no-op for [New].
+func (r *Replayer) Close() error { return r.src.close() }
+
+// add makes the replay state of in and files a JSON list or watch under its
+// collection. Frames are observed separately.
+func (r *Replayer) add(in *cassettes.Interaction) *ivState {
+	iv := &ivState{in: in}
 	if !strings.EqualFold(in.Request.Method, http.MethodGet) || in.Response == nil || in.Response.Status != http.StatusOK || !isJSON(in.Response.Header) {
-		return
+		return iv
 	}
 	u, err := url.Parse(in.Request.URL)
 	if err != nil {
-		return
+		return iv
 	}
 	rp, ok := apipath.Parse(u.Path)
 	if !ok || rp.Name != "" {
-		return
+		return iv
 	}
 	c := r.colls[u.Path]
 	if c == nil {
-		c = &collection{path: u.Path, rp: rp}
+		c = &collection{path: u.Path, rp: rp, seen: map[evKey]bool{}}
 		r.colls[u.Path] = c
 		r.collOrder = append(r.collOrder, c)
 	}
 	c.ivs = append(c.ivs, iv)
 	iv.coll = c
-	iv.rvs, iv.maxRV = interactionRVs(in, isWatch(u.Query()))
-	if iv.maxRV > c.last {
-		c.last = iv.maxRV
-	}
+	q := u.Query()
+	iv.watch = isWatch(q)
+	iv.initial = iv.watch && q.Get("sendInitialEvents") == "true"
+	return iv
 }
 
 // resolve attaches e to the interaction it names.
@@ -474,10 +522,7 @@ func (r *Replayer) recordedPlan(iv *ivState, req *http.Request) *plan {
 	var frames []src
 	var prev time.Duration
 	for i, f := range in.Frames {
-		of := outFrame{gap: f.At - prev, data: f.Data}
-		if iv.rvs != nil {
-			of.rv = iv.rvs[i]
-		}
+		of := outFrame{gap: f.At - prev, rec: i + 1, rv: iv.rv(i)}
 		prev = f.At
 		frames = append(frames, src{orig: i + 1, f: of})
 	}

@@ -272,8 +272,13 @@ func (s *Server) discovery(w http.ResponseWriter, req *http.Request) bool {
 				w.Header()[k] = v
 			}
 		}
+		b, err := r.body(in)
+		if err != nil {
+			writeStatus(w, http.StatusInternalServerError, "InternalError", err.Error())
+			return true
+		}
 		w.WriteHeader(http.StatusOK)
-		w.Write(in.Body())
+		w.Write(b)
 		return true
 	}
 	body := r.synthesizeDiscovery(path, req.Host)
@@ -300,7 +305,6 @@ func (r *Replayer) synthesizeDiscovery(path, host string) []byte {
 	r.mu.Lock()
 	byGV := map[string]map[string]*res{}
 	for _, c := range r.collOrder {
-		c.build()
 		gv := c.rp.APIVersion()
 		if byGV[gv] == nil {
 			byGV[gv] = map[string]*res{}
@@ -313,7 +317,7 @@ func (r *Replayer) synthesizeDiscovery(path, host string) []byte {
 		}
 		x.Namespaced = x.Namespaced || c.rp.Namespace != ""
 	}
-	server := r.cassette.Header.Server
+	server := r.header.Server
 	r.mu.Unlock()
 	var doc any
 	switch {

@@ -25,15 +25,27 @@ import (
 // hands out etcd revisions: decimal integers that only grow. The fallback
 // relies on that and is disabled for a collection with any other value.
 
-// object is one recorded object, reduced to what the fallback needs.
+// object is one recorded object, reduced to what the fallback needs. Its
+// bytes stay where the recording holds them (in memory for [New], in the
+// file for [Open]): ref names the frame and the byte range in it. Only the
+// items of a list whose body spans several frames are copied into raw.
 type object struct {
-	key       string // namespace/name
-	namespace string
-	name      string
-	labels    map[string]string
-	raw       json.RawMessage
-	typed     bool // raw has kind and apiVersion (list items do not)
+	key    string // namespace/name
+	labels string // labels.Set.String() form, "" for none
+	typed  bool   // the bytes have kind and apiVersion (list items do not)
+	ref    objRef
+	raw    []byte // set instead of ref for a list body split across frames
 }
+
+// objRef is where an object's JSON is: bytes [off, off+n) of frame i of in.
+type objRef struct {
+	in     *cassettes.Interaction
+	i      int
+	off, n int
+}
+
+func (o *object) namespace() string { ns, _, _ := strings.Cut(o.key, "/"); return ns }
+func (o *object) name() string      { _, n, _ := strings.Cut(o.key, "/"); return n }
 
 type event struct {
 	rv  int64
@@ -59,10 +71,18 @@ type collection struct {
 	apiVersion string
 	ivs        []*ivState
 
-	built  bool
 	broken string // why the fallback cannot answer for this collection
 	snaps  []*snapshot
 	events []event
+
+	// Only while the recording is being read (see observe):
+	snapByRV map[int64]*snapshot
+	seen     map[evKey]bool
+}
+
+type evKey struct {
+	rv       int64
+	key, typ string
 }
 
 // scanRV returns the first "resourceVersion" string value in a JSON frame:
@@ -122,14 +142,19 @@ type listBody struct {
 	Items []json.RawMessage `json:"items"`
 }
 
-func parseObject(raw json.RawMessage) (object, objMeta, error) {
+// parseObject reads the metadata of the object JSON raw, which is bytes
+// [off, off+len(raw)) of the frame ref names (ref.off and ref.n are set here).
+func parseObject(raw []byte, ref objRef, off int) (object, objMeta, error) {
 	var m objMeta
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return object{}, m, err
 	}
-	o := object{namespace: m.Metadata.Namespace, name: m.Metadata.Name, labels: m.Metadata.Labels, raw: raw,
+	ref.off, ref.n = off, len(raw)
+	o := object{key: m.Metadata.Namespace + "/" + m.Metadata.Name, ref: ref,
 		typed: m.Kind != "" && m.APIVersion != ""}
-	o.key = o.namespace + "/" + o.name
+	if len(m.Metadata.Labels) > 0 {
+		o.labels = labels.Set(m.Metadata.Labels).String()
+	}
 	return o, m, nil
 }
 
@@ -137,111 +162,176 @@ func parseObject(raw json.RawMessage) (object, objMeta, error) {
 // list's initial ADDED events (sendInitialEvents=true).
 const initialEventsEnd = "k8s.io/initial-events-end"
 
-// build parses every recorded frame of the collection into snapshots and
-// events. It runs once, on the first request the fallback answers.
-func (c *collection) build() {
-	if c.built {
+// observe takes frame i of a list or watch interaction of c as the
+// recording is read, once per frame in recording order, and files what it
+// says: the resourceVersion it moves the collection to, and the objects of
+// a list or the event of a watch. data is only valid during the call.
+func (c *collection) observe(iv *ivState, i int, f cassettes.Frame) {
+	in := iv.in
+	ref := objRef{in: in, i: i}
+	if !iv.watch {
+		if i > 0 || iv.listBuf != nil { // a list body split across frames: parsed at the end
+			if i == 1 && iv.listBuf == nil {
+				iv.listBuf = append([]byte(nil), iv.first...)
+			}
+			iv.listBuf = append(iv.listBuf, f.Data...)
+			iv.first = nil
+			return
+		}
+		iv.rvs = append(iv.rvs, scanRV(f.Data))
+		c.noteRV(iv.rvs[0])
+		if err := c.addList(iv, f.Data, ref); err != nil {
+			// Maybe the first of several frames: keep it until the end.
+			iv.first = append([]byte(nil), f.Data...)
+		}
 		return
 	}
-	c.built = true
-	snaps := map[int64]*snapshot{}
-	snapAt := func(rv int64) *snapshot {
-		s := snaps[rv]
-		if s == nil {
-			s = &snapshot{rv: rv, items: map[string]object{}}
-			snaps[rv] = s
-		}
-		return s
+	var rv int64
+	if !bytes.Contains(f.Data[:min(len(f.Data), 24)], []byte(`"ERROR"`)) {
+		rv = scanRV(f.Data)
 	}
-	type evKey struct {
-		rv       int64
-		key, typ string
+	for len(iv.rvs) < i {
+		iv.rvs = append(iv.rvs, 0)
 	}
-	seen := map[evKey]bool{}
-	fail := func(iv *ivState, format string, a ...any) {
-		if c.broken == "" {
-			c.broken = fmt.Sprintf("interaction %d: %s", iv.in.ID, fmt.Sprintf(format, a...))
-		}
+	iv.rvs = append(iv.rvs, rv)
+	c.noteRV(rv)
+	if iv.broken {
+		return
 	}
-	for _, iv := range c.ivs {
-		in := iv.in
-		u, _ := url.Parse(in.Request.URL)
-		if !isWatch(u.Query()) {
-			var lb listBody
-			if err := json.Unmarshal(in.Body(), &lb); err != nil {
-				fail(iv, "list body is not JSON: %v", err)
-				continue
-			}
-			rv, err := strconv.ParseInt(lb.Metadata.ResourceVersion, 10, 64)
-			if err != nil {
-				fail(iv, "list resourceVersion %q is not an integer", lb.Metadata.ResourceVersion)
-				continue
-			}
-			c.noteKinds(lb.Kind, lb.APIVersion, "")
-			s := snapAt(rv)
-			for _, it := range lb.Items {
-				o, m, err := parseObject(it)
-				if err != nil {
-					fail(iv, "list item: %v", err)
-					continue
-				}
-				c.noteKinds("", "", m.Kind)
+	// A frame that is not a JSON event with an object, such as garbage
+	// hand-edited in to break the client's decoder, changes no state: no
+	// client could apply it either.
+	var wl watchLine
+	if err := json.Unmarshal(f.Data, &wl); err != nil || wl.Type == "ERROR" {
+		return
+	}
+	off := bytes.Index(f.Data, wl.Object)
+	if off < 0 {
+		return
+	}
+	o, m, err := parseObject(wl.Object, ref, off)
+	if err != nil {
+		return
+	}
+	orv, err := strconv.ParseInt(m.Metadata.ResourceVersion, 10, 64)
+	if err != nil {
+		c.fail(iv, "resourceVersion %q is not an integer", m.Metadata.ResourceVersion)
+		iv.broken = true
+		return
+	}
+	if wl.Type == "BOOKMARK" {
+		if iv.initial && m.Metadata.Annotations[initialEventsEnd] == "true" {
+			s := c.snapAt(orv)
+			for _, o := range iv.pending {
 				s.items[o.key] = o
 			}
+			iv.initial, iv.pending = false, nil
+		}
+		return
+	}
+	c.noteKinds("", m.APIVersion, m.Kind)
+	if iv.initial && wl.Type == "ADDED" {
+		iv.pending = append(iv.pending, o)
+		return
+	}
+	k := evKey{orv, o.key, wl.Type}
+	if c.seen[k] {
+		return
+	}
+	c.seen[k] = true
+	base := in.At
+	if in.Response != nil {
+		base += in.Response.Latency
+	}
+	c.events = append(c.events, event{rv: orv, typ: wl.Type, obj: o, at: base + f.At})
+}
+
+func (c *collection) noteRV(rv int64) {
+	if rv > c.last {
+		c.last = rv
+	}
+}
+
+func (c *collection) fail(iv *ivState, format string, a ...any) {
+	if c.broken == "" {
+		c.broken = fmt.Sprintf("interaction %d: %s", iv.in.ID, fmt.Sprintf(format, a...))
+	}
+}
+
+func (c *collection) snapAt(rv int64) *snapshot {
+	if c.snapByRV == nil {
+		c.snapByRV = map[int64]*snapshot{}
+	}
+	s := c.snapByRV[rv]
+	if s == nil {
+		s = &snapshot{rv: rv, items: map[string]object{}}
+		c.snapByRV[rv] = s
+	}
+	return s
+}
+
+// addList files the list body data, frame ref.i of its interaction; with
+// ref.in nil the body is held in memory and its items keep copies.
+func (c *collection) addList(iv *ivState, data []byte, ref objRef) error {
+	var lb listBody
+	if err := json.Unmarshal(data, &lb); err != nil {
+		return fmt.Errorf("list body is not JSON: %v", err)
+	}
+	rv, err := strconv.ParseInt(lb.Metadata.ResourceVersion, 10, 64)
+	if err != nil {
+		c.fail(iv, "list resourceVersion %q is not an integer", lb.Metadata.ResourceVersion)
+		return nil
+	}
+	c.noteKinds(lb.Kind, lb.APIVersion, "")
+	s := c.snapAt(rv)
+	// Each item's bytes, exactly as in data and in order: find them after
+	// the previous one (only separators lie between).
+	pos := bytes.Index(data, []byte(`"items"`))
+	for _, it := range lb.Items {
+		off := bytes.Index(data[max(pos, 0):], it)
+		if off < 0 {
+			c.fail(iv, "list item not found in the list body")
+			return nil
+		}
+		off += max(pos, 0)
+		pos = off + len(it)
+		o, m, err := parseObject(it, ref, off)
+		if err != nil {
+			c.fail(iv, "list item: %v", err)
 			continue
 		}
-		initial := u.Query().Get("sendInitialEvents") == "true"
-		var pending []object
-		base := in.At
-		if in.Response != nil {
-			base += in.Response.Latency
+		if ref.in == nil {
+			o.ref, o.raw = objRef{}, data[off:pos]
 		}
-		for _, f := range in.Frames {
-			// A frame that is not a JSON event with an object, such as
-			// garbage hand-edited in to break the client's decoder,
-			// changes no state: no client could apply it either.
-			var wl watchLine
-			if err := json.Unmarshal(f.Data, &wl); err != nil {
-				continue
-			}
-			if wl.Type == "ERROR" {
-				continue
-			}
-			o, m, err := parseObject(wl.Object)
-			if err != nil {
-				continue
-			}
-			rv, err := strconv.ParseInt(m.Metadata.ResourceVersion, 10, 64)
-			if err != nil {
-				fail(iv, "resourceVersion %q is not an integer", m.Metadata.ResourceVersion)
-				break
-			}
-			if wl.Type == "BOOKMARK" {
-				if initial && m.Metadata.Annotations[initialEventsEnd] == "true" {
-					s := snapAt(rv)
-					for _, o := range pending {
-						s.items[o.key] = o
-					}
-					initial, pending = false, nil
-				}
-				continue
-			}
-			c.noteKinds("", m.APIVersion, m.Kind)
-			if initial && wl.Type == "ADDED" {
-				pending = append(pending, o)
-				continue
-			}
-			k := evKey{rv, o.key, wl.Type}
-			if seen[k] {
-				continue
-			}
-			seen[k] = true
-			c.events = append(c.events, event{rv: rv, typ: wl.Type, obj: o, at: base + f.At})
-		}
+		c.noteKinds("", "", m.Kind)
+		s.items[o.key] = o
 	}
-	for _, s := range snaps {
+	return nil
+}
+
+// seal ends the reading of the recording: it parses list bodies that were
+// split across frames, orders snapshots and events, and finds the oldest
+// resourceVersion state is known at.
+func (c *collection) seal() {
+	for _, iv := range c.ivs {
+		buf := iv.listBuf
+		if buf == nil {
+			buf = iv.first
+		}
+		switch {
+		case buf != nil:
+			if err := c.addList(iv, buf, objRef{}); err != nil {
+				c.fail(iv, "%v", err)
+			}
+		case !iv.watch && len(iv.in.Frames) == 0:
+			c.fail(iv, "list body is not JSON: unexpected end of JSON input")
+		}
+		iv.listBuf, iv.first, iv.pending = nil, nil, nil
+	}
+	for _, s := range c.snapByRV {
 		c.snaps = append(c.snaps, s)
 	}
+	c.snapByRV, c.seen = nil, nil
 	sort.Slice(c.snaps, func(i, j int) bool { return c.snaps[i].rv < c.snaps[j].rv })
 	sort.SliceStable(c.events, func(i, j int) bool { return c.events[i].rv < c.events[j].rv })
 	c.oldest = -1
@@ -356,8 +446,13 @@ func parseSelector(q url.Values) (selector, error) {
 }
 
 func (s selector) matches(o object) bool {
-	return s.labels.Matches(labels.Set(o.labels)) &&
-		s.fields.Matches(fields.Set{"metadata.name": o.name, "metadata.namespace": o.namespace})
+	if !s.labels.Empty() {
+		set, err := labels.ConvertSelectorToLabelsMap(o.labels)
+		if err != nil || !s.labels.Matches(set) {
+			return false
+		}
+	}
+	return s.fields.Empty() || s.fields.Matches(fields.Set{"metadata.name": o.name(), "metadata.namespace": o.namespace()})
 }
 
 // statusJSON is a metav1.Status body as the API server writes it.
@@ -376,12 +471,11 @@ func statusJSON(code int, reason, message string, retryAfter int) []byte {
 	return append(b, '\n')
 }
 
-// eventJSON is the watch event for o. The API server strips kind and
-// apiVersion from list items but always sends them in watch events, and
-// clients need them to decode: put them back.
-func eventJSON(typ string, o object, kind, apiVersion string) []byte {
-	raw := o.raw
-	if !o.typed && len(raw) > 1 && raw[0] == '{' {
+// eventJSON is the watch event for an object's JSON raw. The API server
+// strips kind and apiVersion from list items (typed false) but always sends
+// them in watch events, and clients need them to decode: put them back.
+func eventJSON(typ string, raw []byte, typed bool, kind, apiVersion string) []byte {
+	if !typed && len(raw) > 1 && raw[0] == '{' {
 		head := fmt.Sprintf(`{"kind":%q,"apiVersion":%q`, kind, apiVersion)
 		rest := bytes.TrimSpace(raw[1:])
 		if len(rest) > 0 && rest[0] != '}' {
@@ -433,7 +527,7 @@ func parseContinue(tok string) (rv int64, after string, ok bool) {
 	return rv, after, err == nil
 }
 
-func listJSON(listKind, apiVersion string, rv int64, cont string, remaining int, items []object) []byte {
+func listJSON(listKind, apiVersion string, rv int64, cont string, remaining int, items [][]byte) []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, `{"kind":%q,"apiVersion":%q,"metadata":{"resourceVersion":"%d"`, listKind, apiVersion, rv)
 	if cont != "" {
@@ -444,28 +538,8 @@ func listJSON(listKind, apiVersion string, rv int64, cont string, remaining int,
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.Write(o.raw)
+		b.Write(o)
 	}
 	b.WriteString("]}\n")
 	return b.Bytes()
-}
-
-// interactionRVs returns the resourceVersion each frame of a JSON list or
-// watch interaction moves its collection to (0 for none), and the highest.
-func interactionRVs(in *cassettes.Interaction, watch bool) ([]int64, int64) {
-	rvs := make([]int64, len(in.Frames))
-	var max int64
-	for i, f := range in.Frames {
-		if !watch && i > 0 {
-			break
-		}
-		if watch && bytes.Contains(f.Data[:min(len(f.Data), 24)], []byte(`"ERROR"`)) {
-			continue
-		}
-		rvs[i] = scanRV(f.Data)
-		if rvs[i] > max {
-			max = rvs[i]
-		}
-	}
-	return rvs, max
 }

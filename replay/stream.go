@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"sync"
@@ -24,12 +25,16 @@ const (
 	endIdle
 )
 
-// outFrame is one frame as it will be served.
+// outFrame is one frame as it will be served. Its bytes are data, or are
+// read from the recording only when the frame is served: recorded frame rec
+// of the plan's interaction, or the watch event ev of a recorded object.
 type outFrame struct {
 	gap   time.Duration // recorded time since the previous frame (or the headers)
 	pause time.Duration // extra wait before it, unscaled
 	data  []byte
-	rv    int64 // resourceVersion the frame moves its collection to, 0 for none
+	rec   int    // > 0: the bytes of the interaction's recorded frame rec (1-based)
+	ev    *event // not nil: the watch event of ev's object
+	rv    int64  // resourceVersion the frame moves its collection to, 0 for none
 }
 
 // pacing turns recorded gaps into clock waits.
@@ -72,6 +77,8 @@ type plan struct {
 	pace    pacing
 	coll    *collection // progress is reported here, may be nil
 	iv      *ivState    // finish is reported here, nil for answers not from a recorded interaction
+
+	kind, apiVersion string // of the objects of ev frames
 }
 
 // body serves a plan's frames as an http.Response body, waiting on the
@@ -85,6 +92,10 @@ type body struct {
 	due    time.Time
 	next   int
 	cur    []byte
+
+	fmu        sync.Mutex // guards frames: Close may come from another goroutine
+	frames     cursor
+	framesDone bool
 	err    error
 	closed chan struct{}
 	once   sync.Once
@@ -94,7 +105,7 @@ type body struct {
 }
 
 func newBody(r *Replayer, ctx context.Context, p *plan, start time.Time, gzipped bool) *body {
-	b := &body{r: r, p: p, ctx: ctx, start: start, due: start, closed: make(chan struct{})}
+	b := &body{r: r, p: p, ctx: ctx, start: start, due: start, closed: make(chan struct{}), frames: cursor{src: r.src}}
 	if gzipped {
 		b.gzbuf = new(bytes.Buffer)
 		b.gz = gzip.NewWriter(b.gzbuf)
@@ -155,13 +166,19 @@ func (b *body) Read(p []byte) (int, error) {
 					continue
 				}
 			}
+			data, err := b.data(f)
+			if err != nil {
+				b.err = err
+				continue
+			}
 			b.next++
 			if f.rv != 0 && b.p.coll != nil {
 				b.r.advance(b.p.coll, f.rv)
 			}
-			b.cur = b.encode(f.data)
+			b.cur = b.encode(data)
 			continue
 		}
+		b.closeFrames()
 		b.err = b.finish()
 		if b.err == io.EOF && b.gz != nil {
 			b.gzbuf.Reset()
@@ -169,6 +186,45 @@ func (b *body) Read(p []byte) (int, error) {
 			b.cur = b.gzbuf.Bytes()
 		}
 	}
+}
+
+// data returns the bytes of f, read from the recording if need be.
+func (b *body) data(f *outFrame) ([]byte, error) {
+	if f.rec == 0 && f.ev == nil {
+		return f.data, nil
+	}
+	b.fmu.Lock()
+	defer b.fmu.Unlock()
+	if b.framesDone {
+		return nil, errClosedBody
+	}
+	switch {
+	case f.rec > 0:
+		return b.frames.frame(b.p.iv.in, f.rec-1)
+	case f.ev != nil:
+		o := &f.ev.obj
+		raw := o.raw
+		if o.ref.in != nil {
+			d, err := b.frames.frame(o.ref.in, o.ref.i)
+			if err != nil {
+				return nil, err
+			}
+			if o.ref.off+o.ref.n > len(d) {
+				return nil, fmt.Errorf("kwrec replay: frame %d of interaction %d is shorter than when the cassette was opened: it changed since", o.ref.i+1, o.ref.in.ID)
+			}
+			raw = d[o.ref.off : o.ref.off+o.ref.n]
+		}
+		return eventJSON(f.ev.typ, raw, o.typed, b.p.kind, b.p.apiVersion), nil
+	}
+	return f.data, nil
+}
+
+// closeFrames releases the readers of recorded frames.
+func (b *body) closeFrames() {
+	b.fmu.Lock()
+	b.framesDone = true
+	b.frames.close()
+	b.fmu.Unlock()
 }
 
 // encode returns data as it goes on the wire (gzip-compressed and flushed
@@ -218,6 +274,7 @@ func (b *body) finish() error {
 func (b *body) Close() error {
 	b.once.Do(func() {
 		close(b.closed)
+		b.closeFrames()
 		b.r.finish(b.p.iv)
 	})
 	return nil

@@ -1,0 +1,174 @@
+package replay
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/kwrec/kwrec/cassettes"
+)
+
+// source gives a Replayer the bytes of recorded frames: from memory for a
+// loaded cassette ([New]), from the cassette file for an indexed one
+// ([Open]), so that a replay holds only the frames it is serving.
+type source interface {
+	// frames reads in's frames from frame from (0-based) on, in order.
+	frames(in *cassettes.Interaction, from int) (frameIter, error)
+	// readMany calls fn(k, data) for the frame each ref names, in any
+	// order; data is only valid during the call.
+	readMany(refs []frameRef, fn func(k int, data []byte) error) error
+	close() error
+}
+
+// frameRef names frame i (0-based) of in.
+type frameRef struct {
+	in *cassettes.Interaction
+	i  int
+}
+
+type frameIter interface {
+	// next returns the next frame's bytes, valid until the next call; io.EOF after the last.
+	next() ([]byte, error)
+	close()
+}
+
+// memSource serves the frames of a cassette held in memory.
+type memSource struct{}
+
+func (memSource) frames(in *cassettes.Interaction, from int) (frameIter, error) {
+	return &memIter{frames: in.Frames[min(from, len(in.Frames)):]}, nil
+}
+
+func (memSource) readMany(refs []frameRef, fn func(int, []byte) error) error {
+	for k, ref := range refs {
+		if err := fn(k, ref.in.Frames[ref.i].Data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (memSource) close() error { return nil }
+
+type memIter struct{ frames []cassettes.Frame }
+
+func (m *memIter) next() ([]byte, error) {
+	if len(m.frames) == 0 {
+		return nil, io.EOF
+	}
+	d := m.frames[0].Data
+	m.frames = m.frames[1:]
+	return d, nil
+}
+
+func (m *memIter) close() {}
+
+// cursor reads the recorded frames one body serves: frames of one or a few
+// interactions, each mostly in increasing order (an edit may repeat one).
+// It keeps one open reader per interaction.
+type cursor struct {
+	src source
+	its map[*cassettes.Interaction]*openIter
+}
+
+type openIter struct {
+	it    frameIter
+	pos   int // the frame next() returns next
+	last  []byte
+	lastI int
+}
+
+// frame returns the bytes of frame i of in, valid until the next call for in.
+func (c *cursor) frame(in *cassettes.Interaction, i int) ([]byte, error) {
+	o := c.its[in]
+	if o != nil && o.lastI == i {
+		return o.last, nil
+	}
+	if o == nil || i < o.pos {
+		if o != nil {
+			o.it.close()
+		}
+		it, err := c.src.frames(in, i)
+		if err != nil {
+			return nil, err
+		}
+		if c.its == nil {
+			c.its = map[*cassettes.Interaction]*openIter{}
+		}
+		o = &openIter{it: it, pos: i, lastI: -1}
+		c.its[in] = o
+	}
+	for o.pos <= i {
+		d, err := o.it.next()
+		if err == io.EOF {
+			return nil, fmt.Errorf("kwrec replay: interaction %d has no frame %d in the cassette: it changed since it was opened", in.ID, i+1)
+		}
+		if err != nil {
+			return nil, err
+		}
+		o.last, o.lastI = d, o.pos
+		o.pos++
+	}
+	return o.last, nil
+}
+
+func (c *cursor) close() {
+	for in, o := range c.its {
+		o.it.close()
+		delete(c.its, in)
+	}
+}
+
+// raws returns a copy of the JSON of each object, reading the frames they
+// are in with one pass over the recording.
+func (r *Replayer) raws(objs []object) ([][]byte, error) {
+	out := make([][]byte, len(objs))
+	frameOf := map[frameRef]int{} // frame -> index in refs
+	var refs []frameRef
+	users := [][]int{} // per ref: the objects in it
+	for k, o := range objs {
+		if o.ref.in == nil {
+			out[k] = o.raw
+			continue
+		}
+		key := frameRef{o.ref.in, o.ref.i}
+		j, ok := frameOf[key]
+		if !ok {
+			j = len(refs)
+			frameOf[key] = j
+			refs = append(refs, key)
+			users = append(users, nil)
+		}
+		users[j] = append(users[j], k)
+	}
+	err := r.src.readMany(refs, func(j int, data []byte) error {
+		for _, k := range users[j] {
+			ref := objs[k].ref
+			if ref.off+ref.n > len(data) {
+				return fmt.Errorf("kwrec replay: frame %d of interaction %d is shorter than when the cassette was opened: it changed since", ref.i+1, ref.in.ID)
+			}
+			out[k] = append([]byte(nil), data[ref.off:ref.off+ref.n]...)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// body returns the whole recorded body of in.
+func (r *Replayer) body(in *cassettes.Interaction) ([]byte, error) {
+	it, err := r.src.frames(in, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer it.close()
+	var b []byte
+	for {
+		d, err := it.next()
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, d...)
+	}
+}
