@@ -96,7 +96,7 @@ func (r *Replayer) fallback(req *http.Request, got *cassettes.Request) (*plan, s
 		objs, _ := c.stateAt(c.progress)
 		for _, o := range objs {
 			if o.name() == rp.Name && o.namespace() == rp.Namespace {
-				raws, err := r.raws([]object{o})
+				raws, err := r.raws(c, []object{o})
 				if err != nil {
 					return readFailed(err), ""
 				}
@@ -142,7 +142,7 @@ func (r *Replayer) fallback(req *http.Request, got *cassettes.Request) (*plan, s
 			items = items[:limit]
 			cont = continueToken(at, items[limit-1].key)
 		}
-		raws, err := r.raws(items)
+		raws, err := r.raws(c, items)
 		if err != nil {
 			return readFailed(err), ""
 		}
@@ -174,12 +174,12 @@ func (r *Replayer) fallback(req *http.Request, got *cassettes.Request) (*plan, s
 				added = append(added, o)
 			}
 		}
-		raws, err := r.raws(added)
+		raws, err := r.raws(c, added)
 		if err != nil {
 			return readFailed(err), ""
 		}
 		for i, o := range added {
-			p.frames = append(p.frames, outFrame{data: eventJSON("ADDED", raws[i], o.typed, kind, apiVersion)})
+			p.frames = append(p.frames, outFrame{data: eventJSON("ADDED", raws[i], o.ref.typed, kind, apiVersion)})
 		}
 		if initial {
 			p.frames = append(p.frames, outFrame{data: bookmarkJSON(kind, apiVersion, from, true), rv: from})
@@ -203,7 +203,7 @@ func (r *Replayer) fallback(req *http.Request, got *cassettes.Request) (*plan, s
 		}
 		of := outFrame{ev: e, rv: e.rv}
 		if prev != nil {
-			of.gap = e.at - prev.at
+			of.gap = e.at() - prev.at()
 		}
 		prev = e
 		p.frames = append(p.frames, of)

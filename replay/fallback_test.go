@@ -274,3 +274,24 @@ func TestSpeedZeroReplays100kEventsWithoutWaiting(t *testing.T) {
 }
 
 type typedCMs = typedcorev1.ConfigMapInterface
+
+func TestAWatchLineSplitsIntoTypeAndObject(t *testing.T) {
+	for _, tc := range []struct {
+		name, line, typ, obj string
+	}{
+		{"as the API server writes it", `{"type":"ADDED","object":{"a":{"b":1}}}` + "\n", "ADDED", `{"a":{"b":1}}`},
+		{"without the newline", `{"type":"MODIFIED","object":{}}`, "MODIFIED", `{}`},
+		{"with the keys the other way round", `{"object":{"x":"}"},"type":"DELETED"}`, "DELETED", `{"x":"}"}`},
+		{"with spaces", `{ "type": "BOOKMARK", "object": {"k": 1} }`, "BOOKMARK", `{"k": 1}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			typ, obj, off, err := replay.SplitWatchLineForTest([]byte(tc.line))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if typ != tc.typ || string(obj) != tc.obj || tc.line[off:off+len(obj)] != tc.obj {
+				t.Errorf("got %q %q at %d, want %q %q", typ, obj, off, tc.typ, tc.obj)
+			}
+		})
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"runtime"
 	"sort"
 	"strings"
@@ -35,12 +37,37 @@ func fixture(t testing.TB, name string) *cassettes.Cassette {
 	return c
 }
 
+// newReplayer returns a Replayer over c. By default it writes c to a
+// compressed cassette file with tiny segments (many seek points) and opens
+// it with replay.Open, so the tests exercise frames read back from a file;
+// KWREC_REPLAY_SOURCE=memory (make test runs both) uses replay.New.
 func newReplayer(t testing.TB, c *cassettes.Cassette, opts replay.Options) *replay.Replayer {
 	t.Helper()
-	r, err := replay.New(c, opts)
+	if os.Getenv("KWREC_REPLAY_SOURCE") == "memory" {
+		r, err := replay.New(c, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	path := filepath.Join(t.TempDir(), "replay.kwrec.zst")
+	w, err := cassettes.Create(path, c.Header, cassettes.WriterOptions{SegmentSize: 512, FlushInterval: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, in := range c.Interactions {
+		if _, err := w.WriteInteraction(in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := replay.Open(path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
 	return r
 }
 

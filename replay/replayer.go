@@ -9,8 +9,8 @@ import (
 	"math"
 	"net/http"
 	"net/url"
-	"strconv"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -88,13 +88,13 @@ func (iv *ivState) rv(i int) int64 {
 // Replayer is an [http.RoundTripper] that answers requests from a cassette.
 // It is safe for concurrent use. Create one with [New].
 type Replayer struct {
-	opts     Options
-	clock    clock.Clock
-	match    Matcher
-	header   cassettes.Header
-	src      source
-	ivs      []*ivState
-	global   []Edit // warps that apply to every interaction
+	opts   Options
+	clock  clock.Clock
+	match  Matcher
+	header cassettes.Header
+	src    source
+	ivs    []*ivState
+	global []Edit // warps that apply to every interaction
 
 	mu         sync.Mutex
 	colls      map[string]*collection
@@ -180,6 +180,20 @@ func (r *Replayer) ready(opts Options) error {
 	return nil
 }
 
+// Header returns the cassette's header.
+func (r *Replayer) Header() cassettes.Header { return r.header }
+
+// Interactions returns the cassette's interactions in order, for reading
+// only. For a Replayer made by [Open], frames carry their offsets but no
+// Data: the bytes stay in the file.
+func (r *Replayer) Interactions() []*cassettes.Interaction {
+	out := make([]*cassettes.Interaction, len(r.ivs))
+	for i, iv := range r.ivs {
+		out[i] = iv.in
+	}
+	return out
+}
+
 // Close releases the cassette file of a Replayer made by [Open]; bodies
 // still being served fail once it is closed. It is a no-op for [New].
 func (r *Replayer) Close() error { return r.src.close() }
@@ -201,7 +215,7 @@ func (r *Replayer) add(in *cassettes.Interaction) *ivState {
 	}
 	c := r.colls[u.Path]
 	if c == nil {
-		c = &collection{path: u.Path, rp: rp, seen: map[evKey]bool{}}
+		c = &collection{path: u.Path, rp: rp}
 		r.colls[u.Path] = c
 		r.collOrder = append(r.collOrder, c)
 	}
@@ -515,21 +529,14 @@ func (r *Replayer) recordedPlan(iv *ivState, req *http.Request) *plan {
 		return p
 	}
 	p.status, p.header, p.latency, p.coll = in.Response.Status, in.Response.Header, in.Response.Latency, iv.coll
-	type src struct {
-		orig int // 1-based recorded frame number
-		f    outFrame
-	}
-	var frames []src
-	var prev time.Duration
-	for i, f := range in.Frames {
-		of := outFrame{gap: f.At - prev, rec: i + 1, rv: iv.rv(i)}
-		prev = f.At
-		frames = append(frames, src{orig: i + 1, f: of})
+	var last time.Duration
+	if n := len(in.Frames); n > 0 {
+		last = in.Frames[n-1].At
 	}
 	// The recorded end.
 	p.end = endIdle
 	if in.End != nil {
-		p.endGap = in.End.At - prev
+		p.endGap = in.End.At - last
 		switch in.End.Reason {
 		case cassettes.EndEOF:
 			p.end = endEOF
@@ -542,36 +549,25 @@ func (r *Replayer) recordedPlan(iv *ivState, req *http.Request) *plan {
 		}
 	}
 	cut, cutAt := Edit{}, -1
+	reframe := false
 	for _, e := range iv.edits {
 		switch e.Kind {
 		case EditPause, EditDrop, EditDup:
-			i := 0
-			for i < len(frames) && frames[i].orig != e.Frame {
-				i++
-			}
-			if i < len(frames) {
-				switch e.Kind {
-				case EditPause:
-					frames[i].f.pause += e.For
-				case EditDrop:
-					frames = append(frames[:i], frames[i+1:]...)
-				case EditDup:
-					d := frames[i]
-					d.f.gap, d.f.pause = 0, 0
-					frames = append(frames[:i+1], append([]src{d}, frames[i+1:]...)...)
-				}
-			}
+			reframe = true
 		case EditWatchError, EditReset, EditTruncate:
 			if cutAt < 0 || e.After < cutAt {
 				cut, cutAt = e, e.After
 			}
 		}
 	}
-	for _, s := range frames {
-		if cutAt >= 0 && s.orig > cutAt {
-			break
-		}
-		p.frames = append(p.frames, s.f)
+	// Without frame edits the recorded frames are served as they are,
+	// described on the fly (see plan.frame) rather than listed here.
+	p.recN = len(in.Frames)
+	if cutAt >= 0 {
+		p.recN = min(p.recN, cutAt)
+	}
+	if reframe {
+		p.frames, p.recN = editedFrames(iv, p.recN), 0
 	}
 	if cutAt >= 0 {
 		p.endGap, p.endErr = 0, ""
@@ -587,6 +583,53 @@ func (r *Replayer) recordedPlan(iv *ivState, req *http.Request) *plan {
 		}
 	}
 	return p
+}
+
+// recordedFrame describes frame i (0-based) of iv as served unedited.
+func recordedFrame(iv *ivState, i int) outFrame {
+	fs := iv.in.Frames
+	gap := fs[i].At
+	if i > 0 {
+		gap -= fs[i-1].At
+	}
+	return outFrame{gap: gap, rec: i + 1, rv: iv.rv(i)}
+}
+
+// editedFrames lists the first n recorded frames of iv with its pause,
+// drop and dup edits applied.
+func editedFrames(iv *ivState, n int) []outFrame {
+	type src struct {
+		orig int // 1-based recorded frame number
+		f    outFrame
+	}
+	frames := make([]src, n)
+	for i := range frames {
+		frames[i] = src{orig: i + 1, f: recordedFrame(iv, i)}
+	}
+	for _, e := range iv.edits {
+		i := 0
+		for i < len(frames) && frames[i].orig != e.Frame {
+			i++
+		}
+		if i == len(frames) {
+			continue
+		}
+		switch e.Kind {
+		case EditPause:
+			frames[i].f.pause += e.For
+		case EditDrop:
+			frames = append(frames[:i], frames[i+1:]...)
+		case EditDup:
+			d := frames[i]
+			d.f.gap, d.f.pause = 0, 0
+			frames = append(frames[:i+1], append([]src{d}, frames[i+1:]...)...)
+		}
+	}
+	out := make([]outFrame, len(frames))
+	for i, s := range frames {
+		out[i] = s.f
+	}
+	return out
 }
 
 // errorPlan answers with the HTTP error of edit e.

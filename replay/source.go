@@ -120,17 +120,21 @@ func (c *cursor) close() {
 
 // raws returns a copy of the JSON of each object, reading the frames they
 // are in with one pass over the recording.
-func (r *Replayer) raws(objs []object) ([][]byte, error) {
+func (r *Replayer) raws(c *collection, objs []object) ([][]byte, error) {
 	out := make([][]byte, len(objs))
 	frameOf := map[frameRef]int{} // frame -> index in refs
 	var refs []frameRef
 	users := [][]int{} // per ref: the objects in it
 	for k, o := range objs {
 		if o.ref.in == nil {
-			out[k] = o.raw
+			raw, err := o.ref.of(c.held[o.ref.i])
+			if err != nil {
+				return nil, err
+			}
+			out[k] = raw
 			continue
 		}
-		key := frameRef{o.ref.in, o.ref.i}
+		key := frameRef{o.ref.in, int(o.ref.i)}
 		j, ok := frameOf[key]
 		if !ok {
 			j = len(refs)
@@ -142,11 +146,11 @@ func (r *Replayer) raws(objs []object) ([][]byte, error) {
 	}
 	err := r.src.readMany(refs, func(j int, data []byte) error {
 		for _, k := range users[j] {
-			ref := objs[k].ref
-			if ref.off+ref.n > len(data) {
-				return fmt.Errorf("kwrec replay: frame %d of interaction %d is shorter than when the cassette was opened: it changed since", ref.i+1, ref.in.ID)
+			raw, err := objs[k].ref.of(data)
+			if err != nil {
+				return err
 			}
-			out[k] = append([]byte(nil), data[ref.off:ref.off+ref.n]...)
+			out[k] = append([]byte(nil), raw...)
 		}
 		return nil
 	})

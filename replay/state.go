@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -27,21 +28,34 @@ import (
 
 // object is one recorded object, reduced to what the fallback needs. Its
 // bytes stay where the recording holds them (in memory for [New], in the
-// file for [Open]): ref names the frame and the byte range in it. Only the
-// items of a list whose body spans several frames are copied into raw.
+// file for [Open]): ref names the frame and the byte range in it. A long
+// watch makes one per event, so it is kept small.
 type object struct {
 	key    string // namespace/name
 	labels string // labels.Set.String() form, "" for none
-	typed  bool   // the bytes have kind and apiVersion (list items do not)
 	ref    objRef
-	raw    []byte // set instead of ref for a list body split across frames
 }
 
-// objRef is where an object's JSON is: bytes [off, off+n) of frame i of in.
+// objRef is where an object's JSON is: bytes [off, off+n) of frame i of in,
+// or, with in nil, of the collection's held[i] (a list body that was split
+// across frames, joined in memory).
 type objRef struct {
 	in     *cassettes.Interaction
-	i      int
-	off, n int
+	i      int32
+	off, n int32
+	typed  bool // the bytes have kind and apiVersion (list items do not)
+}
+
+// of returns the object's bytes in data, the frame or held body it is in.
+func (r objRef) of(data []byte) ([]byte, error) {
+	if int(r.off)+int(r.n) > len(data) {
+		id := 0
+		if r.in != nil {
+			id = r.in.ID
+		}
+		return nil, fmt.Errorf("kwrec replay: frame %d of interaction %d is shorter than when the cassette was opened: it changed since", r.i+1, id)
+	}
+	return data[r.off : r.off+r.n], nil
 }
 
 func (o *object) namespace() string { ns, _, _ := strings.Cut(o.key, "/"); return ns }
@@ -51,7 +65,16 @@ type event struct {
 	rv  int64
 	typ string
 	obj object
-	at  time.Duration // from the cassette start
+}
+
+// at is when the event was recorded, from the cassette start.
+func (e *event) at() time.Duration {
+	in := e.obj.ref.in
+	at := in.At + in.Frames[e.obj.ref.i].At
+	if in.Response != nil {
+		at += in.Response.Latency
+	}
+	return at
 }
 
 type snapshot struct {
@@ -74,15 +97,27 @@ type collection struct {
 	broken string // why the fallback cannot answer for this collection
 	snaps  []*snapshot
 	events []event
+	held   [][]byte // list bodies split across frames (see objRef)
 
 	// Only while the recording is being read (see observe):
 	snapByRV map[int64]*snapshot
-	seen     map[evKey]bool
+	strs     map[string]string // interned keys, labels and event types
 }
 
-type evKey struct {
-	rv       int64
-	key, typ string
+// intern returns one shared copy of s: a long watch names the same few
+// objects, labels and event types over and over.
+func (c *collection) intern(s string) string {
+	if s == "" {
+		return ""
+	}
+	if c.strs == nil {
+		c.strs = map[string]string{}
+	}
+	if v, ok := c.strs[s]; ok {
+		return v
+	}
+	c.strs[s] = s
+	return s
 }
 
 // scanRV returns the first "resourceVersion" string value in a JSON frame:
@@ -145,17 +180,80 @@ type listBody struct {
 // parseObject reads the metadata of the object JSON raw, which is bytes
 // [off, off+len(raw)) of the frame ref names (ref.off and ref.n are set here).
 func parseObject(raw []byte, ref objRef, off int) (object, objMeta, error) {
-	var m objMeta
-	if err := json.Unmarshal(raw, &m); err != nil {
+	m, err := readMeta(raw)
+	if err != nil {
 		return object{}, m, err
 	}
-	ref.off, ref.n = off, len(raw)
-	o := object{key: m.Metadata.Namespace + "/" + m.Metadata.Name, ref: ref,
-		typed: m.Kind != "" && m.APIVersion != ""}
+	ref.off, ref.n = int32(off), int32(len(raw))
+	ref.typed = m.Kind != "" && m.APIVersion != ""
+	o := object{key: m.Metadata.Namespace + "/" + m.Metadata.Name, ref: ref}
 	if len(m.Metadata.Labels) > 0 {
 		o.labels = labels.Set(m.Metadata.Labels).String()
 	}
 	return o, m, nil
+}
+
+// readMeta reads kind, apiVersion and metadata from the object JSON raw,
+// and stops there: the API server writes them first, so the spec and status
+// that make up most of an object are not even scanned.
+func readMeta(raw []byte) (objMeta, error) {
+	var m objMeta
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		if err == nil {
+			err = fmt.Errorf("not a JSON object")
+		}
+		return m, err
+	}
+	for seen := 0; seen < 3 && dec.More(); {
+		t, err := dec.Token()
+		if err != nil {
+			return m, err
+		}
+		var v any
+		switch t {
+		case "kind":
+			v = &m.Kind
+		case "apiVersion":
+			v = &m.APIVersion
+		case "metadata":
+			v = &m.Metadata
+		default:
+			v = new(json.RawMessage)
+			seen--
+		}
+		if err := dec.Decode(v); err != nil {
+			return m, err
+		}
+		seen++
+	}
+	return m, nil
+}
+
+// splitWatchLine returns the type and the object of a JSON watch event
+// line, {"type":"T","object":{...}}, as the API server writes it (one
+// newline after), with the object's offset in line; it falls back to a
+// full parse for any other layout.
+func splitWatchLine(line []byte) (typ string, obj []byte, off int, err error) {
+	const head, mid = `{"type":"`, `","object":`
+	if rest, ok := bytes.CutPrefix(line, []byte(head)); ok {
+		if i := bytes.Index(rest[:min(len(rest), 32)], []byte(mid)); i > 0 {
+			body := bytes.TrimRight(rest[i+len(mid):], "\n")
+			if n := len(body); n > 2 && body[0] == '{' && body[n-2] == '}' && body[n-1] == '}' {
+				off = len(head) + i + len(mid)
+				return string(rest[:i]), body[:n-1], off, nil
+			}
+		}
+	}
+	var wl watchLine
+	if err := json.Unmarshal(line, &wl); err != nil {
+		return "", nil, 0, err
+	}
+	off = bytes.Index(line, wl.Object)
+	if off < 0 {
+		return "", nil, 0, fmt.Errorf("object not found in the event line")
+	}
+	return wl.Type, line[off : off+len(wl.Object)], off, nil
 }
 
 // initialEventsEnd is the annotation on the bookmark that ends a streaming
@@ -168,7 +266,7 @@ const initialEventsEnd = "k8s.io/initial-events-end"
 // a list or the event of a watch. data is only valid during the call.
 func (c *collection) observe(iv *ivState, i int, f cassettes.Frame) {
 	in := iv.in
-	ref := objRef{in: in, i: i}
+	ref := objRef{in: in, i: int32(i)}
 	if !iv.watch {
 		if i > 0 || iv.listBuf != nil { // a list body split across frames: parsed at the end
 			if i == 1 && iv.listBuf == nil {
@@ -201,15 +299,12 @@ func (c *collection) observe(iv *ivState, i int, f cassettes.Frame) {
 	// A frame that is not a JSON event with an object, such as garbage
 	// hand-edited in to break the client's decoder, changes no state: no
 	// client could apply it either.
-	var wl watchLine
-	if err := json.Unmarshal(f.Data, &wl); err != nil || wl.Type == "ERROR" {
+	typ, obj, off, err := splitWatchLine(f.Data)
+	if err != nil || typ == "ERROR" {
 		return
 	}
-	off := bytes.Index(f.Data, wl.Object)
-	if off < 0 {
-		return
-	}
-	o, m, err := parseObject(wl.Object, ref, off)
+	wl := watchLine{Type: typ}
+	o, m, err := parseObject(obj, ref, off)
 	if err != nil {
 		return
 	}
@@ -230,20 +325,12 @@ func (c *collection) observe(iv *ivState, i int, f cassettes.Frame) {
 		return
 	}
 	c.noteKinds("", m.APIVersion, m.Kind)
+	o.key, o.labels, wl.Type = c.intern(o.key), c.intern(o.labels), c.intern(wl.Type)
 	if iv.initial && wl.Type == "ADDED" {
 		iv.pending = append(iv.pending, o)
 		return
 	}
-	k := evKey{orv, o.key, wl.Type}
-	if c.seen[k] {
-		return
-	}
-	c.seen[k] = true
-	base := in.At
-	if in.Response != nil {
-		base += in.Response.Latency
-	}
-	c.events = append(c.events, event{rv: orv, typ: wl.Type, obj: o, at: base + f.At})
+	c.events = append(c.events, event{rv: orv, typ: wl.Type, obj: o})
 }
 
 func (c *collection) noteRV(rv int64) {
@@ -271,7 +358,8 @@ func (c *collection) snapAt(rv int64) *snapshot {
 }
 
 // addList files the list body data, frame ref.i of its interaction; with
-// ref.in nil the body is held in memory and its items keep copies.
+// ref.in nil, data is a body joined from several frames, which the
+// collection holds.
 func (c *collection) addList(iv *ivState, data []byte, ref objRef) error {
 	var lb listBody
 	if err := json.Unmarshal(data, &lb); err != nil {
@@ -283,6 +371,10 @@ func (c *collection) addList(iv *ivState, data []byte, ref objRef) error {
 		return nil
 	}
 	c.noteKinds(lb.Kind, lb.APIVersion, "")
+	if ref.in == nil {
+		ref.i = int32(len(c.held))
+		c.held = append(c.held, data)
+	}
 	s := c.snapAt(rv)
 	// Each item's bytes, exactly as in data and in order: find them after
 	// the previous one (only separators lie between).
@@ -300,10 +392,8 @@ func (c *collection) addList(iv *ivState, data []byte, ref objRef) error {
 			c.fail(iv, "list item: %v", err)
 			continue
 		}
-		if ref.in == nil {
-			o.ref, o.raw = objRef{}, data[off:pos]
-		}
 		c.noteKinds("", "", m.Kind)
+		o.key, o.labels = c.intern(o.key), c.intern(o.labels)
 		s.items[o.key] = o
 	}
 	return nil
@@ -331,9 +421,26 @@ func (c *collection) seal() {
 	for _, s := range c.snapByRV {
 		c.snaps = append(c.snaps, s)
 	}
-	c.snapByRV, c.seen = nil, nil
+	c.snapByRV, c.strs = nil, nil
 	sort.Slice(c.snaps, func(i, j int) bool { return c.snaps[i].rv < c.snaps[j].rv })
 	sort.SliceStable(c.events, func(i, j int) bool { return c.events[i].rv < c.events[j].rv })
+	// The same event recorded twice (two watches that overlap, a re-watch
+	// after a reset) is one event: keep the first, in recording order.
+	out := c.events[:0]
+	for _, e := range c.events {
+		dup := false
+		for j := len(out) - 1; j >= 0 && out[j].rv == e.rv && !dup; j-- {
+			dup = out[j].obj.key == e.obj.key && out[j].typ == e.typ
+		}
+		if !dup {
+			out = append(out, e)
+		}
+	}
+	// Exactly sized: the appends left up to twice the room.
+	c.events = slices.Clone(out)
+	for _, iv := range c.ivs {
+		iv.rvs = slices.Clone(iv.rvs)
+	}
 	c.oldest = -1
 	switch {
 	case len(c.snaps) > 0:

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"fmt"
 	"io"
 	"net/http"
 	"sync"
@@ -69,7 +68,8 @@ type plan struct {
 	status  int
 	header  http.Header
 	latency time.Duration
-	frames  []outFrame
+	recN    int        // the first recN recorded frames of iv, unedited (see frame)
+	frames  []outFrame // then these
 	end     endKind
 	endGap  time.Duration
 	endErr  string        // recorded reset text
@@ -81,24 +81,35 @@ type plan struct {
 	kind, apiVersion string // of the objects of ev frames
 }
 
+// frame returns the plan's frame i (0-based), false past the last.
+func (p *plan) frame(i int) (outFrame, bool) {
+	if i < p.recN {
+		return recordedFrame(p.iv, i), true
+	}
+	if i -= p.recN; i < len(p.frames) {
+		return p.frames[i], true
+	}
+	return outFrame{}, false
+}
+
 // body serves a plan's frames as an http.Response body, waiting on the
 // replayer's clock before each one. Read and Close may be called from
 // different goroutines, as client-go does to stop a watch.
 type body struct {
-	r      *Replayer
-	p      *plan
-	ctx    context.Context
-	start  time.Time
-	due    time.Time
-	next   int
-	cur    []byte
+	r     *Replayer
+	p     *plan
+	ctx   context.Context
+	start time.Time
+	due   time.Time
+	next  int
+	cur   []byte
 
 	fmu        sync.Mutex // guards frames: Close may come from another goroutine
 	frames     cursor
 	framesDone bool
-	err    error
-	closed chan struct{}
-	once   sync.Once
+	err        error
+	closed     chan struct{}
+	once       sync.Once
 
 	gz    *gzip.Writer
 	gzbuf *bytes.Buffer
@@ -157,8 +168,8 @@ func (b *body) Read(p []byte) (int, error) {
 			continue
 		default:
 		}
-		if b.next < len(b.p.frames) {
-			f := &b.p.frames[b.next]
+		if fr, ok := b.p.frame(b.next); ok {
+			f := &fr
 			if w := b.p.pace.wait(f.gap) + f.pause; w > 0 {
 				b.due = b.due.Add(w)
 				if err := b.waitUntil(b.due, false, nil); err != nil {
@@ -202,19 +213,17 @@ func (b *body) data(f *outFrame) ([]byte, error) {
 	case f.rec > 0:
 		return b.frames.frame(b.p.iv.in, f.rec-1)
 	case f.ev != nil:
-		o := &f.ev.obj
-		raw := o.raw
-		if o.ref.in != nil {
-			d, err := b.frames.frame(o.ref.in, o.ref.i)
-			if err != nil {
-				return nil, err
-			}
-			if o.ref.off+o.ref.n > len(d) {
-				return nil, fmt.Errorf("kwrec replay: frame %d of interaction %d is shorter than when the cassette was opened: it changed since", o.ref.i+1, o.ref.in.ID)
-			}
-			raw = d[o.ref.off : o.ref.off+o.ref.n]
+		// Events are of watches: their objects are in recorded frames.
+		ref := f.ev.obj.ref
+		d, err := b.frames.frame(ref.in, int(ref.i))
+		if err != nil {
+			return nil, err
 		}
-		return eventJSON(f.ev.typ, raw, o.typed, b.p.kind, b.p.apiVersion), nil
+		raw, err := ref.of(d)
+		if err != nil {
+			return nil, err
+		}
+		return eventJSON(f.ev.typ, raw, ref.typed, b.p.kind, b.p.apiVersion), nil
 	}
 	return f.data, nil
 }

@@ -31,10 +31,10 @@ type target struct {
 }
 
 // targets finds the collections of c in the order first seen.
-func targets(c *cassettes.Cassette) []target {
+func targets(ivs []*cassettes.Interaction) []target {
 	seen := map[string]*target{}
 	var out []*target
-	for _, in := range c.Interactions {
+	for _, in := range ivs {
 		if in.Request.Method != "GET" {
 			continue
 		}
@@ -131,19 +131,16 @@ func replayCassette(ctx context.Context, out, stderr io.Writer, path string, f *
 	if err := checkSpeed(f.speed); err != nil {
 		return err
 	}
-	c, err := cassettes.Load(path)
-	if err != nil {
-		return err
-	}
 	edits, err := f.edits.parse()
 	if err != nil {
 		return err
 	}
-	r, err := replay.New(c, replay.Options{Speed: f.speed, Edits: edits, Strict: f.strict, ErrorWhenExhausted: true})
+	r, err := replay.Open(path, replay.Options{Speed: f.speed, Edits: edits, Strict: f.strict, ErrorWhenExhausted: true})
 	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+		return err
 	}
-	ts := targets(c)
+	defer r.Close()
+	ts := targets(r.Interactions())
 	if len(ts) == 0 {
 		return fmt.Errorf("%s: no list or watch of a collection to replay", path)
 	}

@@ -5,7 +5,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kwrec/kwrec/cassettes"
 	"github.com/kwrec/kwrec/replay"
 )
 
@@ -40,14 +39,11 @@ flags and --speed apply as for kwrec replay. It stops on Ctrl-C or SIGTERM.`,
 			if err != nil {
 				return err
 			}
-			c, err := cassettes.Load(args[0])
+			r, err := replay.Open(args[0], replay.Options{Speed: speed, Edits: es, Strict: strict})
 			if err != nil {
 				return err
 			}
-			r, err := replay.New(c, replay.Options{Speed: speed, Edits: es, Strict: strict})
-			if err != nil {
-				return fmt.Errorf("%s: %w", args[0], err)
-			}
+			defer r.Close()
 			srv := &replay.Server{Replayer: r, PlainHTTP: plainHTTP, Addr: listen, AllowRemote: allowRemote}
 			if allowRemote {
 				fmt.Fprintln(cmd.ErrOrStderr(), "kwrec: warning: --allow-remote: anyone who reaches the port with the token can read this cassette")

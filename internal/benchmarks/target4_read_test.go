@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -68,11 +70,13 @@ func (panicTB) Fatal(args ...any) { panic(fmt.Sprint(args...)) }
 // unmarshal) of the same watch, in MB/s of raw watch JSON for all three.
 //
 // events=100k: a 100k-event (670 MB raw) zstd cassette read by
-// cassettes.Reader, and loaded (cassettes.Load) and replayed (replay.New,
-// then the watch's whole body served through Replayer.RoundTrip to
-// io.Discard; client-go's decoding is targets 1 and 2), each in a fresh
-// subprocess whose peak resident memory (VmHWM) is reported, with the
-// subprocess's baseline before it starts. Target: under 100 MB.
+// cassettes.Reader; opened (replay.Open: the index and the object state in
+// one pass, frames left in the file) and replayed (the watch's whole body
+// served through Replayer.RoundTrip to io.Discard; client-go's decoding is
+// targets 1 and 2); and, for comparison, loaded whole (cassettes.Load) and
+// replayed (replay.New). Each runs in a fresh subprocess whose peak resident
+// memory (VmHWM) is reported, with the subprocess's baseline before it
+// starts. Target: stream-read and open-replay under 100 MB.
 func BenchmarkCassettesReadFast(b *testing.B) {
 	b.Run("events=10k", func(b *testing.B) {
 		files, raw := readFiles()
@@ -105,26 +109,46 @@ func BenchmarkCassettesReadFast(b *testing.B) {
 	})
 	b.Run("events=100k", func(b *testing.B) {
 		path := bigCassette(b)
-		var read, replayed childResult
+		var read, opened, loaded childResult
 		for b.Loop() {
 			read = runChild(b, "stream-read", path)
-			replayed = runChild(b, "load-replay", path)
+			opened = runChild(b, "open-replay", path)
+			loaded = runChild(b, "load-replay", path)
 		}
 		b.ReportMetric(read.PeakMB, "MB-peak-stream-read")
-		b.ReportMetric(replayed.PeakMB, "MB-peak-load-replay")
+		b.ReportMetric(opened.PeakMB, "MB-peak-open-replay")
+		b.ReportMetric(loaded.PeakMB, "MB-peak-load-replay")
 		b.ReportMetric(read.BaseMB, "MB-baseline")
 		b.ReportMetric(read.Bytes/1e6/read.Seconds, "stream-read-MB/s")
-		b.ReportMetric(replayed.LoadSeconds, "s-load")
-		b.ReportMetric(float64(replayed.Events)/(replayed.Seconds-replayed.LoadSeconds), "replay-events/s")
+		b.ReportMetric(opened.LoadSeconds, "s-open")
+		b.ReportMetric(loaded.LoadSeconds, "s-load")
+		b.ReportMetric(float64(opened.Events)/(opened.Seconds-opened.LoadSeconds), "open-replay-events/s")
+		b.ReportMetric(float64(loaded.Events)/(loaded.Seconds-loaded.LoadSeconds), "load-replay-events/s")
 	})
 }
 
 var bigCassettePath string
 
 // bigCassette writes the 100k-event zstd cassette to a file once per process.
+//
+// With KWREC_BENCH_PROFILE=DIR set, the file is kept in DIR (and reused by
+// the next run) and each subprocess writes DIR/MODE.cpu.pprof and, at its
+// peak, DIR/MODE.opened.heap.pprof (cassette open) and
+// DIR/MODE.serving.heap.pprof (500 MB served): the profiles
+// that show where time and memory go.
 func bigCassette(b *testing.B) string {
+	if dir := os.Getenv(profileEnv); dir != "" && bigCassettePath == "" {
+		p := filepath.Join(dir, "watch-100k.kwrec.zst")
+		if _, err := os.Stat(p); err == nil {
+			bigCassettePath = p
+		}
+	}
 	if bigCassettePath == "" {
-		p := filepath.Join(tempDir(b), "watch-100k.kwrec.zst")
+		dir := os.Getenv(profileEnv)
+		if dir == "" {
+			dir = tempDir(b)
+		}
+		p := filepath.Join(dir, "watch-100k.kwrec.zst")
 		f, err := os.Create(p)
 		if err != nil {
 			b.Fatal(err)
@@ -142,12 +166,14 @@ func bigCassette(b *testing.B) string {
 	return bigCassettePath
 }
 
+const profileEnv = "KWREC_BENCH_PROFILE"
+
 // childResult is what a measuring subprocess reports on stdout.
 type childResult struct {
 	Events      int
 	Bytes       float64 // raw frame bytes read or served
 	Seconds     float64 // the whole job
-	LoadSeconds float64 // cassettes.Load alone (load-replay)
+	LoadSeconds float64 // replay.Open, or cassettes.Load and replay.New, alone
 	BaseMB      float64 // VmHWM before the job
 	PeakMB      float64 // VmHWM after it
 }
@@ -172,8 +198,29 @@ func runChild(b *testing.B, mode, path string) childResult {
 // in place of the tests when childEnv is set.
 func child(mode, path string) int {
 	r := childResult{BaseMB: vmHWM()}
-	start := time.Now()
 	fail := func(err error) int { fmt.Fprintln(os.Stderr, err); return 1 }
+	profDir := os.Getenv(profileEnv)
+	if profDir != "" {
+		f, err := os.Create(filepath.Join(profDir, mode+".cpu.pprof"))
+		if err != nil {
+			return fail(err)
+		}
+		defer f.Close()
+		pprof.StartCPUProfile(f)
+		defer pprof.StopCPUProfile()
+	}
+	heapProfile := func(when string) {
+		if profDir == "" {
+			return
+		}
+		f, err := os.Create(filepath.Join(profDir, mode+"."+when+".heap.pprof"))
+		if err == nil {
+			runtime.GC()
+			pprof.WriteHeapProfile(f)
+			f.Close()
+		}
+	}
+	start := time.Now()
 	switch mode {
 	case "stream-read":
 		cr, err := cassettes.Open(path)
@@ -194,28 +241,42 @@ func child(mode, path string) int {
 			}
 		}
 		cr.Close()
-	case "load-replay":
-		c, err := cassettes.Load(path)
+	case "open-replay", "load-replay":
+		var rp *replay.Replayer
+		var err error
+		if mode == "open-replay" {
+			rp, err = replay.Open(path, replay.Options{})
+		} else {
+			var c *cassettes.Cassette
+			if c, err = cassettes.Load(path); err == nil {
+				rp, err = replay.New(c, replay.Options{})
+			}
+		}
 		if err != nil {
 			return fail(err)
 		}
+		defer rp.Close()
 		r.LoadSeconds = time.Since(start).Seconds()
-		rp, err := replay.New(c, replay.Options{})
-		if err != nil {
-			return fail(err)
-		}
-		req, _ := http.NewRequest("GET", c.Interactions[0].Request.URL, nil)
+		heapProfile("opened")
+		in := rp.Interactions()[0]
+		req, _ := http.NewRequest("GET", in.Request.URL, nil)
 		req.Header.Set("Accept", "application/json")
 		resp, err := rp.RoundTrip(req)
 		if err != nil {
 			return fail(err)
 		}
-		n, err := io.Copy(io.Discard, resp.Body)
-		if err != nil {
+		n, err := io.CopyN(io.Discard, resp.Body, 500<<20)
+		if err == nil {
+			heapProfile("serving")
+			var m int64
+			m, err = io.Copy(io.Discard, resp.Body)
+			n += m
+		}
+		if err != nil && err != io.EOF {
 			return fail(err)
 		}
 		resp.Body.Close()
-		r.Events, r.Bytes = len(c.Interactions[0].Frames), float64(n)
+		r.Events, r.Bytes = len(in.Frames), float64(n)
 	default:
 		return fail(fmt.Errorf("unknown child mode %q", mode))
 	}

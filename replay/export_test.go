@@ -1,0 +1,4 @@
+package replay
+
+// SplitWatchLineForTest exposes splitWatchLine to the external tests.
+var SplitWatchLineForTest = splitWatchLine

@@ -1,0 +1,98 @@
+package replay
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/kwrec/kwrec/cassettes"
+)
+
+// Open returns a Replayer over the cassette file path that keeps only the
+// cassette's structure in memory (about 50 bytes a frame, see
+// [cassettes.Index]) and reads frames back from the file as it serves them,
+// so a cassette of any size replays in memory proportional to its frame
+// count, not its size. The object state the fallback answers from is
+// rebuilt in the same single pass over the file, as references into it.
+//
+// Close the Replayer when done. Options and edits are as for [New]. A
+// cassette cut mid-write fails with an error wrapping
+// [cassettes.ErrTruncated], naming the file: run `kwrec lint --fix` first.
+func Open(path string, opts Options) (*Replayer, error) {
+	r, err := newReplayer(opts, nil)
+	if err != nil {
+		return nil, err
+	}
+	byID := map[int]*ivState{}
+	x, err := cassettes.OpenIndex(path, cassettes.IndexOptions{Visit: func(in *cassettes.Interaction, i int, f cassettes.Frame) error {
+		iv := byID[in.ID]
+		if iv == nil {
+			iv = r.add(in)
+			byID[in.ID] = iv
+		}
+		if iv.coll != nil {
+			iv.coll.observe(iv, i, f)
+		}
+		return nil
+	}})
+	if err != nil {
+		if x != nil {
+			x.Close()
+		}
+		return nil, err
+	}
+	r.src = indexSource{x}
+	r.header = x.Header
+	for _, in := range x.Interactions {
+		iv := byID[in.ID]
+		if iv == nil {
+			iv = r.add(in)
+		} else if iv.in != in {
+			x.Close()
+			return nil, fmt.Errorf("kwrec replay: %s: interaction %d indexed twice", path, in.ID)
+		}
+		r.ivs = append(r.ivs, iv)
+	}
+	// Visit met interactions in the order their first frames came; put
+	// each collection's in cassette order, as New has them.
+	for _, c := range r.collOrder {
+		sort.SliceStable(c.ivs, func(i, j int) bool { return c.ivs[i].in.ID < c.ivs[j].in.ID })
+	}
+	if err := r.ready(opts); err != nil {
+		x.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return r, nil
+}
+
+// indexSource reads frames back from an indexed cassette file.
+type indexSource struct{ x *cassettes.Index }
+
+func (s indexSource) frames(in *cassettes.Interaction, from int) (frameIter, error) {
+	fr, err := s.x.Frames(in, from)
+	if err != nil {
+		return nil, err
+	}
+	return indexIter{fr}, nil
+}
+
+func (s indexSource) readMany(refs []frameRef, fn func(int, []byte) error) error {
+	if len(refs) == 0 {
+		return nil
+	}
+	crefs := make([]cassettes.FrameRef, len(refs))
+	for k, ref := range refs {
+		crefs[k] = cassettes.FrameRef{In: ref.in, I: ref.i}
+	}
+	return s.x.ReadFrames(crefs, func(k int, f cassettes.Frame) error { return fn(k, f.Data) })
+}
+
+func (s indexSource) close() error { return s.x.Close() }
+
+type indexIter struct{ fr *cassettes.FrameReader }
+
+func (it indexIter) next() ([]byte, error) {
+	f, err := it.fr.Next()
+	return f.Data, err
+}
+
+func (it indexIter) close() { it.fr.Close() }
