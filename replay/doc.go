@@ -17,6 +17,19 @@
 //
 // Package replaytest does this in one call for tests.
 //
+// # Large cassettes
+//
+// [New] serves a cassette held in memory. [Open] serves a cassette file
+// and holds only its structure (about 50 bytes a frame), reading each frame
+// back from the file as it is served, so a recording of any size replays
+// in memory proportional to its frame count:
+//
+//	r, err := replay.Open("testdata/pods-100k.kwrec.zst", replay.Options{})
+//	...
+//	defer r.Close()
+//
+// Both behave the same in every other way; the kwrec CLI uses Open.
+//
 // # Matching
 //
 // A request is answered by the first not yet served recorded interaction
