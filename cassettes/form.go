@@ -5,9 +5,179 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"strconv"
 
 	"github.com/klauspost/compress/zstd"
 )
+
+// DefaultSegmentSize is how many bytes of text a zstd frame of the
+// compressed form holds, about, when [WriterOptions.SegmentSize] is zero.
+const DefaultSegmentSize = 4 << 20
+
+// maxWindow is the largest zstd window the compressed form is written
+// with (zstd's default at this level), the window of a single-frame
+// cassette. A back-reference never reaches further than the window, so a
+// decoder needs about this much memory; a segmented cassette's window is
+// its segment size rounded up to a power of two, no more: a frame holds
+// little more than a segment, so a larger window gains nothing.
+const maxWindow = 8 << 20
+
+// windowFor returns the zstd window for segments of size bytes of text.
+func windowFor(size int64) int {
+	w := zstd.MinWindowSize
+	for size > 0 && int64(w) < size && w < maxWindow {
+		w <<= 1
+	}
+	if size <= 0 {
+		w = maxWindow
+	}
+	return w
+}
+
+// seekPrefix starts a seek comment: "# kwrec:seek zstd=C text=T".
+const seekPrefix = "# kwrec:seek zstd="
+
+// seekPoint is where a zstd frame of the compressed form starts: at byte
+// zstd of the file, which decodes to text from byte text on.
+type seekPoint struct {
+	zstd, text int64
+}
+
+func appendSeekComment(b []byte, p seekPoint) []byte {
+	b = append(b, seekPrefix...)
+	b = strconv.AppendInt(b, p.zstd, 10)
+	b = append(b, " text="...)
+	b = strconv.AppendInt(b, p.text, 10)
+	return append(b, '\n')
+}
+
+// parseSeekComment parses line (without its newline) if it is exactly a
+// seek comment, canonical decimal numbers included.
+func parseSeekComment(line []byte) (seekPoint, bool) {
+	rest, ok := bytes.CutPrefix(line, []byte(seekPrefix))
+	if !ok {
+		return seekPoint{}, false
+	}
+	c, rest, ok := cutNumber(rest)
+	if !ok {
+		return seekPoint{}, false
+	}
+	rest, ok = bytes.CutPrefix(rest, []byte(" text="))
+	if !ok {
+		return seekPoint{}, false
+	}
+	t, rest, ok := cutNumber(rest)
+	if !ok || len(rest) != 0 {
+		return seekPoint{}, false
+	}
+	return seekPoint{zstd: c, text: t}, true
+}
+
+// cutNumber cuts a canonical non-negative decimal (no sign, no leading
+// zero) off the front of b.
+func cutNumber(b []byte) (int64, []byte, bool) {
+	i := 0
+	for i < len(b) && i < 18 && b[i] >= '0' && b[i] <= '9' {
+		i++
+	}
+	if i == 0 || (i > 1 && b[0] == '0') {
+		return 0, b, false
+	}
+	n, err := strconv.ParseInt(string(b[:i]), 10, 64)
+	return n, b[i:], err == nil
+}
+
+// countingWriter counts the bytes written through it: the compressed
+// offset a new zstd frame starts at.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// segmenter writes the compressed form: text through a buffer into a zstd
+// encoder, ending the zstd frame at the first line end after size bytes
+// of text and starting the next with a seek comment, so a reader can
+// start decoding at any frame (see [Index]).
+type segmenter struct {
+	out  *bufio.Writer // into enc
+	enc  *zstd.Encoder
+	cw   *countingWriter
+	size int64 // <= 0: one frame
+	text int64 // text bytes written
+	seg  int64 // text bytes since the current frame began
+	buf  []byte
+}
+
+// newSegmenter returns a segmenter on w; size follows
+// [WriterOptions.SegmentSize].
+func newSegmenter(w io.Writer, size int) (*segmenter, error) {
+	if size == 0 {
+		size = DefaultSegmentSize
+	}
+	cw := &countingWriter{w: w}
+	enc, err := zstd.NewWriter(cw, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithWindowSize(windowFor(int64(size))))
+	if err != nil {
+		return nil, fmt.Errorf("cassette: zstd encoder: %w", err)
+	}
+	return &segmenter{out: bufio.NewWriterSize(enc, 256<<10), enc: enc, cw: cw, size: int64(size)}, nil
+}
+
+// write writes p, a whole line or a piece of one; the frame may end
+// after p only if p ends a line.
+func (s *segmenter) write(p []byte) error {
+	if _, err := s.out.Write(p); err != nil {
+		return err
+	}
+	s.text += int64(len(p))
+	s.seg += int64(len(p))
+	if s.size > 0 && s.seg >= s.size && len(p) > 0 && p[len(p)-1] == '\n' {
+		return s.nextFrame()
+	}
+	return nil
+}
+
+// nextFrame ends the zstd frame and starts the next with its seek
+// comment, flushed at once: a process killed after this leaves an open
+// frame, which readers report as a cut stream, never a clean end.
+func (s *segmenter) nextFrame() error {
+	if err := s.out.Flush(); err != nil {
+		return err
+	}
+	if err := s.enc.Close(); err != nil {
+		return err
+	}
+	s.enc.Reset(s.cw)
+	s.buf = appendSeekComment(s.buf[:0], seekPoint{zstd: s.cw.n, text: s.text})
+	if _, err := s.out.Write(s.buf); err != nil {
+		return err
+	}
+	s.text += int64(len(s.buf))
+	s.seg = int64(len(s.buf))
+	return s.flush()
+}
+
+// flush ends a zstd block: everything so far decodes, and the encoder
+// keeps its history, so compression stays whole-frame.
+func (s *segmenter) flush() error {
+	if err := s.out.Flush(); err != nil {
+		return err
+	}
+	return s.enc.Flush()
+}
+
+// close ends the last frame.
+func (s *segmenter) close() error {
+	if err := s.out.Flush(); err != nil {
+		return err
+	}
+	return s.enc.Close()
+}
 
 type plainReader struct {
 	io.Reader
@@ -25,33 +195,93 @@ func (p *plainReader) Close() error {
 // magic bytes), the test every reader here uses.
 func IsCompressed(data []byte) bool { return bytes.HasPrefix(data, zstdMagic) }
 
+func newDecoder(r io.Reader) (*zstd.Decoder, error) {
+	return zstd.NewReader(r, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true), zstd.WithDecoderMaxWindow(64<<20))
+}
+
 // Plain returns the text form of the cassette bytes in r, decompressing
 // them when they start with zstd's magic bytes and passing them through
-// otherwise. It does not parse the cassette (kwrec cat and textconv use it
-// to show even a broken one).
+// otherwise. Seek comments are dropped from decompressed text: they
+// describe the compressed bytes only. It does not parse the cassette
+// (kwrec cat and textconv use it to show even a broken one).
 func Plain(r io.Reader) (io.ReadCloser, error) {
 	br := bufio.NewReader(r)
 	magic, _ := br.Peek(4)
 	if !IsCompressed(magic) {
 		return &plainReader{Reader: br}, nil
 	}
-	dec, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true), zstd.WithDecoderMaxWindow(64<<20))
+	dec, err := newDecoder(br)
 	if err != nil {
 		return nil, fmt.Errorf("cassette: zstd: %w", err)
 	}
-	return &plainReader{Reader: dec, dec: dec}, nil
+	return &plainReader{Reader: &seekFilter{br: bufio.NewReaderSize(dec, 64<<10)}, dec: dec}, nil
 }
 
-// Compress writes src, the text form, to dst as the compressed form,
-// byte for byte: decompressing the result gives src back.
+// seekFilter passes text through without its seek comment lines.
+type seekFilter struct {
+	br      *bufio.Reader
+	pending []byte // the rest of the current piece, valid until the next ReadSlice
+	mid     bool   // inside a line
+	err     error
+}
+
+func (s *seekFilter) Read(p []byte) (int, error) {
+	for len(s.pending) == 0 {
+		if s.err != nil {
+			return 0, s.err
+		}
+		frag, err := s.br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			err = nil
+		}
+		start := !s.mid
+		s.mid = len(frag) == 0 || frag[len(frag)-1] != '\n'
+		s.err = err
+		if start && !s.mid {
+			if _, ok := parseSeekComment(frag[:len(frag)-1]); ok {
+				continue
+			}
+		}
+		s.pending = frag
+	}
+	n := copy(p, s.pending)
+	s.pending = s.pending[n:]
+	return n, nil
+}
+
+// Compress writes src, the text form, to dst as the compressed form in
+// segments of [DefaultSegmentSize], each starting with a seek comment.
+// Seek comments in src are dropped (they described other compressed
+// bytes), so for text without them decompressing the result gives src
+// back byte for byte.
 func Compress(dst io.Writer, src io.Reader) error {
-	enc, err := zstd.NewWriter(dst, zstd.WithEncoderConcurrency(1))
+	s, err := newSegmenter(dst, 0)
 	if err != nil {
-		return fmt.Errorf("cassette: zstd: %w", err)
+		return err
 	}
-	if _, err := io.Copy(enc, src); err != nil {
-		enc.Close()
-		return fmt.Errorf("cassette: compressing: %w", err)
+	br := bufio.NewReaderSize(src, 64<<10)
+	mid := false
+	for {
+		frag, err := br.ReadSlice('\n')
+		if err != nil && err != bufio.ErrBufferFull && err != io.EOF {
+			s.enc.Close()
+			return fmt.Errorf("cassette: compressing: %w", err)
+		}
+		full := err == nil
+		drop := false
+		if !mid && full {
+			_, drop = parseSeekComment(frag[:len(frag)-1])
+		}
+		mid = !full
+		if !drop && len(frag) > 0 {
+			if werr := s.write(frag); werr != nil {
+				s.enc.Close()
+				return fmt.Errorf("cassette: compressing: %w", werr)
+			}
+		}
+		if err == io.EOF {
+			break
+		}
 	}
-	return enc.Close()
+	return s.close()
 }

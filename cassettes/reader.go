@@ -49,6 +49,13 @@ type Reader struct {
 	ivs    map[int]*readState
 	maxID  int
 	lastAt time.Duration
+
+	// Where the last line read is in the text form, for [Index]: its
+	// byte offset and length without the newline.
+	off     int64 // text bytes read so far
+	lineOff int64
+	lineLen int
+	seeks   []seekPoint // the compressed form's seek comments, in order
 }
 
 type readState struct {
@@ -72,7 +79,7 @@ func NewReader(r io.Reader, name string) (*Reader, error) {
 		return nil, &ParseError{File: name, Offset: -1, Err: err, Msg: err.Error()}
 	}
 	if IsCompressed(magic) {
-		dec, err := zstd.NewReader(raw, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true), zstd.WithDecoderMaxWindow(64<<20))
+		dec, err := newDecoder(raw)
 		if err != nil {
 			return nil, &ParseError{File: name, Offset: 0, Err: ErrNotCassette, Msg: "bad zstd stream: " + err.Error()}
 		}
@@ -188,7 +195,10 @@ func (r *Reader) readLine() ([]byte, error) {
 		} else {
 			frag = append([]byte(nil), frag...)
 		}
+		r.lineOff, r.lineLen = r.off, len(frag)
+		r.off += int64(len(frag))
 		if err == nil {
+			r.lineLen--
 			return frag[:len(frag)-1], nil
 		}
 		if err == io.EOF {
@@ -239,6 +249,11 @@ func (r *Reader) next() (Entry, error) {
 		}
 		t := bytes.TrimSpace(line)
 		if len(t) == 0 || t[0] == '#' {
+			// A seek comment is trusted only where it says it is; Index
+			// checks its compressed offset before using it.
+			if p, ok := parseSeekComment(line); ok && r.dec != nil && p.text == r.lineOff {
+				r.seeks = append(r.seeks, p)
+			}
 			continue
 		}
 		e, perr := decodeEntry(r.line, t)

@@ -220,7 +220,12 @@ func parseOffset(n int, field string, s *string) (time.Duration, *ParseError) {
 // (hand-edited spacing, other frame kinds, errors), which decodeEntry then
 // parses and reports in full. line must be a private copy: the frame's
 // Data aliases it.
-func fastJSONFrame(n int, line []byte) (Entry, bool) {
+func fastJSONFrame(n int, line []byte) (Entry, bool) { return jsonFrameLine(n, line, true) }
+
+// jsonFrameLine is fastJSONFrame, checking the JSON value only if valid is
+// set: an [Index] re-reading a line the [Reader] checked skips the check,
+// by far the largest cost of reading a frame.
+func jsonFrameLine(n int, line []byte, valid bool) (Entry, bool) {
 	const prefix, atKey, jsonKey = `{"frame":`, `,"at":"`, `","json":`
 	if !bytes.HasPrefix(line, []byte(prefix)) || line[len(line)-1] != '}' {
 		return Entry{}, false
@@ -243,7 +248,7 @@ func fastJSONFrame(n int, line []byte) (Entry, bool) {
 		return Entry{}, false
 	}
 	v := rest[j+len(jsonKey) : len(rest)-1]
-	if len(v) == 0 || (v[0] != '{' && v[0] != '[') || (v[len(v)-1] != '}' && v[len(v)-1] != ']') || !json.Valid(v) {
+	if len(v) == 0 || (v[0] != '{' && v[0] != '[') || (v[len(v)-1] != '}' && v[len(v)-1] != ']') || (valid && !json.Valid(v)) {
 		return Entry{}, false
 	}
 	// The frame is the value and a newline: reuse the line's closing

@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/klauspost/compress/zstd"
 	"k8s.io/utils/clock"
 )
 
@@ -31,6 +30,13 @@ type WriterOptions struct {
 	FlushInterval time.Duration
 	// Clock drives the flush interval. Default: the real clock.
 	Clock clock.WithTicker
+	// SegmentSize is, for the compressed form, how many bytes of text a
+	// zstd frame holds before the Writer ends it at the next line end and
+	// starts a new one with a seek comment (see the package doc), so an
+	// [Index] can start decoding near any line. Default
+	// [DefaultSegmentSize]; negative: one zstd frame for the whole
+	// cassette, as before seek comments existed.
+	SegmentSize int
 }
 
 type ivState struct {
@@ -44,8 +50,8 @@ type ivState struct {
 // in-flight request. After the first write error every method returns it.
 type Writer struct {
 	mu     sync.Mutex
-	out    *bufio.Writer
-	enc    *zstd.Encoder // nil for plain text
+	out    *bufio.Writer // nil for the compressed form
+	seg    *segmenter    // nil for plain text
 	closer io.Closer     // the file opened by Create, else nil
 	dirty  bool
 	err    error
@@ -63,16 +69,15 @@ type Writer struct {
 // [Version]) and writes the header line.
 func NewWriter(w io.Writer, h Header, opts WriterOptions) (*Writer, error) {
 	cw := &Writer{open: map[int]*ivState{}, nextID: 1, stop: make(chan struct{}), done: make(chan struct{})}
-	var sink io.Writer = w
 	if opts.Compress {
-		enc, err := zstd.NewWriter(w, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedDefault))
+		seg, err := newSegmenter(w, opts.SegmentSize)
 		if err != nil {
-			return nil, fmt.Errorf("cassette: zstd encoder: %w", err)
+			return nil, err
 		}
-		cw.enc = enc
-		sink = enc
+		cw.seg = seg
+	} else {
+		cw.out = bufio.NewWriterSize(w, 256<<10)
 	}
-	cw.out = bufio.NewWriterSize(sink, 256<<10)
 	line, err := encodeHeader(h)
 	if err != nil {
 		return nil, fmt.Errorf("cassette: header: %w", err)
@@ -154,7 +159,13 @@ func (w *Writer) write(line []byte) {
 	if w.err != nil {
 		return
 	}
-	if _, err := w.out.Write(line); err != nil {
+	var err error
+	if w.seg != nil {
+		err = w.seg.write(line)
+	} else {
+		_, err = w.out.Write(line)
+	}
+	if err != nil {
 		w.fail(err)
 		return
 	}
@@ -165,15 +176,16 @@ func (w *Writer) flushLocked() error {
 	if w.err != nil {
 		return w.err
 	}
-	if err := w.out.Flush(); err != nil {
-		return w.fail(err)
-	}
-	if w.enc != nil {
+	var err error
+	if w.seg != nil {
 		// Flush ends a zstd block: everything so far decodes, and the
-		// encoder keeps its history, so compression stays whole-stream.
-		if err := w.enc.Flush(); err != nil {
-			return w.fail(err)
-		}
+		// encoder keeps its history, so compression stays whole-frame.
+		err = w.seg.flush()
+	} else {
+		err = w.out.Flush()
+	}
+	if err != nil {
+		return w.fail(err)
 	}
 	w.dirty = false
 	return nil
@@ -348,8 +360,8 @@ func (w *Writer) Close() error {
 	w.closed = true
 	close(w.stop)
 	_ = w.flushLocked()
-	if w.enc != nil && w.err == nil {
-		if err := w.enc.Close(); err != nil {
+	if w.seg != nil && w.err == nil {
+		if err := w.seg.close(); err != nil {
 			w.fail(err)
 		}
 	}

@@ -1,0 +1,133 @@
+package cassettes
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// seekStates counts an index's seek points by state.
+func seekStates(x *Index) map[int32]int {
+	n := map[int32]int{}
+	for i := range x.seeks {
+		n[x.seeks[i].state.Load()]++
+	}
+	return n
+}
+
+func TestSeekPointsAreUsedOnlyOnceTheirBytesCheckOut(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "w.kwrec.zst")
+	w, err := Create(path, Header{}, WriterOptions{SegmentSize: 300, FlushInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, _ := w.Request(0, Request{Method: "GET", URL: "/api/v1/pods?watch=true"})
+	w.Response(id, Response{Status: 200})
+	for i := 0; i < 200; i++ {
+		w.Frame(id, Frame{At: time.Duration(i), Data: fmt.Appendf(nil, `{"type":"ADDED","object":{"n":%d}}`+"\n", i)})
+	}
+	w.End(id, End{Reason: EndEOF})
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	z, _ := os.ReadFile(path)
+	dec, _ := zstd.NewReader(bytes.NewReader(z))
+	text, _ := io.ReadAll(dec)
+	dec.Close()
+	var stale bytes.Buffer
+	enc, _ := zstd.NewWriter(&stale)
+	enc.Write(text)
+	enc.Close()
+	stalePath := filepath.Join(dir, "stale.kwrec.zst")
+	os.WriteFile(stalePath, stale.Bytes(), 0o644)
+
+	tests := []struct {
+		name      string
+		path      string
+		good, bad bool
+	}{
+		{"the writer's seek points check out", path, true, false},
+		{"another tool's recompression leaves stale seek points, which are not used", stalePath, false, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			x, err := OpenIndex(tt.path, IndexOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer x.Close()
+			if len(x.seeks) < 40 {
+				t.Fatalf("%d seek points, want one per 300 bytes of text", len(x.seeks))
+			}
+			in := x.Interactions[0]
+			for _, from := range []int{199, 120, 60} {
+				fr, err := x.Frames(in, from)
+				if err != nil {
+					t.Fatal(err)
+				}
+				f, err := fr.Next()
+				fr.Close()
+				if want := fmt.Sprintf(`{"type":"ADDED","object":{"n":%d}}`+"\n", from); err != nil || string(f.Data) != want {
+					t.Fatalf("frame %d = %q, %v; want %q", from, f.Data, err, want)
+				}
+			}
+			n := seekStates(x)
+			if (n[seekGood] > 0) != tt.good || (n[seekBad] > 0) != tt.bad {
+				t.Errorf("seek points by state %v; want good %v, bad %v", n, tt.good, tt.bad)
+			}
+		})
+	}
+}
+
+func TestTheWriterStartsEveryZstdFrameWithItsSeekComment(t *testing.T) {
+	var out bytes.Buffer
+	w, _ := NewWriter(&out, Header{}, WriterOptions{Compress: true, SegmentSize: 1000, FlushInterval: time.Hour})
+	id, _ := w.Request(0, Request{Method: "GET", URL: "/api/v1/pods?watch=true"})
+	w.Response(id, Response{Status: 200})
+	for i := 0; i < 100; i++ {
+		w.Frame(id, Frame{At: time.Duration(i), Data: fmt.Appendf(nil, `{"n":%d}`+"\n", i)})
+		if i%7 == 0 {
+			w.Flush()
+		}
+	}
+	w.End(id, End{Reason: EndEOF})
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	z := out.Bytes()
+	rd, err := NewReader(bytes.NewReader(z), "w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := rd.Next(); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(rd.seeks) < 2 {
+		t.Fatalf("%d seek points in %d bytes of text; want one per 1000", len(rd.seeks), rd.off)
+	}
+	for _, p := range rd.seeks {
+		dec, _ := zstd.NewReader(bytes.NewReader(z[p.zstd:]))
+		text, err := io.ReadAll(dec)
+		dec.Close()
+		if err != nil {
+			t.Fatalf("decoding from %+v: %v", p, err)
+		}
+		if want := appendSeekComment(nil, p); !bytes.HasPrefix(text, want) {
+			t.Errorf("decoding from %+v starts %q, want %q", p, text[:min(len(text), 60)], want)
+		}
+		if int64(len(text)) != rd.off-p.text {
+			t.Errorf("decoding from %+v gives %d bytes, want the %d after its text offset", p, len(text), rd.off-p.text)
+		}
+	}
+}
