@@ -2,6 +2,8 @@ package benchmarks_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -94,6 +96,22 @@ func replayConfig(b *testing.B, c *cassettes.Cassette, f benchmarks.Format) *res
 	return withFormat(r.Config(), f)
 }
 
+// openConfig is replayConfig through replay.Open: c saved once as a zstd
+// file, opened (indexed) for every run, frames read back as served.
+func openConfig(b *testing.B, c *cassettes.Cassette, f benchmarks.Format, key string) (*rest.Config, func()) {
+	path := filepath.Join(tempDir(b), key+".kwrec.zst")
+	if _, err := os.Stat(path); err != nil {
+		if err := cassettes.Save(path, c); err != nil {
+			b.Fatal(err)
+		}
+	}
+	r, err := replay.Open(path, replay.Options{Speed: 0})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return withFormat(r.Config(), f), func() { r.Close() }
+}
+
 // BenchmarkReplayCostsTheClientNothing is target 1: client-go decoding a
 // replay at speed 0 reaches at least 0.95 (JSON) and 0.90 (protobuf) of
 // the events/s it reaches from a bare in-memory RoundTripper serving the
@@ -116,6 +134,23 @@ func BenchmarkReplayCostsTheClientNothing(b *testing.B) {
 			sideBySide(b, n, &side{name: "bare"}, &side{name: "replay"},
 				func() func() { return watchAll(b, bareConfig(s, false), n) },
 				func() func() { return watchAll(b, replayConfig(b, c, f), n) })
+		})
+		// The same through replay.Open, which reads every frame back from
+		// the zstd file (opened in the untimed setup of each run).
+		b.Run("typed-watch-open/"+string(f), func(b *testing.B) {
+			s := jsonStream()
+			if f == benchmarks.Protobuf {
+				s = protoStream()
+			}
+			n := len(s.Events)
+			c := capturedOnce(b, "watch-"+string(f), s, false, func(cfg *rest.Config) func() { return watchAll(b, cfg, n) })
+			sideBySide(b, n, &side{name: "bare"}, &side{name: "replay-open"},
+				func() func() { return watchAll(b, bareConfig(s, false), n) },
+				func() func() {
+					cfg, closeFn := openConfig(b, c, f, "watch-"+string(f))
+					run := watchAll(b, cfg, n)
+					return func() { run(); closeFn() }
+				})
 		})
 	}
 	for _, f := range []benchmarks.Format{benchmarks.JSON, benchmarks.Protobuf} {
