@@ -222,7 +222,9 @@ func parseOffset(n int, field string, s *string) (time.Duration, *ParseError) {
 // Data aliases it.
 func fastJSONFrame(n int, line []byte) (Entry, bool) { return jsonFrameLine(n, line, true) }
 
-// jsonFrameLine is fastJSONFrame, checking the JSON value only if valid is
+const base64Key = `","base64":"`
+
+// jsonFrameLine is fastJSONFrame (base64 frames too), checking the JSON value only if valid is
 // set: an [Index] re-reading a line the [Reader] checked skips the check,
 // by far the largest cost of reading a frame.
 func jsonFrameLine(n int, line []byte, valid bool) (Entry, bool) {
@@ -240,11 +242,27 @@ func jsonFrameLine(n int, line []byte, valid bool) (Entry, bool) {
 	}
 	rest = rest[i+len(atKey):]
 	j := bytes.IndexByte(rest, '"')
-	if j < 0 || !bytes.HasPrefix(rest[j:], []byte(jsonKey)) {
+	if j < 0 {
 		return Entry{}, false
 	}
 	at, err := time.ParseDuration(string(rest[:j]))
 	if err != nil || at < 0 {
+		return Entry{}, false
+	}
+	if b64, ok := bytes.CutPrefix(rest[j:], []byte(base64Key)); ok {
+		// A binary frame (protobuf watch events): {"frame":N,"at":"D","base64":"..."}.
+		if len(b64) < 2 || b64[len(b64)-2] != '"' {
+			return Entry{}, false
+		}
+		b64 = b64[:len(b64)-2]
+		data := make([]byte, base64.StdEncoding.DecodedLen(len(b64)))
+		k, err := base64.StdEncoding.Decode(data, b64)
+		if err != nil {
+			return Entry{}, false
+		}
+		return Entry{Line: n, ID: id, Frame: &Frame{At: at, Data: data[:k:k]}}, true
+	}
+	if !bytes.HasPrefix(rest[j:], []byte(jsonKey)) {
 		return Entry{}, false
 	}
 	v := rest[j+len(jsonKey) : len(rest)-1]

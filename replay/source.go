@@ -100,7 +100,7 @@ func (c *cursor) frame(in *cassettes.Interaction, i int) ([]byte, error) {
 	for o.pos <= i {
 		d, err := o.it.next()
 		if err == io.EOF {
-			return nil, fmt.Errorf("kwrec replay: interaction %d has no frame %d in the cassette: it changed since it was opened", in.ID, i+1)
+			return nil, frameMissing(in.ID, o.pos)
 		}
 		if err != nil {
 			return nil, err
@@ -109,6 +109,10 @@ func (c *cursor) frame(in *cassettes.Interaction, i int) ([]byte, error) {
 		o.pos++
 	}
 	return o.last, nil
+}
+
+func frameMissing(id, i int) error {
+	return fmt.Errorf("kwrec replay: interaction %d has no frame %d in the cassette: it changed since it was opened", id, i+1)
 }
 
 func (c *cursor) close() {

@@ -104,8 +104,9 @@ type body struct {
 	next  int
 	cur   []byte
 
-	fmu        sync.Mutex // guards frames: Close may come from another goroutine
+	fmu        sync.Mutex // guards frames and pf: Close may come from another goroutine
 	frames     cursor
+	pf         *prefetch // reads the unedited recorded frames ahead, for a file source
 	framesDone bool
 	err        error
 	closed     chan struct{}
@@ -177,7 +178,7 @@ func (b *body) Read(p []byte) (int, error) {
 					continue
 				}
 			}
-			data, err := b.data(f)
+			data, err := b.data(f, b.next < b.p.recN)
 			if err != nil {
 				b.err = err
 				continue
@@ -200,15 +201,32 @@ func (b *body) Read(p []byte) (int, error) {
 }
 
 // data returns the bytes of f, read from the recording if need be.
-func (b *body) data(f *outFrame) ([]byte, error) {
+// seq says f is the next of the unedited recorded frames [0, plan.recN).
+func (b *body) data(f *outFrame, seq bool) ([]byte, error) {
 	if f.rec == 0 && f.ev == nil {
 		return f.data, nil
 	}
 	b.fmu.Lock()
-	defer b.fmu.Unlock()
 	if b.framesDone {
+		b.fmu.Unlock()
 		return nil, errClosedBody
 	}
+	if _, fromFile := b.r.src.(indexSource); seq && fromFile {
+		if b.pf == nil {
+			b.pf = startPrefetch(b.r.src, b.p.iv, b.p.recN)
+		}
+		ch := b.pf.ch
+		b.fmu.Unlock()
+		select {
+		case x := <-ch:
+			return x.data, x.err
+		case <-b.closed:
+			return nil, errClosedBody
+		case <-b.ctx.Done():
+			return nil, b.ctx.Err()
+		}
+	}
+	defer b.fmu.Unlock()
 	switch {
 	case f.rec > 0:
 		return b.frames.frame(b.p.iv.in, f.rec-1)
@@ -233,6 +251,10 @@ func (b *body) closeFrames() {
 	b.fmu.Lock()
 	b.framesDone = true
 	b.frames.close()
+	if b.pf != nil {
+		close(b.pf.stop)
+		b.pf = nil
+	}
 	b.fmu.Unlock()
 }
 
