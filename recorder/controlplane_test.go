@@ -530,14 +530,17 @@ func TestLiveWatchFromACompactedResourceVersion(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// Wait for the server to compact revision 1 away: a list at exactly
-	// that revision is then 410 Gone.
+	// Wait for the server to compact past revision 2: a watch from
+	// resourceVersion 1 starts reading etcd at revision 2, which fails only
+	// once a list at exactly revision 2 is 410 Gone. (Revision 1 alone is
+	// not enough: a slow first compaction can stop at 2, and the watch then
+	// succeeds.)
 	err = wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		_, err := admin.CoreV1().ConfigMaps("compacted").List(ctx, metav1.ListOptions{ResourceVersion: "1", ResourceVersionMatch: metav1.ResourceVersionMatchExact})
+		_, err := admin.CoreV1().ConfigMaps("compacted").List(ctx, metav1.ListOptions{ResourceVersion: "2", ResourceVersionMatch: metav1.ResourceVersionMatchExact})
 		return apierrors.IsResourceExpired(err) || apierrors.IsGone(err), nil
 	})
 	if err != nil {
-		t.Fatalf("revision 1 was never compacted: %v", err)
+		t.Fatalf("revision 2 was never compacted: %v", err)
 	}
 
 	s := newSession(t, recorder.Options{})
