@@ -14,22 +14,27 @@ import (
 // compressed form holds, about, when [WriterOptions.SegmentSize] is zero.
 const DefaultSegmentSize = 4 << 20
 
-// maxWindow is the largest zstd window the compressed form is written
-// with (zstd's default at this level), the window of a single-frame
-// cassette. A back-reference never reaches further than the window, so a
-// decoder needs about this much memory; a segmented cassette's window is
-// its segment size rounded up to a power of two, no more: a frame holds
-// little more than a segment, so a larger window gains nothing.
+// maxWindow is the zstd window of a single-frame cassette (zstd's default
+// at this level). A back-reference never reaches further than the window,
+// so a decoder needs about this much memory.
 const maxWindow = 8 << 20
 
-// windowFor returns the zstd window for segments of size bytes of text.
+// segmentWindow caps the window of a segmented cassette. Watch events
+// repeat mostly what the events just before them said: on 100k realistic
+// Pod events with 4 MiB segments a 1 MiB window compresses 23.2x, 4 MiB
+// 23.8x, and every reader of a segment (a replayed body each) holds a
+// quarter of the memory.
+const segmentWindow = 1 << 20
+
+// windowFor returns the zstd window for segments of size bytes of text
+// (size <= 0: one frame).
 func windowFor(size int64) int {
-	w := zstd.MinWindowSize
-	for size > 0 && int64(w) < size && w < maxWindow {
-		w <<= 1
-	}
 	if size <= 0 {
-		w = maxWindow
+		return maxWindow
+	}
+	w := zstd.MinWindowSize
+	for int64(w) < size && w < segmentWindow {
+		w <<= 1
 	}
 	return w
 }

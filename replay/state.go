@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -436,11 +435,11 @@ func (c *collection) seal() {
 			out = append(out, e)
 		}
 	}
-	// Exactly sized: the appends left up to twice the room.
-	c.events = slices.Clone(out)
-	for _, iv := range c.ivs {
-		iv.rvs = slices.Clone(iv.rvs)
-	}
+	// Not cloned to its exact size: append grows a large slice by a
+	// quarter, and a copy would hold the events twice for a moment, the
+	// peak of a long cassette's Open.
+	clear(c.events[len(out):])
+	c.events = out
 	c.oldest = -1
 	switch {
 	case len(c.snaps) > 0:
