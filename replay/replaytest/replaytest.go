@@ -47,23 +47,22 @@ func Path(name string) string {
 	return filepath.Join("testdata", name)
 }
 
-// New loads the cassette name (see [Path]) and returns a Replayer over it
-// with opts. A missing or unreadable cassette fails the test at once with
-// the reader's error, which says what to do.
+// New opens the cassette name (see [Path]) with [replay.Open] (frames stay
+// in the file, so any size replays in little memory) and returns a Replayer
+// over it with opts, closed when the test ends. A missing or unreadable
+// cassette fails the test at once with the reader's error, which says what
+// to do.
 func New(t testing.TB, name string, opts replay.Options) *replay.Replayer {
 	t.Helper()
 	path := Path(name)
 	if _, err := os.Stat(path); err != nil {
 		t.Fatalf("replaytest: cassette %s: %v (record it with the kwrec CLI, or fix the name)", path, err)
 	}
-	c, err := cassettes.Load(path)
+	r, err := replay.Open(path, opts)
 	if err != nil {
 		t.Fatalf("replaytest: %v", err)
 	}
-	r, err := replay.New(c, opts)
-	if err != nil {
-		t.Fatalf("replaytest: %s: %v", path, err)
-	}
+	t.Cleanup(func() { r.Close() })
 	return r
 }
 
