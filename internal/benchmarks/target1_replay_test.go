@@ -124,34 +124,34 @@ func openConfig(b *testing.B, c *cassettes.Cassette, f benchmarks.Format, key st
 // would.
 func BenchmarkReplayCostsTheClientNothing(b *testing.B) {
 	for _, f := range []benchmarks.Format{benchmarks.JSON, benchmarks.Protobuf} {
-		b.Run("typed-watch/"+string(f), func(b *testing.B) {
-			s := jsonStream()
-			if f == benchmarks.Protobuf {
-				s = protoStream()
+		// typed-watch-open is the same through replay.Open, which reads
+		// every frame back from the zstd file (opened in the untimed setup
+		// of each run).
+		for _, open := range []bool{false, true} {
+			name, other := "typed-watch/", "replay"
+			if open {
+				name, other = "typed-watch-open/", "replay-open"
 			}
-			n := len(s.Events)
-			c := capturedOnce(b, "watch-"+string(f), s, false, func(cfg *rest.Config) func() { return watchAll(b, cfg, n) })
-			sideBySide(b, n, &side{name: "bare"}, &side{name: "replay"},
-				func() func() { return watchAll(b, bareConfig(s, false), n) },
-				func() func() { return watchAll(b, replayConfig(b, c, f), n) })
-		})
-		// The same through replay.Open, which reads every frame back from
-		// the zstd file (opened in the untimed setup of each run).
-		b.Run("typed-watch-open/"+string(f), func(b *testing.B) {
-			s := jsonStream()
-			if f == benchmarks.Protobuf {
-				s = protoStream()
-			}
-			n := len(s.Events)
-			c := capturedOnce(b, "watch-"+string(f), s, false, func(cfg *rest.Config) func() { return watchAll(b, cfg, n) })
-			sideBySide(b, n, &side{name: "bare"}, &side{name: "replay-open"},
-				func() func() { return watchAll(b, bareConfig(s, false), n) },
-				func() func() {
-					cfg, closeFn := openConfig(b, c, f, "watch-"+string(f))
-					run := watchAll(b, cfg, n)
-					return func() { run(); closeFn() }
-				})
-		})
+			b.Run(name+string(f), func(b *testing.B) {
+				s := jsonStream()
+				if f == benchmarks.Protobuf {
+					s = protoStream()
+				}
+				n := len(s.Events)
+				key := "watch-" + string(f)
+				c := capturedOnce(b, key, s, false, func(cfg *rest.Config) func() { return watchAll(b, cfg, n) })
+				sideBySide(b, n, &side{name: "bare"}, &side{name: other},
+					func() func() { return watchAll(b, bareConfig(s, false), n) },
+					func() func() {
+						if !open {
+							return watchAll(b, replayConfig(b, c, f), n)
+						}
+						cfg, closeFn := openConfig(b, c, f, key)
+						run := watchAll(b, cfg, n)
+						return func() { run(); closeFn() }
+					})
+			})
+		}
 	}
 	for _, f := range []benchmarks.Format{benchmarks.JSON, benchmarks.Protobuf} {
 		b.Run("informer-list-watch/"+string(f), func(b *testing.B) {
