@@ -38,7 +38,7 @@ e2e:
 ## bench: the benchmarks, several counts, summarised by benchstat.
 bench:
 	mkdir -p $(BIN)
-	@# The suite (internal/benchmarks, see BENCHMARKS.md), about 8 minutes on 2 cores with
+	@# The suite (internal/benchmarks, see BENCHMARKS.md), about 11 minutes on 2 cores with
 	@# the default count 6; BENCHPKGS=./... adds the cassette write-rate benchmark (cassettes/bench_test.go).
 	$(GO) test -run '^$$' -bench . -benchmem -count $(BENCHCOUNT) -timeout 60m $(or $(BENCHPKGS),./internal/benchmarks/) | tee $(BIN)/bench.txt
 	$(GO) run $(BENCHSTAT) $(BIN)/bench.txt
