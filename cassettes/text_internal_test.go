@@ -24,6 +24,12 @@ func TestTheFastFrameParserAgreesWithTheDecoder(t *testing.T) {
 		{"interaction zero", `{"frame":0,"at":"0s","json":{}}`, false},
 		{"an extra key after the value", `{"frame":1,"at":"0s","json":{},"text":"x"}`, false},
 		{"trailing space inside", `{"frame":1,"at":"0s","json":{} }`, false},
+		{"a binary frame", `{"frame":7,"at":"2s","base64":"AAAABGs4cwA="}`, true},
+		{"an empty binary frame", `{"frame":7,"at":"2s","base64":""}`, true},
+		{"a binary frame with an extra key", `{"frame":7,"at":"2s","base64":"QQ==","text":"x"}`, false},
+		{"bad base64", `{"frame":7,"at":"2s","base64":"QQ=*"}`, false},
+		{"base64 with an escaped slash", `{"frame":7,"at":"2s","base64":"\/w=="}`, false},
+		{"unpadded base64", `{"frame":7,"at":"2s","base64":"QQ"}`, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
