@@ -295,3 +295,46 @@ func TestAWatchLineSplitsIntoTypeAndObject(t *testing.T) {
 		})
 	}
 }
+
+func TestAListBodySplitAcrossFramesStillFeedsTheFallback(t *testing.T) {
+	list := `{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"20"},"items":[` +
+		`{"metadata":{"name":"a","namespace":"default","resourceVersion":"10"},"data":{"k":"1"}},` +
+		`{"metadata":{"name":"b","namespace":"default","resourceVersion":"11"},"data":{"k":"2"}}]}` + "\n"
+	for _, tc := range []struct {
+		name   string
+		frames []string
+		want   []string
+		err    string
+	}{
+		{"in one frame", []string{list}, []string{"a@10", "b@11"}, ""},
+		{"cut in two mid-item", []string{list[:100], list[100:]}, []string{"a@10", "b@11"}, ""},
+		{"cut in three", []string{list[:40], list[40:170], list[170:]}, []string{"a@10", "b@11"}, ""},
+		{"not JSON at all", []string{"{\"kind\":", "oops}\n"}, nil,
+			"state of /api/v1/namespaces/default/configmaps cannot be rebuilt: interaction 1: list body is not JSON: invalid character 'o' looking for beginning of value"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := &cassettes.Interaction{ID: 1,
+				Request:  cassettes.Request{Method: "GET", URL: "https://h" + cmPath + "?limit=500"},
+				Response: &cassettes.Response{Status: 200, Header: map[string][]string{"Content-Type": {"application/json"}}},
+				End:      &cassettes.End{Reason: cassettes.EndEOF}}
+			for _, f := range tc.frames {
+				in.Frames = append(in.Frames, cassettes.Frame{Data: []byte(f)})
+			}
+			r := newReplayer(t, &cassettes.Cassette{Interactions: []*cassettes.Interaction{in}}, replay.Options{})
+			// Not the recorded request (no limit): answered from state.
+			l, err := clientset(t, r.Config()).CoreV1().ConfigMaps("default").List(ctxT(t), metav1.ListOptions{ResourceVersion: "20"})
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("error %v, want one containing %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(tc.want, names(l)); d != "" {
+				t.Errorf("list (-want +got):\n%s", d)
+			}
+		})
+	}
+}

@@ -370,9 +370,17 @@ func (c *collection) addList(iv *ivState, data []byte, ref objRef) error {
 		return nil
 	}
 	c.noteKinds(lb.Kind, lb.APIVersion, "")
+	c.noteRV(rv)
 	if ref.in == nil {
 		ref.i = int32(len(c.held))
 		c.held = append(c.held, data)
+		// Serving the last frame completes the list: the collection is
+		// at its resourceVersion then, not after the first (a partial
+		// frame whose resourceVersion, if any, was only scanned).
+		if n := len(iv.in.Frames); n > 0 {
+			iv.rvs = make([]int64, n)
+			iv.rvs[n-1] = rv
+		}
 	}
 	s := c.snapAt(rv)
 	// Each item's bytes, exactly as in data and in order: find them after
