@@ -268,7 +268,7 @@ func (r *Recorder) roundTrip(next http.RoundTripper, req *http.Request) (*http.R
 		head.Header.Del("Content-Encoding")
 		head.Header.Del("Content-Length")
 	}
-	ex.Response = &head
+	ex.Response, ex.meta = &head, nil // the request's redaction parsed the heads without it
 	r.redact(ex)
 	if err := r.w.Response(id, head); err != nil {
 		r.noteErr(err)

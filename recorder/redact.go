@@ -21,18 +21,40 @@ type Exchange struct {
 	Response *cassettes.Response
 	Frame    *cassettes.Frame
 
-	rec *Recorder
+	rec  *Recorder
+	meta *exMeta // what the built-in redactions parse from the heads, shared by a stream's frames
+}
+
+// exMeta is what the built-in redactions read from an exchange's request
+// and response heads. Every frame of a stream has the same heads: the
+// stream parses them once, not once per frame and redaction.
+type exMeta struct {
+	respType, reqType     string // media types
+	secretPath, tokenPath bool   // see sensitivePath
+}
+
+func (ex *Exchange) info() *exMeta {
+	if ex.meta == nil {
+		m := &exMeta{}
+		if ex.Response != nil {
+			m.respType, _, _ = mime.ParseMediaType(ex.Response.Header.Get("Content-Type"))
+		}
+		if ex.Request != nil {
+			m.reqType, _, _ = mime.ParseMediaType(ex.Request.Header.Get("Content-Type"))
+			m.secretPath, m.tokenPath = sensitivePath(ex.Request.URL)
+		}
+		ex.meta = m
+	}
+	return ex.meta
 }
 
 // body returns the body the call is about and its media type.
 func (ex *Exchange) body() (*[]byte, string) {
 	switch {
 	case ex.Frame != nil && ex.Response != nil:
-		mt, _, _ := mime.ParseMediaType(ex.Response.Header.Get("Content-Type"))
-		return &ex.Frame.Data, mt
+		return &ex.Frame.Data, ex.info().respType
 	case ex.Response == nil && ex.Request.Body != nil:
-		mt, _, _ := mime.ParseMediaType(ex.Request.Header.Get("Content-Type"))
-		return &ex.Request.Body, mt
+		return &ex.Request.Body, ex.info().reqType
 	}
 	return nil, ""
 }
@@ -279,7 +301,7 @@ func redactBody(ex *Exchange, secrets, tokens bool) {
 	if body == nil || len(*body) == 0 {
 		return
 	}
-	secretPath, tokenPath := sensitivePath(ex.Request.URL)
+	secretPath, tokenPath := ex.info().secretPath, ex.info().tokenPath
 	secretCtx := secrets && secretPath
 	tokenCtx := tokens && tokenPath
 	mark := (secrets && bytes.Contains(*body, markSecret)) || (tokens && bytes.Contains(*body, markTokenR))

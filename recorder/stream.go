@@ -134,10 +134,15 @@ func (s *stream) deliver(chunk []byte) {
 
 // emit writes one frame to the cassette.
 func (s *stream) emit(data []byte) {
-	f := cassettes.Frame{At: s.arrival.Sub(s.respAt), Data: data}
-	ex := &Exchange{Request: s.ex.Request, Response: s.ex.Response, Frame: &f}
-	s.rec.redact(ex)
-	s.rec.noteErr(s.rec.w.Frame(s.id, f))
+	// One allocation for the frame and its exchange; the heads' parse is
+	// the stream's (see exMeta).
+	fx := &struct {
+		ex Exchange
+		f  cassettes.Frame
+	}{f: cassettes.Frame{At: s.arrival.Sub(s.respAt), Data: data}}
+	fx.ex = Exchange{Request: s.ex.Request, Response: s.ex.Response, Frame: &fx.f, meta: s.ex.info()}
+	s.rec.redact(&fx.ex)
+	s.rec.noteErr(s.rec.w.Frame(s.id, fx.f))
 }
 
 // clientReader is the pump's view of the server's body: every chunk read
