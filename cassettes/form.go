@@ -235,23 +235,31 @@ func (s *seekFilter) Read(p []byte) (int, error) {
 		if s.err != nil {
 			return 0, s.err
 		}
+		s.pending, s.err = s.piece()
+	}
+	n := copy(p, s.pending)
+	s.pending = s.pending[n:]
+	return n, nil
+}
+
+// piece returns the next piece of text, a line or a part of one, skipping
+// whole seek comment lines; it is valid until the next call. At the end it
+// returns the last piece, maybe empty, with the reader's error.
+func (s *seekFilter) piece() ([]byte, error) {
+	for {
 		frag, err := s.br.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
 			err = nil
 		}
 		start := !s.mid
 		s.mid = len(frag) == 0 || frag[len(frag)-1] != '\n'
-		s.err = err
-		if start && !s.mid {
+		if start && !s.mid && err == nil {
 			if _, ok := parseSeekComment(frag[:len(frag)-1]); ok {
 				continue
 			}
 		}
-		s.pending = frag
+		return frag, err
 	}
-	n := copy(p, s.pending)
-	s.pending = s.pending[n:]
-	return n, nil
 }
 
 // Compress writes src, the text form, to dst as the compressed form in
@@ -264,29 +272,21 @@ func Compress(dst io.Writer, src io.Reader) error {
 	if err != nil {
 		return err
 	}
-	br := bufio.NewReaderSize(src, 64<<10)
-	mid := false
+	f := &seekFilter{br: bufio.NewReaderSize(src, 64<<10)}
 	for {
-		frag, err := br.ReadSlice('\n')
-		if err != nil && err != bufio.ErrBufferFull && err != io.EOF {
+		frag, err := f.piece()
+		if err != nil && err != io.EOF {
 			s.enc.Close()
 			return fmt.Errorf("cassette: compressing: %w", err)
 		}
-		full := err == nil
-		drop := false
-		if !mid && full {
-			_, drop = parseSeekComment(frag[:len(frag)-1])
-		}
-		mid = !full
-		if !drop && len(frag) > 0 {
+		if len(frag) > 0 {
 			if werr := s.write(frag); werr != nil {
 				s.enc.Close()
 				return fmt.Errorf("cassette: compressing: %w", werr)
 			}
 		}
 		if err == io.EOF {
-			break
+			return s.close()
 		}
 	}
-	return s.close()
 }

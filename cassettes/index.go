@@ -83,8 +83,10 @@ type IndexOptions struct {
 	// Visit, if not nil, is called once per frame during OpenIndex's
 	// single pass, in file order, with the frame's bytes (valid only
 	// during the call): a caller that needs something from every frame
-	// (a resourceVersion, a size) gets it without a second pass. in has
-	// Request and Response set; i is the frame's 0-based number in in. A
+	// (a resourceVersion, a size) gets it without a second pass. in is the
+	// *Interaction that ends up in [Index.Interactions], with Request and
+	// Response set and Frames up to this one (Data nil); i is the frame's
+	// 0-based number in in. A
 	// non-nil error stops OpenIndex, which returns it.
 	Visit func(in *Interaction, i int, f Frame) error
 }

@@ -224,9 +224,10 @@ func fastJSONFrame(n int, line []byte) (Entry, bool) { return jsonFrameLine(n, l
 
 const base64Key = `","base64":"`
 
-// jsonFrameLine is fastJSONFrame (base64 frames too), checking the JSON value only if valid is
-// set: an [Index] re-reading a line the [Reader] checked skips the check,
-// by far the largest cost of reading a frame.
+// jsonFrameLine is fastJSONFrame, for "json" and "base64" frames, checking
+// a JSON value only if valid is set: an [Index] re-reading a line the
+// [Reader] checked skips the check, by far the largest cost of reading a
+// frame.
 func jsonFrameLine(n int, line []byte, valid bool) (Entry, bool) {
 	const prefix, atKey, jsonKey = `{"frame":`, `,"at":"`, `","json":`
 	if !bytes.HasPrefix(line, []byte(prefix)) || line[len(line)-1] != '}' {

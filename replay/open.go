@@ -44,11 +44,8 @@ func Open(path string, opts Options) (*Replayer, error) {
 	r.header = x.Header
 	for _, in := range x.Interactions {
 		iv := byID[in.ID]
-		if iv == nil {
+		if iv == nil { // no frames: not visited
 			iv = r.add(in)
-		} else if iv.in != in {
-			x.Close()
-			return nil, fmt.Errorf("kwrec replay: %s: interaction %d indexed twice", path, in.ID)
 		}
 		r.ivs = append(r.ivs, iv)
 	}
@@ -75,15 +72,11 @@ func (s indexSource) frames(in *cassettes.Interaction, from int) (frameIter, err
 	return indexIter{fr}, nil
 }
 
-func (s indexSource) readMany(refs []frameRef, fn func(int, []byte) error) error {
+func (s indexSource) readMany(refs []cassettes.FrameRef, fn func(int, []byte) error) error {
 	if len(refs) == 0 {
 		return nil
 	}
-	crefs := make([]cassettes.FrameRef, len(refs))
-	for k, ref := range refs {
-		crefs[k] = cassettes.FrameRef{In: ref.in, I: ref.i}
-	}
-	return s.x.ReadFrames(crefs, func(k int, f cassettes.Frame) error { return fn(k, f.Data) })
+	return s.x.ReadFrames(refs, func(k int, f cassettes.Frame) error { return fn(k, f.Data) })
 }
 
 func (s indexSource) close() error { return s.x.Close() }

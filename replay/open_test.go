@@ -128,8 +128,10 @@ func TestABodyFailsWhenTheOpenedFileIsRewrittenInPlace(t *testing.T) {
 	}
 	defer resp.Body.Close()
 	_, err = io.ReadAll(resp.Body)
-	if !errors.Is(err, cassettes.ErrModified) {
-		t.Fatalf("reading the body: %v, want an error wrapping %v", err, cassettes.ErrModified)
+	// Line 4: the header, the request and the response come first.
+	want := path + ":4: the cassette changed since it was indexed; reopen it"
+	if err == nil || err.Error() != want || !errors.Is(err, cassettes.ErrModified) {
+		t.Fatalf("reading the body: %v\nwant %s (wrapping %v)", err, want, cassettes.ErrModified)
 	}
 }
 
@@ -173,8 +175,9 @@ func TestClosingAnOpenReplayerEndsItsBodies(t *testing.T) {
 	go func() { _, err := io.ReadAll(resp.Body); done <- err }()
 	select {
 	case err := <-done:
-		if !errors.Is(err, os.ErrClosed) {
-			t.Fatalf("reading after Close: %v, want an error wrapping %v", err, os.ErrClosed)
+		want := path + ": file already closed"
+		if err == nil || err.Error() != want || !errors.Is(err, os.ErrClosed) {
+			t.Fatalf("reading after Close: %v\nwant %s (wrapping %v)", err, want, os.ErrClosed)
 		}
 	case <-time.After(10 * time.Second): // a hang guard, not a wait
 		t.Fatal("reading a body after Close hangs")

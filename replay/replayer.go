@@ -72,8 +72,7 @@ type ivState struct {
 	watch   bool     // a watch, else a list
 	initial bool     // a streaming list still sending its initial events
 	pending []object // its initial ADDED objects so far
-	first   []byte   // a list's first frame that did not parse alone
-	listBuf []byte   // a list body split across frames
+	listBuf []byte   // a list body split across frames, joined
 	broken  bool     // a frame made the collection's state unusable
 }
 

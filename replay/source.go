@@ -15,14 +15,8 @@ type source interface {
 	frames(in *cassettes.Interaction, from int) (frameIter, error)
 	// readMany calls fn(k, data) for the frame each ref names, in any
 	// order; data is only valid during the call.
-	readMany(refs []frameRef, fn func(k int, data []byte) error) error
+	readMany(refs []cassettes.FrameRef, fn func(k int, data []byte) error) error
 	close() error
-}
-
-// frameRef names frame i (0-based) of in.
-type frameRef struct {
-	in *cassettes.Interaction
-	i  int
 }
 
 type frameIter interface {
@@ -38,9 +32,9 @@ func (memSource) frames(in *cassettes.Interaction, from int) (frameIter, error) 
 	return &memIter{frames: in.Frames[min(from, len(in.Frames)):]}, nil
 }
 
-func (memSource) readMany(refs []frameRef, fn func(int, []byte) error) error {
+func (memSource) readMany(refs []cassettes.FrameRef, fn func(int, []byte) error) error {
 	for k, ref := range refs {
-		if err := fn(k, ref.in.Frames[ref.i].Data); err != nil {
+		if err := fn(k, ref.In.Frames[ref.I].Data); err != nil {
 			return err
 		}
 	}
@@ -126,8 +120,8 @@ func (c *cursor) close() {
 // are in with one pass over the recording.
 func (r *Replayer) raws(c *collection, objs []object) ([][]byte, error) {
 	out := make([][]byte, len(objs))
-	frameOf := map[frameRef]int{} // frame -> index in refs
-	var refs []frameRef
+	frameOf := map[cassettes.FrameRef]int{} // frame -> index in refs
+	var refs []cassettes.FrameRef
 	users := [][]int{} // per ref: the objects in it
 	for k, o := range objs {
 		if o.ref.in == nil {
@@ -138,7 +132,7 @@ func (r *Replayer) raws(c *collection, objs []object) ([][]byte, error) {
 			out[k] = raw
 			continue
 		}
-		key := frameRef{o.ref.in, int(o.ref.i)}
+		key := cassettes.FrameRef{In: o.ref.in, I: int(o.ref.i)}
 		j, ok := frameOf[key]
 		if !ok {
 			j = len(refs)

@@ -267,19 +267,17 @@ func (c *collection) observe(iv *ivState, i int, f cassettes.Frame) {
 	in := iv.in
 	ref := objRef{in: in, i: int32(i)}
 	if !iv.watch {
-		if i > 0 || iv.listBuf != nil { // a list body split across frames: parsed at the end
-			if i == 1 && iv.listBuf == nil {
-				iv.listBuf = append([]byte(nil), iv.first...)
+		switch {
+		case i == 0:
+			if err := c.addList(iv, f.Data, ref); err != nil {
+				// Maybe the first of several frames: joined and parsed
+				// by seal.
+				iv.listBuf = append([]byte(nil), f.Data...)
 			}
+		case iv.listBuf != nil:
 			iv.listBuf = append(iv.listBuf, f.Data...)
-			iv.first = nil
-			return
-		}
-		iv.rvs = append(iv.rvs, scanRV(f.Data))
-		c.noteRV(iv.rvs[0])
-		if err := c.addList(iv, f.Data, ref); err != nil {
-			// Maybe the first of several frames: keep it until the end.
-			iv.first = append([]byte(nil), f.Data...)
+		default: // the first frame was a whole list already
+			c.fail(iv, "list body is not JSON: more than one JSON value across its frames")
 		}
 		return
 	}
@@ -287,10 +285,7 @@ func (c *collection) observe(iv *ivState, i int, f cassettes.Frame) {
 	if !bytes.Contains(f.Data[:min(len(f.Data), 24)], []byte(`"ERROR"`)) {
 		rv = scanRV(f.Data)
 	}
-	for len(iv.rvs) < i {
-		iv.rvs = append(iv.rvs, 0)
-	}
-	iv.rvs = append(iv.rvs, rv)
+	iv.rvs = append(iv.rvs, rv) // i == len(iv.rvs): every frame of a watch is observed
 	c.noteRV(rv)
 	if iv.broken {
 		return
@@ -302,7 +297,6 @@ func (c *collection) observe(iv *ivState, i int, f cassettes.Frame) {
 	if err != nil || typ == "ERROR" {
 		return
 	}
-	wl := watchLine{Type: typ}
 	o, m, err := parseObject(obj, ref, off)
 	if err != nil {
 		return
@@ -313,7 +307,7 @@ func (c *collection) observe(iv *ivState, i int, f cassettes.Frame) {
 		iv.broken = true
 		return
 	}
-	if wl.Type == "BOOKMARK" {
+	if typ == "BOOKMARK" {
 		if iv.initial && m.Metadata.Annotations[initialEventsEnd] == "true" {
 			s := c.snapAt(orv)
 			for _, o := range iv.pending {
@@ -324,12 +318,12 @@ func (c *collection) observe(iv *ivState, i int, f cassettes.Frame) {
 		return
 	}
 	c.noteKinds("", m.APIVersion, m.Kind)
-	o.key, o.labels, wl.Type = c.intern(o.key), c.intern(o.labels), c.intern(wl.Type)
-	if iv.initial && wl.Type == "ADDED" {
+	o.key, o.labels, typ = c.intern(o.key), c.intern(o.labels), c.intern(typ)
+	if iv.initial && typ == "ADDED" {
 		iv.pending = append(iv.pending, o)
 		return
 	}
-	c.events = append(c.events, event{rv: orv, typ: wl.Type, obj: o})
+	c.events = append(c.events, event{rv: orv, typ: typ, obj: o})
 }
 
 func (c *collection) noteRV(rv int64) {
@@ -371,17 +365,16 @@ func (c *collection) addList(iv *ivState, data []byte, ref objRef) error {
 	}
 	c.noteKinds(lb.Kind, lb.APIVersion, "")
 	c.noteRV(rv)
+	// Serving the body's last frame moves the collection to the list's
+	// resourceVersion: its only frame, or the last of those joined.
+	n := 1
 	if ref.in == nil {
 		ref.i = int32(len(c.held))
 		c.held = append(c.held, data)
-		// Serving the last frame completes the list: the collection is
-		// at its resourceVersion then, not after the first (a partial
-		// frame whose resourceVersion, if any, was only scanned).
-		if n := len(iv.in.Frames); n > 0 {
-			iv.rvs = make([]int64, n)
-			iv.rvs[n-1] = rv
-		}
+		n = len(iv.in.Frames)
 	}
+	iv.rvs = make([]int64, n)
+	iv.rvs[n-1] = rv
 	s := c.snapAt(rv)
 	// Each item's bytes, exactly as in data and in order: find them after
 	// the previous one (only separators lie between).
@@ -411,19 +404,15 @@ func (c *collection) addList(iv *ivState, data []byte, ref objRef) error {
 // resourceVersion state is known at.
 func (c *collection) seal() {
 	for _, iv := range c.ivs {
-		buf := iv.listBuf
-		if buf == nil {
-			buf = iv.first
-		}
 		switch {
-		case buf != nil:
-			if err := c.addList(iv, buf, objRef{}); err != nil {
+		case iv.listBuf != nil:
+			if err := c.addList(iv, iv.listBuf, objRef{}); err != nil {
 				c.fail(iv, "%v", err)
 			}
 		case !iv.watch && len(iv.in.Frames) == 0:
 			c.fail(iv, "list body is not JSON: unexpected end of JSON input")
 		}
-		iv.listBuf, iv.first, iv.pending = nil, nil, nil
+		iv.listBuf, iv.pending = nil, nil
 	}
 	for _, s := range c.snapByRV {
 		c.snaps = append(c.snaps, s)

@@ -106,7 +106,8 @@ type body struct {
 
 	fmu        sync.Mutex // guards frames and pf: Close may come from another goroutine
 	frames     cursor
-	pf         *prefetch // reads the unedited recorded frames ahead, for a file source
+	readAhead  bool      // the frames come from a file: prefetch them
+	pf         *prefetch // reads the unedited recorded frames ahead
 	framesDone bool
 	err        error
 	closed     chan struct{}
@@ -118,6 +119,7 @@ type body struct {
 
 func newBody(r *Replayer, ctx context.Context, p *plan, start time.Time, gzipped bool) *body {
 	b := &body{r: r, p: p, ctx: ctx, start: start, due: start, closed: make(chan struct{}), frames: cursor{src: r.src}}
+	_, b.readAhead = r.src.(indexSource)
 	if gzipped {
 		b.gzbuf = new(bytes.Buffer)
 		b.gz = gzip.NewWriter(b.gzbuf)
@@ -211,7 +213,7 @@ func (b *body) data(f *outFrame, seq bool) ([]byte, error) {
 		b.fmu.Unlock()
 		return nil, errClosedBody
 	}
-	if _, fromFile := b.r.src.(indexSource); seq && fromFile {
+	if seq && b.readAhead {
 		if b.pf == nil {
 			b.pf = startPrefetch(b.r.src, b.p.iv, b.p.recN)
 		}
@@ -227,23 +229,20 @@ func (b *body) data(f *outFrame, seq bool) ([]byte, error) {
 		}
 	}
 	defer b.fmu.Unlock()
-	switch {
-	case f.rec > 0:
+	if f.rec > 0 {
 		return b.frames.frame(b.p.iv.in, f.rec-1)
-	case f.ev != nil:
-		// Events are of watches: their objects are in recorded frames.
-		ref := f.ev.obj.ref
-		d, err := b.frames.frame(ref.in, int(ref.i))
-		if err != nil {
-			return nil, err
-		}
-		raw, err := ref.of(d)
-		if err != nil {
-			return nil, err
-		}
-		return eventJSON(f.ev.typ, raw, ref.typed, b.p.kind, b.p.apiVersion), nil
 	}
-	return f.data, nil
+	// A fallback event: watch events' objects are in recorded frames.
+	ref := f.ev.obj.ref
+	d, err := b.frames.frame(ref.in, int(ref.i))
+	if err != nil {
+		return nil, err
+	}
+	raw, err := ref.of(d)
+	if err != nil {
+		return nil, err
+	}
+	return eventJSON(f.ev.typ, raw, ref.typed, b.p.kind, b.p.apiVersion), nil
 }
 
 // closeFrames releases the readers of recorded frames.
