@@ -61,11 +61,45 @@ const (
 // cassette order) whose URL path contains S; request defaults to 1 then.
 // after=K counts frames served before the edit takes effect (0: right after
 // the response headers). code is an alias of status for watch-error.
+//
+// Edits also reach clients whose requests differ from the recorded ones,
+// through the timeline of the collection (see the package documentation):
+//
+//	watch-error:resource=configmaps,rv=201,code=410
+//	reset:resource=pods,namespace=prod,at=1.5s
+//	error:resource=configmaps,verb=list,nth=2,status=503
+//
+// A watch-error, reset or truncate names a point: with request and after,
+// the point the recorded interaction had reached after frame K; with
+// resource (and optionally group and namespace), the point after the event
+// at resourceVersion rv, or the last event recorded at or before at (from
+// the cassette start). It fires once, on the first watch of that collection
+// to cross the point, recorded or synthesized, from any client; a recorded
+// interaction named by request is cut there as recorded, if no other watch
+// crossed the point first. An error with resource fires on the nth request
+// (default 1) of that resource and verb (get, list, watch, create, update,
+// patch, delete, deletecollection; default any), whatever its query; an
+// error with request fires on each attempt at that recorded interaction,
+// one attempt per error edit, so the client's retry gets the recording.
 type Edit struct {
 	Kind EditKind
 	// Request is the interaction ID, or with Match the 1-based rank among
-	// interactions whose path contains Match. 0 only for a global warp.
+	// interactions whose path contains Match. 0 for a global warp and for
+	// an edit anchored by Resource.
 	Request int
+	// Resource anchors the edit on the collections of a resource (plural,
+	// as in the URL), with Group ("" for the core group) and Namespace (""
+	// for any) narrowing it.
+	Resource, Group, Namespace string
+	// Verb and Nth pick the request an error edit anchored by Resource
+	// fires on: the Nth (from 1) with that verb ("" for any).
+	Verb string
+	Nth  int
+	// RV and At place a watch-error, reset or truncate anchored by
+	// Resource: after the event at resourceVersion RV, or after the last
+	// event recorded at or before At.
+	RV int64
+	At time.Duration
 	// Match restricts Request to interactions whose URL path contains it.
 	Match string
 	// After is the number of frames served before a watch-error, reset or
@@ -89,10 +123,10 @@ type Edit struct {
 
 // keys each kind takes, required ones first marked with '!'.
 var editKeys = map[EditKind][]string{
-	EditError:      {"request", "match", "!status", "reason", "retry-after"},
-	EditWatchError: {"request", "match", "!after", "code", "status", "reason"},
-	EditReset:      {"request", "match", "!after"},
-	EditTruncate:   {"request", "match", "!after"},
+	EditError:      {"request", "match", "resource", "group", "namespace", "verb", "nth", "!status", "reason", "retry-after"},
+	EditWatchError: {"request", "match", "resource", "group", "namespace", "after", "rv", "at", "code", "status", "reason"},
+	EditReset:      {"request", "match", "resource", "group", "namespace", "after", "rv", "at"},
+	EditTruncate:   {"request", "match", "resource", "group", "namespace", "after", "rv", "at"},
 	EditWarp:       {"request", "match", "scale", "cap"},
 	EditPause:      {"request", "match", "!before", "!for"},
 	EditDrop:       {"request", "match", "!frame"},
@@ -146,6 +180,34 @@ func ParseEdit(s string) (Edit, error) {
 				e.Request, err = positive(v, 1)
 			case "match":
 				e.Match = v
+			case "resource", "group", "namespace":
+				if strings.ContainsAny(v, "/?&#") {
+					err = fmt.Errorf("not a name")
+				}
+				switch k {
+				case "resource":
+					e.Resource = v
+				case "group":
+					e.Group = v
+				default:
+					e.Namespace = v
+				}
+			case "verb":
+				e.Verb = v
+				if !validVerbs[v] {
+					err = fmt.Errorf("verbs are get, list, watch, create, update, patch, delete, deletecollection")
+				}
+			case "nth":
+				e.Nth, err = positive(v, 1)
+			case "rv":
+				var n int
+				n, err = positive(v, 1)
+				e.RV = int64(n)
+			case "at":
+				e.At, err = time.ParseDuration(v)
+				if err == nil && e.At <= 0 {
+					err = fmt.Errorf("at must be positive")
+				}
 			case "after":
 				e.After, err = positive(v, 0)
 			case "before":
@@ -198,6 +260,25 @@ func ParseEdit(s string) (Edit, error) {
 	case e.Kind == EditWarp && e.Scale == 0 && e.Cap == 0:
 		return bad("give scale or cap")
 	}
+	anchored := e.Resource != ""
+	switch {
+	case anchored && (seen["request"] || seen["match"]):
+		return bad("give request (or match) or resource, not both")
+	case !anchored && (seen["group"] || seen["namespace"] || seen["verb"] || seen["nth"] || seen["rv"] || seen["at"]):
+		return bad("group, namespace, verb, nth, rv and at go with resource")
+	case anchored && e.Kind != EditError && seen["rv"] == seen["at"]:
+		return bad("give rv or at with resource")
+	case anchored && seen["after"]:
+		return bad("after goes with request; with resource give rv or at")
+	case !anchored && !seen["after"] && (e.Kind == EditWatchError || e.Kind == EditReset || e.Kind == EditTruncate):
+		return bad("missing after")
+	}
+	if anchored {
+		if e.Kind == EditError && e.Nth == 0 {
+			e.Nth = 1
+		}
+		return e, nil
+	}
 	if e.Kind != EditWarp && e.Request == 0 {
 		if e.Match == "" {
 			return bad("missing request")
@@ -244,14 +325,33 @@ func (e Edit) String() string {
 	if e.Match != "" {
 		add("match", e.Match)
 	}
+	for _, p := range [][2]string{{"resource", e.Resource}, {"group", e.Group}, {"namespace", e.Namespace}, {"verb", e.Verb}} {
+		if p[1] != "" {
+			add(p[0], p[1])
+		}
+	}
+	if e.Nth != 0 {
+		add("nth", strconv.Itoa(e.Nth))
+	}
+	if e.RV != 0 {
+		add("rv", strconv.FormatInt(e.RV, 10))
+	}
+	if e.At != 0 {
+		add("at", e.At.String())
+	}
+	anchored := e.Resource != ""
 	switch e.Kind {
 	case EditError:
 		add("status", strconv.Itoa(e.Status))
 	case EditWatchError:
-		add("after", strconv.Itoa(e.After))
+		if !anchored {
+			add("after", strconv.Itoa(e.After))
+		}
 		add("code", strconv.Itoa(e.Status))
 	case EditReset, EditTruncate:
-		add("after", strconv.Itoa(e.After))
+		if !anchored {
+			add("after", strconv.Itoa(e.After))
+		}
 	case EditPause:
 		add("before", strconv.Itoa(e.Frame))
 		add("for", e.For.String())
@@ -274,33 +374,6 @@ func (e Edit) String() string {
 	return string(e.Kind) + ":" + strings.Join(kv, ",")
 }
 
-// reasonFor is the metav1.StatusReason the API server uses for code.
-func reasonFor(code int) string {
-	switch code {
-	case 400:
-		return "BadRequest"
-	case 401:
-		return "Unauthorized"
-	case 403:
-		return "Forbidden"
-	case 404:
-		return "NotFound"
-	case 405:
-		return "MethodNotAllowed"
-	case 409:
-		return "Conflict"
-	case 410:
-		return "Expired"
-	case 422:
-		return "Invalid"
-	case 429:
-		return "TooManyRequests"
-	case 500:
-		return "InternalError"
-	case 503:
-		return "ServiceUnavailable"
-	case 504:
-		return "Timeout"
-	}
-	return ""
-}
+// validVerbs are the verbs an error edit anchored by resource can name.
+var validVerbs = map[string]bool{"get": true, "list": true, "watch": true, "create": true, "update": true,
+	"patch": true, "delete": true, "deletecollection": true}

@@ -31,6 +31,11 @@ func TestParseEdit(t *testing.T) {
 		{in: "pause:request=2,before=3,for=5s", want: replay.Edit{Kind: replay.EditPause, Request: 2, Frame: 3, For: 5 * time.Second}},
 		{in: "drop:request=2,frame=3", want: replay.Edit{Kind: replay.EditDrop, Request: 2, Frame: 3}},
 		{in: "dup:request=2,frame=3", want: replay.Edit{Kind: replay.EditDup, Request: 2, Frame: 3}},
+		{in: "watch-error:resource=configmaps,rv=201,code=410", want: replay.Edit{Kind: replay.EditWatchError, Resource: "configmaps", RV: 201, Status: 410}},
+		{in: "reset:resource=deployments,group=apps,namespace=prod,at=1.5s", want: replay.Edit{Kind: replay.EditReset, Resource: "deployments", Group: "apps", Namespace: "prod", At: 1500 * time.Millisecond}},
+		{in: "truncate:resource=pods,rv=7", want: replay.Edit{Kind: replay.EditTruncate, Resource: "pods", RV: 7}},
+		{in: "error:resource=configmaps,verb=list,nth=2,status=503", want: replay.Edit{Kind: replay.EditError, Resource: "configmaps", Verb: "list", Nth: 2, Status: 503}},
+		{in: "error:resource=configmaps,status=500", want: replay.Edit{Kind: replay.EditError, Resource: "configmaps", Nth: 1, Status: 500}, str: "error:resource=configmaps,nth=1,status=500"},
 	} {
 		t.Run(tc.in, func(t *testing.T) {
 			e, err := replay.ParseEdit(tc.in)
@@ -58,7 +63,15 @@ func TestParseEdit(t *testing.T) {
 func TestParseEditErrors(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{"explode:request=1", `unknown kind "explode"; kinds are drop, dup, error, pause, reset, truncate, warp, watch-error`},
-		{"error:request=1", "missing status; error takes request,match,required status,reason,retry-after"},
+		{"error:request=1", "missing status; error takes request,match,resource,group,namespace,verb,nth,required status,reason,retry-after"},
+		{"watch-error:resource=configmaps,code=410", "give rv or at with resource"},
+		{"watch-error:resource=configmaps,rv=3,at=1s", "give rv or at with resource"},
+		{"watch-error:resource=configmaps,rv=3,after=1", "after goes with request; with resource give rv or at"},
+		{"watch-error:request=2,resource=configmaps,rv=3", "give request (or match) or resource, not both"},
+		{"watch-error:request=2,rv=3,after=1", "group, namespace, verb, nth, rv and at go with resource"},
+		{"watch-error:request=2", "missing after"},
+		{"error:resource=configmaps,verb=frob,status=500", "verb=frob: verbs are get, list, watch, create, update, patch, delete, deletecollection"},
+		{"error:resource=config/maps,status=500", "resource=config/maps: not a name"},
 		{"error:status=503", "missing request"},
 		{"error:request=1,status=503,after=2", `unknown key "after"`},
 		{"error:request=x,status=503", "request=x: not a number"},

@@ -2,7 +2,6 @@ package replay
 
 import (
 	"fmt"
-	"sort"
 
 	"github.com/kwrec/kwrec/cassettes"
 )
@@ -11,8 +10,8 @@ import (
 // cassette's structure in memory (about 50 bytes a frame, see
 // [cassettes.Index]) and reads frames back from the file as it serves them,
 // so a cassette of any size replays in memory proportional to its frame
-// count, not its size. The object state the fallback answers from is
-// rebuilt in the same single pass over the file, as references into it.
+// count, not its size. The timelines that answer unrecorded requests are
+// built in the same single pass over the file, as references into it.
 //
 // Close the Replayer when done. Options and edits are as for [New]. A
 // cassette cut mid-write fails with an error wrapping
@@ -29,8 +28,8 @@ func Open(path string, opts Options) (*Replayer, error) {
 			iv = r.add(in)
 			byID[in.ID] = iv
 		}
-		if iv.coll != nil {
-			iv.coll.observe(iv, i, f)
+		if iv.stream != nil {
+			iv.stream.Observe(i, f)
 		}
 		return nil
 	}})
@@ -48,11 +47,6 @@ func Open(path string, opts Options) (*Replayer, error) {
 			iv = r.add(in)
 		}
 		r.ivs = append(r.ivs, iv)
-	}
-	// Visit met interactions in the order their first frames came; put
-	// each collection's in cassette order, as New has them.
-	for _, c := range r.collOrder {
-		sort.SliceStable(c.ivs, func(i, j int) bool { return c.ivs[i].in.ID < c.ivs[j].in.ID })
 	}
 	if err := r.ready(opts); err != nil {
 		x.Close()

@@ -18,6 +18,8 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/kwrec/kwrec/internal/wire"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -115,7 +117,9 @@ func (s *Server) Start() error {
 		if err == nil {
 			var pair tls.Certificate
 			if pair, err = tls.X509KeyPair(certPEM, keyPEM); err == nil {
-				ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{pair}, NextProtos: []string{"http/1.1"}, MinVersion: tls.VersionTLS12})
+				// h2 first, as the API server: client-go multiplexes every
+				// watch of a client over one connection.
+				ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{pair}, NextProtos: []string{"h2", "http/1.1"}, MinVersion: tls.VersionTLS12})
 				s.ca = certPEM
 			}
 		}
@@ -128,6 +132,14 @@ func (s *Server) Start() error {
 	s.ln, s.token = ln, hex.EncodeToString(tok)
 	s.url = scheme + "://" + ln.Addr().String()
 	s.srv = &http.Server{Handler: s, ErrorLog: log.New(io.Discard, "", 0)}
+	if !s.PlainHTTP {
+		// The listener does TLS itself, so the server must be told to
+		// speak HTTP/2 on connections that negotiated it.
+		s.srv.Protocols = new(http.Protocols)
+		s.srv.Protocols.SetHTTP1(true)
+		s.srv.Protocols.SetHTTP2(true)
+		s.srv.TLSConfig = &tls.Config{NextProtos: []string{"h2", "http/1.1"}}
+	}
 	go s.srv.Serve(ln)
 	return nil
 }
@@ -237,9 +249,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 }
 
 func writeStatus(w http.ResponseWriter, code int, reason, msg string) {
-	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Type", wire.MediaJSON)
 	w.WriteHeader(code)
-	w.Write(statusJSON(code, reason, msg, 0))
+	w.Write(wire.StatusJSON(wire.Status(code, metav1.StatusReason(reason), msg, 0)))
 }
 
 // discovery answers a discovery request the replay could not: from the last
@@ -264,7 +276,7 @@ func (s *Server) discovery(w http.ResponseWriter, req *http.Request) bool {
 		if err != nil || in.Response == nil || in.Response.Status != http.StatusOK || strings.TrimSuffix(u.Path, "/") != path {
 			continue
 		}
-		if acc := req.Header.Get("Accept"); acc != "" && !accepts(acc, in.Response.Header.Get("Content-Type")) {
+		if acc := req.Header.Get("Accept"); acc != "" && !wire.Accepts(acc, in.Response.Header.Get("Content-Type")) {
 			continue
 		}
 		for k, v := range in.Response.Header {
@@ -302,23 +314,20 @@ func (r *Replayer) synthesizeDiscovery(path, host string) []byte {
 		Kind         string   `json:"kind"`
 		Verbs        []string `json:"verbs"`
 	}
-	r.mu.Lock()
 	byGV := map[string]map[string]*res{}
-	for _, c := range r.collOrder {
-		gv := c.rp.APIVersion()
+	for _, t := range r.tlOrder {
+		gv := t.Res.APIVersion()
 		if byGV[gv] == nil {
 			byGV[gv] = map[string]*res{}
 		}
-		kind, _, _ := c.kinds()
-		x := byGV[gv][c.rp.Resource]
+		x := byGV[gv][t.Res.Resource]
 		if x == nil {
-			x = &res{Name: c.rp.Resource, SingularName: strings.ToLower(kind), Kind: kind, Verbs: []string{"get", "list", "watch"}}
-			byGV[gv][c.rp.Resource] = x
+			x = &res{Name: t.Res.Resource, SingularName: strings.ToLower(t.Kind), Kind: t.Kind, Verbs: []string{"get", "list", "watch"}}
+			byGV[gv][t.Res.Resource] = x
 		}
-		x.Namespaced = x.Namespaced || c.rp.Namespace != ""
+		x.Namespaced = x.Namespaced || t.Res.Namespace != ""
 	}
 	server := r.header.Server
-	r.mu.Unlock()
 	var doc any
 	switch {
 	case path == "/version":

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/kwrec/kwrec/cassettes"
+	"github.com/kwrec/kwrec/internal/timeline"
 )
 
 // source gives a Replayer the bytes of recorded frames: from memory for a
@@ -116,23 +117,23 @@ func (c *cursor) close() {
 	}
 }
 
-// raws returns a copy of the JSON of each object, reading the frames they
-// are in with one pass over the recording.
-func (r *Replayer) raws(c *collection, objs []object) ([][]byte, error) {
+// raws returns a copy of the recorded bytes of each object, reading the
+// frames they are in with one pass over the recording.
+func (r *Replayer) raws(t *timeline.Timeline, objs []timeline.Object) ([][]byte, error) {
 	out := make([][]byte, len(objs))
 	frameOf := map[cassettes.FrameRef]int{} // frame -> index in refs
 	var refs []cassettes.FrameRef
 	users := [][]int{} // per ref: the objects in it
 	for k, o := range objs {
-		if o.ref.in == nil {
-			raw, err := o.ref.of(c.held[o.ref.i])
+		if o.Ref.In == nil {
+			raw, err := o.Ref.Of(t.Held(o.Ref.I))
 			if err != nil {
 				return nil, err
 			}
 			out[k] = raw
 			continue
 		}
-		key := cassettes.FrameRef{In: o.ref.in, I: int(o.ref.i)}
+		key := cassettes.FrameRef{In: o.Ref.In, I: int(o.Ref.I)}
 		j, ok := frameOf[key]
 		if !ok {
 			j = len(refs)
@@ -144,7 +145,7 @@ func (r *Replayer) raws(c *collection, objs []object) ([][]byte, error) {
 	}
 	err := r.src.readMany(refs, func(j int, data []byte) error {
 		for _, k := range users[j] {
-			raw, err := objs[k].ref.of(data)
+			raw, err := objs[k].Ref.Of(data)
 			if err != nil {
 				return err
 			}

@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/kwrec/kwrec/internal/timeline"
+	"github.com/kwrec/kwrec/internal/wire"
 )
 
 // endKind is how a served body ends once its frames are out.
@@ -25,15 +29,19 @@ const (
 )
 
 // outFrame is one frame as it will be served. Its bytes are data, or are
-// read from the recording only when the frame is served: recorded frame rec
-// of the plan's interaction, or the watch event ev of a recorded object.
+// made from the recording only when the frame is served: recorded frame
+// rec of the plan's interaction, a timeline watch step, list or object, or
+// the failure of a mark if it fires.
 type outFrame struct {
 	gap   time.Duration // recorded time since the previous frame (or the headers)
 	pause time.Duration // extra wait before it, unscaled
 	data  []byte
-	rec   int    // > 0: the bytes of the interaction's recorded frame rec (1-based)
-	ev    *event // not nil: the watch event of ev's object
-	rv    int64  // resourceVersion the frame moves its collection to, 0 for none
+	rec   int              // > 0: the bytes of the interaction's recorded frame rec (1-based)
+	step  *timeline.Step   // a timeline watch step
+	list  *timeline.List   // a timeline list
+	obj   *timeline.Object // a timeline get
+	mark  *timeline.Mark   // a mark on a recorded stream
+	rv    int64            // resourceVersion the frame moves its timeline to, 0 for none
 }
 
 // pacing turns recorded gaps into clock waits.
@@ -75,10 +83,10 @@ type plan struct {
 	endErr  string        // recorded reset text
 	timeout time.Duration // idle length: the client's timeoutSeconds, else the recorded end for a server timeout; 0 = until cancelled
 	pace    pacing
-	coll    *collection // progress is reported here, may be nil
-	iv      *ivState    // finish is reported here, nil for answers not from a recorded interaction
-
-	kind, apiVersion string // of the objects of ev frames
+	tl      *timeline.Timeline // progress is reported here, may be nil
+	proto   bool               // timeline frames are encoded in protobuf, else JSON
+	iv      *ivState           // finish is reported here, nil for answers not from a recorded interaction
+	steps   []timeline.Step    // a timeline watch, after frames
 }
 
 // frame returns the plan's frame i (0-based), false past the last.
@@ -88,6 +96,14 @@ func (p *plan) frame(i int) (outFrame, bool) {
 	}
 	if i -= p.recN; i < len(p.frames) {
 		return p.frames[i], true
+	}
+	if i -= len(p.frames); i < len(p.steps) {
+		s := &p.steps[i]
+		f := outFrame{step: s, gap: s.Gap, rv: s.RV}
+		if s.Kind == timeline.StepMark {
+			f.mark = s.Mark
+		}
+		return f, true
 	}
 	return outFrame{}, false
 }
@@ -103,6 +119,7 @@ type body struct {
 	due   time.Time
 	next  int
 	cur   []byte
+	cut   bool // a mark fired: no more frames
 
 	fmu        sync.Mutex // guards frames and pf: Close may come from another goroutine
 	frames     cursor
@@ -171,8 +188,14 @@ func (b *body) Read(p []byte) (int, error) {
 			continue
 		default:
 		}
-		if fr, ok := b.p.frame(b.next); ok {
+		if fr, ok := b.p.frame(b.next); ok && !b.cut {
 			f := &fr
+			if f.mark != nil {
+				if err := b.cross(f.mark); err != nil {
+					b.err = err
+				}
+				continue
+			}
 			if w := b.p.pace.wait(f.gap) + f.pause; w > 0 {
 				b.due = b.due.Add(w)
 				if err := b.waitUntil(b.due, false, nil); err != nil {
@@ -186,8 +209,8 @@ func (b *body) Read(p []byte) (int, error) {
 				continue
 			}
 			b.next++
-			if f.rv != 0 && b.p.coll != nil {
-				b.r.advance(b.p.coll, f.rv)
+			if f.rv != 0 && b.p.tl != nil {
+				b.r.advance(b.p.tl, f.rv)
 			}
 			b.cur = b.encode(data)
 			continue
@@ -202,10 +225,108 @@ func (b *body) Read(p []byte) (int, error) {
 	}
 }
 
+// cross passes mark m: if it fires, the body serves its failure and
+// ends there (b.cut); otherwise the stream goes on.
+func (b *body) cross(m *timeline.Mark) error {
+	b.next++
+	if !m.Fire() {
+		return nil
+	}
+	b.cut = true
+	switch m.Kind {
+	case timeline.MarkReset:
+		b.closeFrames()
+		b.r.finish(b.p.iv)
+		return &resetError{recorded: "kwrec: " + m.Label}
+	case timeline.MarkTruncate:
+		return nil
+	}
+	var data []byte
+	if m.Recorded == nil {
+		data = b.r.codec.ErrorEvent(m.Status, b.proto())
+	} else {
+		raw, err := b.ref(*m.Recorded)
+		if err != nil {
+			return err
+		}
+		if data, err = b.r.codec.RecordedError(raw, m.Enc, b.proto()); err != nil {
+			return err
+		}
+	}
+	b.cur = b.encode(data)
+	return nil
+}
+
+// proto reports whether the body is protobuf.
+func (b *body) proto() bool {
+	if b.p.tl != nil && b.p.iv == nil {
+		return b.p.proto
+	}
+	return wire.MediaType(b.p.header.Get("Content-Type")) == wire.MediaProtobuf
+}
+
+// ref returns the recorded bytes ref names (a copy-free view, valid until
+// the next read of that interaction's frames).
+func (b *body) ref(ref timeline.Ref) ([]byte, error) {
+	if ref.In == nil {
+		return ref.Of(b.p.tl.Held(ref.I))
+	}
+	b.fmu.Lock()
+	defer b.fmu.Unlock()
+	if b.framesDone {
+		return nil, errClosedBody
+	}
+	d, err := b.frames.frame(ref.In, int(ref.I))
+	if err != nil {
+		return nil, err
+	}
+	return ref.Of(d)
+}
+
+// view returns the bytes of a timeline frame.
+func (b *body) view(f *outFrame) ([]byte, error) {
+	t, c, proto := b.p.tl, b.r.codec, b.p.proto
+	switch {
+	case f.list != nil:
+		raws, err := b.r.raws(t, f.list.Items)
+		if err != nil {
+			return nil, err
+		}
+		return c.List(t, *f.list, raws, proto)
+	case f.obj != nil:
+		raw, err := b.ref(f.obj.Ref)
+		if err != nil {
+			return nil, err
+		}
+		return c.Object(t, f.obj, raw, proto)
+	}
+	s := f.step
+	switch s.Kind {
+	case timeline.StepInitial, timeline.StepEvent:
+		o, typ := s.Obj, "ADDED"
+		if s.Kind == timeline.StepEvent {
+			o, typ = &s.Ev.Obj, s.Ev.Type
+		}
+		raw, err := b.ref(o.Ref)
+		if err != nil {
+			return nil, err
+		}
+		return c.WatchEvent(t, typ, o, raw, proto)
+	case timeline.StepInitialEnd, timeline.StepBookmark:
+		return c.Bookmark(t, s.RV, s.Kind == timeline.StepInitialEnd, proto), nil
+	case timeline.StepExpired:
+		return c.ErrorEvent(s.Status, proto), nil
+	}
+	return nil, fmt.Errorf("kwrec replay: unknown watch step %d", s.Kind)
+}
+
 // data returns the bytes of f, read from the recording if need be.
 // seq says f is the next of the unedited recorded frames [0, plan.recN).
 func (b *body) data(f *outFrame, seq bool) ([]byte, error) {
-	if f.rec == 0 && f.ev == nil {
+	if f.rec == 0 {
+		if f.step != nil || f.list != nil || f.obj != nil {
+			return b.view(f)
+		}
 		return f.data, nil
 	}
 	b.fmu.Lock()
@@ -229,20 +350,7 @@ func (b *body) data(f *outFrame, seq bool) ([]byte, error) {
 		}
 	}
 	defer b.fmu.Unlock()
-	if f.rec > 0 {
-		return b.frames.frame(b.p.iv.in, f.rec-1)
-	}
-	// A fallback event: watch events' objects are in recorded frames.
-	ref := f.ev.obj.ref
-	d, err := b.frames.frame(ref.in, int(ref.i))
-	if err != nil {
-		return nil, err
-	}
-	raw, err := ref.of(d)
-	if err != nil {
-		return nil, err
-	}
-	return eventJSON(f.ev.typ, raw, ref.typed, b.p.kind, b.p.apiVersion), nil
+	return b.frames.frame(b.p.iv.in, f.rec-1)
 }
 
 // closeFrames releases the readers of recorded frames.
@@ -272,16 +380,20 @@ func (b *body) encode(data []byte) []byte {
 // finish waits for the recorded end and returns the body's final error.
 func (b *body) finish() error {
 	p := b.p
-	switch p.end {
+	end := p.end
+	if b.cut {
+		end = endEOF
+	}
+	switch end {
 	case endEOF, endReset:
-		if w := p.pace.wait(p.endGap); w > 0 {
+		if w := p.pace.wait(p.endGap); w > 0 && !b.cut {
 			b.due = b.due.Add(w)
 			if err := b.waitUntil(b.due, false, nil); err != nil {
 				return err
 			}
 		}
 		b.r.finish(p.iv)
-		if p.end == endReset {
+		if end == endReset {
 			return &resetError{recorded: p.endErr}
 		}
 		return io.EOF

@@ -182,10 +182,18 @@ func TestStrictModeAnswersRecordedRequestsOnly(t *testing.T) {
 	waitDone(t, r)
 }
 
-func TestUnanswerableRequestSaysWhyTheFallbackDidNot(t *testing.T) {
+func TestAnUnrecordedCollectionIsNotFoundLikeAnUnknownResource(t *testing.T) {
 	r := newReplayer(t, fixture(t, "configmaps.kwrec"), replay.Options{})
 	_, err := clientset(t, r.Config()).CoreV1().Secrets("default").List(ctxT(t), metav1.ListOptions{})
-	if !errors.Is(err, replay.ErrNoMatch) || !strings.Contains(err.Error(), "(fallback: no JSON list or watch of /api/v1/namespaces/default/secrets was recorded)") {
+	if !apierrors.IsNotFound(err) || err.Error() != "the server could not find the requested resource (kwrec: the cassette records no list or watch of /api/v1/namespaces/default/secrets)" {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestAStrictReplayDoesNotAnswerUnrecordedRequests(t *testing.T) {
+	r := newReplayer(t, fixture(t, "configmaps.kwrec"), replay.Options{Strict: true})
+	_, err := clientset(t, r.Config()).CoreV1().ConfigMaps("default").List(ctxT(t), metav1.ListOptions{ResourceVersion: "102"})
+	if !errors.Is(err, replay.ErrNoMatch) || !strings.Contains(err.Error(), "GET /api/v1/namespaces/default/configmaps?resourceVersion=102; nearest recorded: #1 (query limit (absent) vs 500, query resourceVersion=102 vs 0)") {
 		t.Errorf("err = %v", err)
 	}
 }
@@ -275,28 +283,7 @@ func TestSpeedZeroReplays100kEventsWithoutWaiting(t *testing.T) {
 
 type typedCMs = typedcorev1.ConfigMapInterface
 
-func TestAWatchLineSplitsIntoTypeAndObject(t *testing.T) {
-	for _, tc := range []struct {
-		name, line, typ, obj string
-	}{
-		{"as the API server writes it", `{"type":"ADDED","object":{"a":{"b":1}}}` + "\n", "ADDED", `{"a":{"b":1}}`},
-		{"without the newline", `{"type":"MODIFIED","object":{}}`, "MODIFIED", `{}`},
-		{"with the keys the other way round", `{"object":{"x":"}"},"type":"DELETED"}`, "DELETED", `{"x":"}"}`},
-		{"with spaces", `{ "type": "BOOKMARK", "object": {"k": 1} }`, "BOOKMARK", `{"k": 1}`},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			typ, obj, off, err := replay.SplitWatchLineForTest([]byte(tc.line))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if typ != tc.typ || string(obj) != tc.obj || tc.line[off:off+len(obj)] != tc.obj {
-				t.Errorf("got %q %q at %d, want %q %q", typ, obj, off, tc.typ, tc.obj)
-			}
-		})
-	}
-}
-
-func TestAListBodySplitAcrossFramesStillFeedsTheFallback(t *testing.T) {
+func TestAListBodySplitAcrossFramesStillFeedsTheTimeline(t *testing.T) {
 	list := `{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"20"},"items":[` +
 		`{"metadata":{"name":"a","namespace":"default","resourceVersion":"10"},"data":{"k":"1"}},` +
 		`{"metadata":{"name":"b","namespace":"default","resourceVersion":"11"},"data":{"k":"2"}}]}` + "\n"
@@ -310,7 +297,7 @@ func TestAListBodySplitAcrossFramesStillFeedsTheFallback(t *testing.T) {
 		{"cut in two mid-item", []string{list[:100], list[100:]}, []string{"a@10", "b@11"}, ""},
 		{"cut in three", []string{list[:40], list[40:170], list[170:]}, []string{"a@10", "b@11"}, ""},
 		{"not JSON at all", []string{"{\"kind\":", "oops}\n"}, nil,
-			"state of /api/v1/namespaces/default/configmaps cannot be rebuilt: interaction 1: list body is not JSON: invalid character 'o' looking for beginning of value"},
+			"the timeline of /api/v1/namespaces/default/configmaps cannot be rebuilt: interaction 1: list body is not JSON: invalid character 'o' looking for beginning of value"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := &cassettes.Interaction{ID: 1,

@@ -1,0 +1,211 @@
+package timeline
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/kwrec/kwrec/internal/wire"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+)
+
+// Codec turns recorded objects into wire bytes in the encoding a client
+// negotiated. Bytes recorded in that encoding are used as they are;
+// otherwise built-in types are converted through client-go's scheme (which
+// only reads it). The zero value is ready to use.
+type Codec struct{}
+
+// protoMessage is what every built-in type's generated code implements.
+type protoMessage interface {
+	runtime.Object
+	Marshal() ([]byte, error)
+	Unmarshal([]byte) error
+}
+
+func (t *Timeline) gvk() schema.GroupVersionKind {
+	gv, _ := schema.ParseGroupVersion(t.APIVersion)
+	return gv.WithKind(t.Kind)
+}
+
+// CanProtobuf reports whether t's objects can be served in protobuf: they
+// are built-in types client-go's scheme knows. (The API server serves
+// custom resources in JSON only, too.)
+func (Codec) CanProtobuf(t *Timeline) bool {
+	obj, err := clientgoscheme.Scheme.New(t.gvk())
+	if err != nil {
+		return false
+	}
+	_, ok := obj.(protoMessage)
+	return ok
+}
+
+func (t *Timeline) newObject() (protoMessage, error) {
+	obj, err := clientgoscheme.Scheme.New(t.gvk())
+	if err != nil {
+		return nil, fmt.Errorf("cannot convert %s between JSON and protobuf: %v", t.gvk(), err)
+	}
+	pm, ok := obj.(protoMessage)
+	if !ok {
+		return nil, fmt.Errorf("cannot convert %s between JSON and protobuf: no protobuf form", t.gvk())
+	}
+	return pm, nil
+}
+
+// body returns raw, the recorded bytes of o, as protobuf message bytes
+// (proto) or as JSON, with kind and apiVersion (typed) or without.
+func (c Codec) body(t *Timeline, o *Object, raw []byte, proto, typed bool) ([]byte, error) {
+	switch {
+	case proto && o.Enc == Protobuf:
+		return raw, nil
+	case !proto && o.Enc == JSON:
+		switch {
+		case typed && !o.Typed:
+			return wire.WithTypeMeta(raw, t.Kind, t.APIVersion), nil
+		case !typed && o.Typed:
+			return withoutTypeMeta(raw), nil
+		}
+		return raw, nil
+	}
+	obj, err := t.newObject()
+	if err != nil {
+		return nil, err
+	}
+	if proto { // recorded JSON
+		if err := json.Unmarshal(raw, obj); err != nil {
+			return nil, fmt.Errorf("converting %s %s to protobuf: %v", t.Kind, o.Key, err)
+		}
+		return obj.Marshal()
+	}
+	if err := obj.Unmarshal(raw); err != nil {
+		return nil, fmt.Errorf("converting %s %s to JSON: %v", t.Kind, o.Key, err)
+	}
+	if typed {
+		obj.GetObjectKind().SetGroupVersionKind(t.gvk())
+	}
+	return json.Marshal(obj)
+}
+
+// withoutTypeMeta drops the leading kind and apiVersion the API server
+// writes on a watch event's object, so it reads as a list item does.
+func withoutTypeMeta(raw []byte) []byte {
+	rest, ok := bytes.CutPrefix(raw, []byte(`{"kind":"`))
+	if !ok {
+		return raw
+	}
+	i := bytes.Index(rest, []byte(`","apiVersion":"`))
+	if i < 0 || bytes.IndexByte(rest[:i], '"') >= 0 {
+		return raw
+	}
+	rest = rest[i+len(`","apiVersion":"`):]
+	j := bytes.IndexByte(rest, '"')
+	if j < 0 || len(rest) < j+2 || rest[j+1] != ',' {
+		return raw
+	}
+	return append([]byte{'{'}, rest[j+2:]...)
+}
+
+// Object returns o (its recorded bytes raw) as the body of a get.
+func (c Codec) Object(t *Timeline, o *Object, raw []byte, proto bool) ([]byte, error) {
+	b, err := c.body(t, o, raw, proto, true)
+	if err != nil || !proto {
+		return append(b, '\n'), err
+	}
+	return wire.Envelope(t.APIVersion, t.Kind, b), nil
+}
+
+// WatchEvent returns a watch event frame of type typ for o.
+func (c Codec) WatchEvent(t *Timeline, typ string, o *Object, raw []byte, proto bool) ([]byte, error) {
+	b, err := c.body(t, o, raw, proto, true)
+	if err != nil {
+		return nil, err
+	}
+	if proto {
+		return wire.WatchEventProto(typ, wire.Envelope(t.APIVersion, t.Kind, b)), nil
+	}
+	return wire.WatchEventJSON(typ, b), nil
+}
+
+// Bookmark returns a BOOKMARK frame at rv; initialEnd marks the end of a
+// streaming list's initial events.
+func (c Codec) Bookmark(t *Timeline, rv int64, initialEnd, proto bool) []byte {
+	if !proto {
+		return wire.WatchEventJSON("BOOKMARK", wire.BookmarkObjectJSON(t.Kind, t.APIVersion, rv, initialEnd))
+	}
+	var om []byte
+	om = wire.AppendBytesField(om, 6, fmt.Appendf(nil, "%d", rv))
+	if initialEnd {
+		var entry []byte
+		entry = wire.AppendBytesField(entry, 1, []byte(wire.InitialEventsEnd))
+		entry = wire.AppendBytesField(entry, 2, []byte("true"))
+		om = wire.AppendBytesField(om, 12, entry)
+	}
+	msg := wire.AppendBytesField(nil, 1, om)
+	return wire.WatchEventProto("BOOKMARK", wire.Envelope(t.APIVersion, t.Kind, msg))
+}
+
+// ErrorEvent returns an ERROR frame carrying st.
+func (Codec) ErrorEvent(st *metav1.Status, proto bool) []byte {
+	if proto {
+		return wire.WatchEventProto("ERROR", wire.StatusProto(st))
+	}
+	return wire.WatchEventJSON("ERROR", bytes.TrimSuffix(wire.StatusJSON(st), []byte("\n")))
+}
+
+// RecordedError returns the ERROR frame of a recorded Status object raw
+// (in encoding enc) in the requested encoding.
+func (c Codec) RecordedError(raw []byte, enc Encoding, proto bool) ([]byte, error) {
+	if (enc == Protobuf) == proto {
+		if proto {
+			return wire.WatchEventProto("ERROR", wire.Envelope("v1", "Status", raw)), nil
+		}
+		return wire.WatchEventJSON("ERROR", raw), nil
+	}
+	var st metav1.Status
+	var err error
+	if enc == Protobuf {
+		err = st.Unmarshal(raw)
+	} else {
+		err = json.Unmarshal(raw, &st)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("recorded ERROR event: %v", err)
+	}
+	st.TypeMeta = metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}
+	return c.ErrorEvent(&st, proto), nil
+}
+
+// List returns the body of list l, raws the recorded bytes of its items.
+func (c Codec) List(t *Timeline, l List, raws [][]byte, proto bool) ([]byte, error) {
+	items := make([][]byte, len(raws))
+	for i, raw := range raws {
+		b, err := c.body(t, &l.Items[i], raw, proto, false)
+		if err != nil {
+			return nil, err
+		}
+		items[i] = b
+	}
+	if !proto {
+		return wire.ListJSON(t.ListKind, t.APIVersion, l.RV, l.Continue, l.Remaining, items), nil
+	}
+	n := 64
+	for _, it := range items {
+		n += len(it) + 8
+	}
+	msg := make([]byte, 0, n)
+	msg = wire.AppendBytesField(msg, 1, wire.ListMetaProto(fmt.Sprint(l.RV), l.Continue, l.Remaining))
+	for _, it := range items {
+		msg = wire.AppendBytesField(msg, 2, it)
+	}
+	return wire.Envelope(t.APIVersion, t.ListKind, msg), nil
+}
+
+// Status returns st as a response body in the requested encoding.
+func (Codec) Status(st *metav1.Status, proto bool) []byte {
+	if proto {
+		return wire.StatusProto(st)
+	}
+	return wire.StatusJSON(st)
+}

@@ -1,0 +1,206 @@
+package timeline
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/kwrec/kwrec/cassettes"
+	"github.com/kwrec/kwrec/internal/wire"
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// Observe takes frame i of the stream as the recording is read, once per
+// frame in order, and files what it says: the resourceVersion it moves
+// the timeline to, and the objects of a list, the event of a watch, or the
+// mark of a recorded ERROR event. f.Data is only valid during the call.
+func (s *Stream) Observe(i int, f cassettes.Frame) {
+	t := s.t
+	ref := Ref{In: s.in, I: int32(i)}
+	if !s.watch {
+		switch {
+		case i == 0:
+			if err := s.addList(f.Data, ref, f); err != nil {
+				// Maybe the first of several frames: joined and parsed by
+				// seal.
+				s.listBuf = append([]byte(nil), f.Data...)
+			}
+		case s.listBuf != nil:
+			s.listBuf = append(s.listBuf, f.Data...)
+		default: // the first frame was a whole list already
+			t.fail(s.in, "list body is not JSON: more than one JSON value across its frames")
+		}
+		return
+	}
+	typ, objRef, m, ok := s.event(f.Data, ref)
+	var rv int64
+	if ok && typ != "ERROR" {
+		var err error
+		if rv, err = m.RV(); err != nil {
+			s.rvs = append(s.rvs, 0)
+			if !s.broken {
+				t.fail(s.in, "resourceVersion %q is not an integer", m.ResourceVersion)
+				s.broken = true
+			}
+			return
+		}
+	}
+	s.rvs = append(s.rvs, rv) // i == len(s.rvs): every frame of a watch is observed
+	t.noteRV(rv)
+	// A frame that is not an event with an object, such as garbage
+	// hand-edited in to break the client's decoder, changes no state: no
+	// client could apply it either.
+	if !ok || s.broken {
+		return
+	}
+	at := s.base() + f.At
+	switch typ {
+	case "ERROR":
+		r := objRef
+		t.marks = append(t.marks, &Mark{RV: s.lastRV, Kind: MarkError, Recorded: &r, Enc: s.enc,
+			Label: fmt.Sprintf("the recorded ERROR event, frame %d of interaction %d", i+1, s.in.ID)})
+		return
+	case "BOOKMARK":
+		s.lastRV = max(s.lastRV, rv)
+		if s.initial && m.InitialEventsEnd {
+			snap := t.snapAt(rv, at)
+			for _, o := range s.pending {
+				snap.items[o.Key] = o
+			}
+			s.initial, s.pending = false, nil
+		}
+		return
+	}
+	s.lastRV = max(s.lastRV, rv)
+	t.noteKinds("", m.APIVersion, m.Kind)
+	o := Object{Key: t.intern(m.Key()), Labels: t.intern(m.Labels), Ref: objRef, Enc: s.enc, Typed: s.enc == JSON && m.Kind != "" && m.APIVersion != ""}
+	if s.initial && typ == "ADDED" {
+		s.pending = append(s.pending, o)
+		return
+	}
+	t.events = append(t.events, Event{RV: rv, Type: t.intern(typ), Obj: o, At: at})
+}
+
+// event splits a watch frame in the stream's encoding: its type, its
+// object's Ref (for protobuf the object's message, without
+// the envelope), and the object's metadata.
+func (s *Stream) event(data []byte, ref Ref) (typ string, r Ref, m wire.Meta, ok bool) {
+	if s.enc == JSON {
+		typ, start, end, err := wire.SplitWatchEventJSON(data)
+		if err != nil {
+			return "", r, m, false
+		}
+		obj := data[start:end]
+		ref.Off, ref.N = int32(start), int32(end-start)
+		if typ == "ERROR" {
+			return typ, ref, m, true
+		}
+		m, err = wire.MetaJSON(obj)
+		return typ, ref, m, err == nil
+	}
+	typ, start, end, ok := wire.SplitWatchEventProto(data)
+	if !ok {
+		return "", r, m, false
+	}
+	av, kind, ms, me, ok := wire.Unenvelope(data[start:end])
+	if !ok {
+		return "", r, m, false
+	}
+	obj := data[start+ms : start+me]
+	ref.Off, ref.N = int32(start+ms), int32(me-ms)
+	if typ == "ERROR" {
+		return typ, ref, m, true
+	}
+	m, err := wire.MetaProto(obj)
+	m.Kind, m.APIVersion = kind, av
+	return typ, ref, m, err == nil
+}
+
+// addList files the list body data, frame ref.I of its interaction (f);
+// with ref.In nil, data is a body joined from several frames, which the
+// timeline holds.
+func (s *Stream) addList(data []byte, ref Ref, f cassettes.Frame) error {
+	t := s.t
+	listKind, apiVersion, rvs, items, err := s.listItems(data)
+	if err != nil {
+		return err
+	}
+	rv, err := parseRV(rvs)
+	if err != nil {
+		t.fail(s.in, "list resourceVersion %q is not an integer", rvs)
+		return nil
+	}
+	t.noteKinds(listKind, apiVersion, "")
+	t.noteRV(rv)
+	// Serving the body's last frame moves the timeline to the list's
+	// resourceVersion: its only frame, or the last of those joined.
+	n := 1
+	at := s.base() + f.At
+	if ref.In == nil {
+		ref.I = int32(len(t.held))
+		t.held = append(t.held, data)
+		n = len(s.in.Frames)
+		at = s.base() + s.in.Frames[n-1].At
+	}
+	s.rvs = make([]int64, n)
+	s.rvs[n-1] = rv
+	snap := t.snapAt(rv, at)
+	for _, it := range items {
+		raw := data[it[0]:it[1]]
+		var m wire.Meta
+		if s.enc == JSON {
+			m, err = wire.MetaJSON(raw)
+		} else {
+			m, err = wire.MetaProto(raw)
+		}
+		if err != nil {
+			t.fail(s.in, "list item: %v", err)
+			continue
+		}
+		t.noteKinds("", "", m.Kind)
+		r := ref
+		r.Off, r.N = int32(it[0]), int32(it[1]-it[0])
+		o := Object{Key: t.intern(m.Key()), Labels: t.intern(m.Labels), Ref: r, Enc: s.enc, Typed: s.enc == JSON && m.Kind != "" && m.APIVersion != ""}
+		snap.items[o.Key] = o
+	}
+	return nil
+}
+
+// listItems parses a list body in the stream's encoding.
+func (s *Stream) listItems(data []byte) (listKind, apiVersion, rv string, items [][2]int, err error) {
+	if s.enc == JSON {
+		return wire.ListItemsJSON(data)
+	}
+	av, kind, ms, me, ok := wire.Unenvelope(data)
+	if !ok {
+		return "", "", "", nil, fmt.Errorf("list body is not an enveloped protobuf message")
+	}
+	msg := data[ms:me]
+	if !wire.EachField(msg, func(n protowire.Number, st, en int) bool {
+		if n == 2 {
+			items = append(items, [2]int{ms + st, ms + en})
+		}
+		return true
+	}) {
+		return "", "", "", nil, fmt.Errorf("protobuf list body does not parse")
+	}
+	return kind, av, wire.ListRVProto(msg), items, nil
+}
+
+func (s *Stream) seal() {
+	t := s.t
+	switch {
+	case s.listBuf != nil:
+		if err := s.addList(s.listBuf, Ref{}, cassettes.Frame{}); err != nil {
+			t.fail(s.in, "%v", err)
+		}
+	case !s.watch && len(s.in.Frames) == 0:
+		t.fail(s.in, "list body is empty")
+	}
+	s.listBuf, s.pending = nil, nil
+	if s.watch && s.in.End != nil && s.in.End.Reason == cassettes.EndReset && s.in.Response != nil {
+		t.marks = append(t.marks, &Mark{RV: s.lastRV, Kind: MarkReset,
+			Label: fmt.Sprintf("the recorded connection reset of interaction %d", s.in.ID)})
+	}
+}
+
+func parseRV(s string) (int64, error) { return strconv.ParseInt(s, 10, 64) }

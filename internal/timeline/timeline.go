@@ -1,0 +1,393 @@
+package timeline
+
+import (
+	"fmt"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kwrec/kwrec/cassettes"
+	"github.com/kwrec/kwrec/internal/apipath"
+	"github.com/kwrec/kwrec/internal/wire"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Encoding is how recorded object bytes are encoded.
+type Encoding uint8
+
+// The encodings.
+const (
+	JSON Encoding = iota
+	// Protobuf bytes are an object's message, without its envelope.
+	Protobuf
+)
+
+// Ref locates recorded bytes: [Off, Off+N) of frame I of In, or, with In
+// nil, of the timeline's held body I (a list body that was split across
+// frames, joined in memory when the cassette was opened).
+type Ref struct {
+	In     *cassettes.Interaction
+	I      int32
+	Off, N int32
+}
+
+// Of returns the bytes r names in data, the frame or held body it is in.
+func (r Ref) Of(data []byte) ([]byte, error) {
+	if int(r.Off)+int(r.N) > len(data) {
+		id := 0
+		if r.In != nil {
+			id = r.In.ID
+		}
+		return nil, fmt.Errorf("frame %d of interaction %d is shorter than when the cassette was opened: it changed since", r.I+1, id)
+	}
+	return data[r.Off : r.Off+r.N], nil
+}
+
+// Object is one recorded version of an object. A long watch makes one per
+// event, so it is kept small.
+type Object struct {
+	Key    string // namespace/name
+	Labels string // labels.Set.String() form, "" for none
+	Ref    Ref
+	Enc    Encoding
+	// Typed says JSON bytes carry kind and apiVersion (watch events and
+	// gets do, list items do not).
+	Typed bool
+}
+
+// Name returns the object's name.
+func (o *Object) Name() string { _, n, _ := strings.Cut(o.Key, "/"); return n }
+
+// Namespace returns the object's namespace, "" for a cluster-scoped one.
+func (o *Object) Namespace() string { ns, _, _ := strings.Cut(o.Key, "/"); return ns }
+
+// Event is one recorded change.
+type Event struct {
+	RV   int64
+	Type string // ADDED, MODIFIED or DELETED
+	Obj  Object
+	At   time.Duration // when it was recorded, from the cassette start
+}
+
+type snapshot struct {
+	rv    int64
+	at    time.Duration
+	items map[string]Object
+}
+
+// MarkKind says how a watch fails at a [Mark].
+type MarkKind uint8
+
+// The mark kinds.
+const (
+	// MarkError: a watch ERROR event with a Status, then a clean end, as
+	// the API server does.
+	MarkError MarkKind = iota
+	// MarkReset: a connection reset.
+	MarkReset
+	// MarkTruncate: a clean end of the stream.
+	MarkTruncate
+)
+
+// Mark is a point on a timeline where a watch fails. See the package
+// documentation for when a mark fires.
+type Mark struct {
+	// RV is the point: after the event at RV.
+	RV   int64
+	Kind MarkKind
+	// Status is the ERROR event's Status (MarkError from an edit).
+	Status *metav1.Status
+	// Recorded, for a MarkError from the recording, names the recorded
+	// ERROR event's Status object (Enc its encoding); Status is nil then.
+	Recorded *Ref
+	Enc      Encoding
+	// Once makes the mark fire once (an edit's); a recorded one fires on
+	// every watch that crosses it.
+	Once bool
+	// Label names the mark in reports: the edit, or the recorded frame.
+	Label string
+
+	fired atomic.Int64
+}
+
+// Fire claims the mark for one watch: always true for a recorded mark,
+// true only the first time for a Once mark.
+func (m *Mark) Fire() bool {
+	if m.Once {
+		if !m.fired.CompareAndSwap(0, 1) {
+			return false
+		}
+		return true
+	}
+	m.fired.Add(1)
+	return true
+}
+
+// Fired returns how many watches the mark has fired on.
+func (m *Mark) Fired() int { return int(m.fired.Load()) }
+
+// Timeline is everything recorded about one collection. Build it with
+// [Timeline.Stream] and [Stream.Observe] while reading the recording, then
+// [Timeline.Seal] it; after Seal it is safe for concurrent use.
+type Timeline struct {
+	Path string       // the collection path, /api/v1/namespaces/default/configmaps
+	Res  apipath.Path // Path split
+	// Kind, ListKind and APIVersion of the collection's objects, from the
+	// recording or derived from the path.
+	Kind, ListKind, APIVersion string
+
+	broken string
+	snaps  []*snapshot
+	events []Event
+	marks  []*Mark
+	held   [][]byte
+	oldest int64
+	last   int64
+
+	mu       sync.Mutex
+	progress int64
+
+	// Only while the recording is read:
+	streams  []*Stream
+	snapByRV map[int64]*snapshot
+	strs     map[string]string
+}
+
+// New returns an empty timeline for the collection at path.
+func New(path string, res apipath.Path) *Timeline {
+	return &Timeline{Path: path, Res: res}
+}
+
+// Broken returns why the timeline cannot answer, "" when it can.
+func (t *Timeline) Broken() string { return t.broken }
+
+// Last returns the highest resourceVersion recorded.
+func (t *Timeline) Last() int64 { return t.last }
+
+// Oldest returns the oldest resourceVersion state is known at.
+func (t *Timeline) Oldest() int64 { return t.oldest }
+
+// Events returns the recorded events in resourceVersion order, for reading
+// only.
+func (t *Timeline) Events() []Event { return t.events }
+
+// Progress returns "now": the highest resourceVersion served so far.
+func (t *Timeline) Progress() int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.progress
+}
+
+// Advance records that a client was served the timeline up to rv, and
+// reports whether that reached the last recorded resourceVersion for the
+// first time.
+func (t *Timeline) Advance(rv int64) (reachedLast bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if rv <= t.progress {
+		return false
+	}
+	before := t.progress
+	t.progress = rv
+	return before < t.last && rv >= t.last
+}
+
+// Marks returns the timeline's marks in resourceVersion order.
+func (t *Timeline) Marks() []*Mark { return t.marks }
+
+// AddMark puts m on the timeline; call before serving.
+func (t *Timeline) AddMark(m *Mark) {
+	i := sort.Search(len(t.marks), func(i int) bool { return t.marks[i].RV > m.RV })
+	t.marks = append(t.marks, nil)
+	copy(t.marks[i+1:], t.marks[i:])
+	t.marks[i] = m
+}
+
+// RVAt returns the resourceVersion the timeline had reached at recorded
+// time at: that of the last event recorded at or before it, else the
+// oldest.
+func (t *Timeline) RVAt(at time.Duration) int64 {
+	rv := t.oldest
+	for i := range t.events {
+		if t.events[i].At > at {
+			break
+		}
+		rv = t.events[i].RV
+	}
+	return rv
+}
+
+// atOf returns when the timeline reached rv in the recording.
+func (t *Timeline) atOf(rv int64) time.Duration {
+	var at time.Duration
+	for _, s := range t.snaps {
+		if s.rv <= rv {
+			at = s.at
+		}
+	}
+	i := sort.Search(len(t.events), func(i int) bool { return t.events[i].RV > rv })
+	if i > 0 && t.events[i-1].At > at {
+		at = t.events[i-1].At
+	}
+	return at
+}
+
+// Held returns the held body i (see [Ref]).
+func (t *Timeline) Held(i int32) []byte { return t.held[i] }
+
+func (t *Timeline) intern(s string) string {
+	if s == "" {
+		return ""
+	}
+	if t.strs == nil {
+		t.strs = map[string]string{}
+	}
+	if v, ok := t.strs[s]; ok {
+		return v
+	}
+	t.strs[s] = s
+	return s
+}
+
+func (t *Timeline) fail(in *cassettes.Interaction, format string, a ...any) {
+	if t.broken == "" {
+		t.broken = fmt.Sprintf("interaction %d: %s", in.ID, fmt.Sprintf(format, a...))
+	}
+}
+
+func (t *Timeline) noteRV(rv int64) {
+	if rv > t.last {
+		t.last = rv
+	}
+}
+
+func (t *Timeline) noteKinds(listKind, apiVersion, kind string) {
+	if listKind != "" && t.ListKind == "" {
+		t.ListKind = listKind
+	}
+	if apiVersion != "" && t.APIVersion == "" {
+		t.APIVersion = apiVersion
+	}
+	if kind != "" && t.Kind == "" {
+		t.Kind = kind
+	}
+}
+
+func (t *Timeline) snapAt(rv int64, at time.Duration) *snapshot {
+	if t.snapByRV == nil {
+		t.snapByRV = map[int64]*snapshot{}
+	}
+	s := t.snapByRV[rv]
+	if s == nil {
+		s = &snapshot{rv: rv, at: at, items: map[string]Object{}}
+		t.snapByRV[rv] = s
+	}
+	return s
+}
+
+// Seal ends the reading of the recording: it parses list bodies that were
+// split across frames, places recorded resets, orders snapshots, events
+// and marks, and finds the oldest resourceVersion state is known at.
+func (t *Timeline) Seal() {
+	for _, s := range t.streams {
+		s.seal()
+	}
+	t.streams = nil
+	for _, s := range t.snapByRV {
+		t.snaps = append(t.snaps, s)
+	}
+	t.snapByRV, t.strs = nil, nil
+	sort.Slice(t.snaps, func(i, j int) bool { return t.snaps[i].rv < t.snaps[j].rv })
+	sort.SliceStable(t.events, func(i, j int) bool { return t.events[i].RV < t.events[j].RV })
+	// The same event recorded twice (two watches that overlap, a re-watch
+	// after a reset) is one event: keep the first, in recording order.
+	out := t.events[:0]
+	for _, e := range t.events {
+		dup := false
+		for j := len(out) - 1; j >= 0 && out[j].RV == e.RV && !dup; j-- {
+			dup = out[j].Obj.Key == e.Obj.Key && out[j].Type == e.Type
+		}
+		if !dup {
+			out = append(out, e)
+		}
+	}
+	// Not cloned to its exact size: a copy would hold the events twice for
+	// a moment, the peak of a long cassette's Open.
+	clear(t.events[len(out):])
+	t.events = out
+	sort.SliceStable(t.marks, func(i, j int) bool { return t.marks[i].RV < t.marks[j].RV })
+	t.oldest = -1
+	switch {
+	case len(t.snaps) > 0:
+		// Events before the first list would need the state before it,
+		// which was not recorded: state is known from the first list on.
+		t.oldest = t.snaps[0].rv
+	case len(t.events) > 0:
+		// A watch-only recording: start from nothing before its first event.
+		t.oldest = t.events[0].RV - 1
+	}
+	if t.oldest < 0 && t.broken == "" {
+		t.broken = "no list or watch event recorded"
+	}
+	if t.progress < t.oldest {
+		t.progress = t.oldest
+	}
+	if t.Kind == "" && strings.HasSuffix(t.ListKind, "List") {
+		t.Kind = strings.TrimSuffix(t.ListKind, "List")
+	}
+	if t.ListKind == "" && t.Kind != "" {
+		t.ListKind = t.Kind + "List"
+	}
+	if t.APIVersion == "" {
+		t.APIVersion = t.Res.APIVersion()
+	}
+}
+
+// Stream is one recorded list or watch of a timeline while the recording
+// is read.
+type Stream struct {
+	t       *Timeline
+	in      *cassettes.Interaction
+	watch   bool
+	initial bool // a streaming list still sending its initial events
+	enc     Encoding
+	from    int64 // a watch's resourceVersion parameter
+	rvs     []int64
+	pending []Object // a streaming list's initial ADDED objects so far
+	listBuf []byte   // a list body split across frames, joined
+	broken  bool
+	lastRV  int64
+}
+
+// Stream starts the reading of in, a recorded 200 list or watch of the
+// timeline whose body is encoded as enc.
+func (t *Timeline) Stream(in *cassettes.Interaction, q url.Values, enc Encoding) *Stream {
+	s := &Stream{t: t, in: in, watch: wire.IsWatch(q), enc: enc}
+	s.initial = s.watch && q.Get("sendInitialEvents") == "true"
+	s.from, _ = strconv.ParseInt(q.Get("resourceVersion"), 10, 64)
+	s.lastRV = s.from
+	t.streams = append(t.streams, s)
+	return s
+}
+
+// RV returns the resourceVersion serving frame i moves the timeline to, 0
+// for none.
+func (s *Stream) RV(i int) int64 {
+	if i < len(s.rvs) {
+		return s.rvs[i]
+	}
+	return 0
+}
+
+// base is when the interaction's response started, from the cassette start.
+func (s *Stream) base() time.Duration {
+	at := s.in.At
+	if s.in.Response != nil {
+		at += s.in.Response.Latency
+	}
+	return at
+}

@@ -1,0 +1,339 @@
+package timeline
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kwrec/kwrec/internal/wire"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+)
+
+// StatusError is the API server's error answer to a request: a Status
+// body, and Retry-After seconds when RetryAfter > 0.
+type StatusError struct {
+	Status     *metav1.Status
+	RetryAfter int
+}
+
+func (e *StatusError) Error() string { return e.Status.Message }
+
+func statusErr(code int, reason metav1.StatusReason, retryAfter int, format string, a ...any) *StatusError {
+	return &StatusError{Status: wire.Status(code, reason, fmt.Sprintf(format, a...), retryAfter), RetryAfter: retryAfter}
+}
+
+// Selector filters objects by labelSelector and fieldSelector
+// (metadata.name and metadata.namespace, the fields every resource has).
+type Selector struct {
+	labels labels.Selector
+	fields fields.Selector
+	ns     string // only this namespace, "" for all
+}
+
+// ParseSelector reads a request's selectors. ns restricts it to one
+// namespace (a namespaced request answered from an all-namespaces
+// timeline). A selector the timeline cannot evaluate is a 400 BadRequest.
+func ParseSelector(q url.Values, ns string) (Selector, error) {
+	s := Selector{labels: labels.Everything(), fields: fields.Everything(), ns: ns}
+	var err error
+	if v := q.Get("labelSelector"); v != "" {
+		if s.labels, err = labels.Parse(v); err != nil {
+			return s, statusErr(http.StatusBadRequest, metav1.StatusReasonBadRequest, 0, "unable to parse requirement: %v", err)
+		}
+	}
+	if v := q.Get("fieldSelector"); v != "" {
+		if s.fields, err = fields.ParseSelector(v); err != nil {
+			return s, statusErr(http.StatusBadRequest, metav1.StatusReasonBadRequest, 0, "invalid field selector %q: %v", v, err)
+		}
+		for _, r := range s.fields.Requirements() {
+			if r.Field != "metadata.name" && r.Field != "metadata.namespace" {
+				return s, statusErr(http.StatusBadRequest, metav1.StatusReasonBadRequest, 0,
+					"field label not supported by kwrec replay: %s (only metadata.name and metadata.namespace are)", r.Field)
+			}
+		}
+	}
+	return s, nil
+}
+
+// Matches reports whether o passes the selector.
+func (s Selector) Matches(o *Object) bool {
+	if s.ns != "" && o.Namespace() != s.ns {
+		return false
+	}
+	if !s.labels.Empty() {
+		set, err := labels.ConvertSelectorToLabelsMap(o.Labels)
+		if err != nil || !s.labels.Matches(set) {
+			return false
+		}
+	}
+	return s.fields.Empty() || s.fields.Matches(fields.Set{"metadata.name": o.Name(), "metadata.namespace": o.Namespace()})
+}
+
+// stateAt returns the objects at resourceVersion rv, sorted by
+// namespace/name as etcd orders them; ok is false when rv is older than
+// the oldest state recorded.
+func (t *Timeline) stateAt(rv int64) (objs []Object, ok bool) {
+	if rv < t.oldest {
+		return nil, false
+	}
+	cur := map[string]Object{}
+	from := t.oldest
+	for i := len(t.snaps) - 1; i >= 0; i-- {
+		if t.snaps[i].rv <= rv {
+			for k, o := range t.snaps[i].items {
+				cur[k] = o
+			}
+			from = t.snaps[i].rv
+			break
+		}
+	}
+	for _, e := range t.events {
+		if e.RV <= from {
+			continue
+		}
+		if e.RV > rv {
+			break
+		}
+		if e.Type == "DELETED" {
+			delete(cur, e.Obj.Key)
+		} else {
+			cur[e.Obj.Key] = e.Obj
+		}
+	}
+	objs = make([]Object, 0, len(cur))
+	for _, o := range cur {
+		objs = append(objs, o)
+	}
+	sort.Slice(objs, func(i, j int) bool { return objs[i].Key < objs[j].Key })
+	return objs, true
+}
+
+// List is a list answer: the items at RV, and the continue token and
+// count of the rest for a paged list.
+type List struct {
+	RV        int64
+	Continue  string
+	Remaining int64
+	Items     []Object
+}
+
+// List answers a list request with query q, as the API server does:
+//   - resourceVersion "" or "0": the latest state, which is now (see
+//     [Timeline.Progress]);
+//   - resourceVersion X (NotOlderThan, the default): state at X or newer;
+//     resourceVersionMatch=Exact: state at exactly X; older than the oldest
+//     recorded state: 410 Expired; newer than anything recorded: 504 with
+//     Retry-After 1 (the server waits about 3 s first);
+//   - limit and continue: pages in namespace/name order, the continue
+//     token carrying the list's resourceVersion.
+func (t *Timeline) List(q url.Values, sel Selector) (List, error) {
+	at, after := t.Progress(), ""
+	rv, err := rvParam(q)
+	if err != nil {
+		return List{}, err
+	}
+	if tok := q.Get("continue"); tok != "" {
+		var ok bool
+		if at, after, ok = parseContinue(tok); !ok {
+			return List{}, statusErr(http.StatusGone, metav1.StatusReasonExpired, 0,
+				"The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.")
+		}
+	} else if rv != 0 {
+		switch {
+		case rv > t.last:
+			return List{}, statusErr(http.StatusGatewayTimeout, metav1.StatusReasonTimeout, 1, "Too large resource version: %d, current: %d", rv, t.last)
+		case q.Get("resourceVersionMatch") == string(metav1.ResourceVersionMatchExact):
+			at = rv
+		case rv > at:
+			at = rv
+		}
+	}
+	objs, ok := t.stateAt(at)
+	if !ok {
+		return List{}, statusErr(http.StatusGone, metav1.StatusReasonExpired, 0, "too old resource version: %d (%d)", at, t.oldest)
+	}
+	l := List{RV: at}
+	for i := range objs {
+		if objs[i].Key > after && sel.Matches(&objs[i]) {
+			l.Items = append(l.Items, objs[i])
+		}
+	}
+	if limit, _ := strconv.ParseInt(q.Get("limit"), 10, 64); limit > 0 && int64(len(l.Items)) > limit {
+		l.Remaining = int64(len(l.Items)) - limit
+		l.Items = l.Items[:limit]
+		l.Continue = continueToken(at, l.Items[limit-1].Key)
+	}
+	return l, nil
+}
+
+// Get returns object ns/name as of now, or the API server's 404.
+func (t *Timeline) Get(ns, name string) (Object, error) {
+	objs, _ := t.stateAt(t.Progress())
+	key := ns + "/" + name
+	i := sort.Search(len(objs), func(i int) bool { return objs[i].Key >= key })
+	if i < len(objs) && objs[i].Key == key {
+		return objs[i], nil
+	}
+	res := t.Res.Resource
+	if t.Res.Group != "" {
+		res += "." + t.Res.Group
+	}
+	return Object{}, statusErr(http.StatusNotFound, metav1.StatusReasonNotFound, 0, "%s %q not found", res, name)
+}
+
+func rvParam(q url.Values) (int64, error) {
+	v := q.Get("resourceVersion")
+	if v == "" {
+		return 0, nil
+	}
+	rv, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || rv < 0 {
+		return 0, statusErr(http.StatusBadRequest, metav1.StatusReasonBadRequest, 0, "invalid resourceVersion %q", v)
+	}
+	return rv, nil
+}
+
+// continueToken is kwrec's continue token: the list's resourceVersion and
+// the key of the last item served.
+func continueToken(rv int64, lastKey string) string {
+	return "kwrec:" + strconv.FormatInt(rv, 10) + ":" + url.QueryEscape(lastKey)
+}
+
+func parseContinue(tok string) (rv int64, after string, ok bool) {
+	rest, found := strings.CutPrefix(tok, "kwrec:")
+	if !found {
+		return 0, "", false
+	}
+	rvs, key, found := strings.Cut(rest, ":")
+	if !found {
+		return 0, "", false
+	}
+	rv, err := strconv.ParseInt(rvs, 10, 64)
+	if err != nil {
+		return 0, "", false
+	}
+	after, err = url.QueryUnescape(key)
+	return rv, after, err == nil
+}
+
+// StepKind says what a watch [Step] sends.
+type StepKind uint8
+
+// The step kinds.
+const (
+	// StepInitial: an ADDED event for an object of the initial state.
+	StepInitial StepKind = iota
+	// StepInitialEnd: the BOOKMARK annotated k8s.io/initial-events-end at RV.
+	StepInitialEnd
+	// StepEvent: a recorded event.
+	StepEvent
+	// StepBookmark: a BOOKMARK at RV.
+	StepBookmark
+	// StepMark: a mark the watch crosses; if it fires, the watch fails there.
+	StepMark
+	// StepExpired: an ERROR event with a 410 Expired Status, then the end.
+	StepExpired
+)
+
+// Step is one thing a watch sends, in order.
+type Step struct {
+	Kind StepKind
+	Obj  *Object // StepInitial
+	Ev   *Event  // StepEvent
+	Mark *Mark   // StepMark
+	RV   int64   // the resourceVersion the step moves the timeline to, 0 for none
+	// Gap is the recorded time since the previous step (or since the watch
+	// started, for the first event).
+	Gap time.Duration
+	// Status is a StepExpired's Status.
+	Status *metav1.Status
+}
+
+// Watch answers a watch request with query q as the API server does:
+//   - from resourceVersion X: the events after X; X older than recorded:
+//     one ERROR event with a 410 Expired Status, then the end (the watch
+//     cache's behaviour);
+//   - resourceVersion "" or "0", or a streaming list (sendInitialEvents=true):
+//     ADDED events for the state now (or at X for a streaming list from a
+//     newer X), then for the streaming list the BOOKMARK annotated
+//     k8s.io/initial-events-end at that resourceVersion, then the events
+//     after it;
+//   - allowWatchBookmarks=true: a BOOKMARK at the last resourceVersion once
+//     the recorded events are out, so a later re-watch resumes there.
+//
+// Events are paced by their recorded times: the first event's Gap is its
+// time since the watch's starting point was recorded. The marks the watch
+// crosses are steps in place.
+func (t *Timeline) Watch(q url.Values, sel Selector) ([]Step, error) {
+	rv, err := rvParam(q)
+	if err != nil {
+		return nil, err
+	}
+	from := rv
+	initial := q.Get("sendInitialEvents") == "true"
+	var steps []Step
+	if v := q.Get("resourceVersion"); initial || v == "" || v == "0" {
+		now := t.Progress()
+		if initial && rv > now {
+			from = rv
+		} else {
+			from = now
+		}
+		objs, ok := t.stateAt(from)
+		if !ok {
+			return expired(from, t.oldest), nil
+		}
+		for i := range objs {
+			if sel.Matches(&objs[i]) {
+				steps = append(steps, Step{Kind: StepInitial, Obj: &objs[i]})
+			}
+		}
+		if initial {
+			steps = append(steps, Step{Kind: StepInitialEnd, RV: from})
+		}
+	} else if rv < t.oldest {
+		return expired(rv, t.oldest), nil
+	}
+	prevAt := t.atOf(from)
+	lastRV := from
+	marks := t.marks
+	// Marks at or before the start are behind this watch, but for an
+	// edit's mark right at its start that has not fired yet.
+	for len(marks) > 0 && (marks[0].RV < from || marks[0].RV == from && !(marks[0].Once && marks[0].Fired() == 0)) {
+		marks = marks[1:]
+	}
+	i := sort.Search(len(t.events), func(i int) bool { return t.events[i].RV > from })
+	for ; i < len(t.events); i++ {
+		e := &t.events[i]
+		for len(marks) > 0 && marks[0].RV < e.RV {
+			steps = append(steps, Step{Kind: StepMark, Mark: marks[0]})
+			marks = marks[1:]
+		}
+		lastRV = e.RV
+		if !sel.Matches(&e.Obj) {
+			continue
+		}
+		steps = append(steps, Step{Kind: StepEvent, Ev: e, RV: e.RV, Gap: e.At - prevAt})
+		prevAt = e.At
+	}
+	if q.Get("allowWatchBookmarks") == "true" && lastRV > from {
+		steps = append(steps, Step{Kind: StepBookmark, RV: lastRV})
+	}
+	for _, m := range marks {
+		if m.RV <= t.last { // one past the last recorded event is never crossed
+			steps = append(steps, Step{Kind: StepMark, Mark: m})
+		}
+	}
+	return steps, nil
+}
+
+func expired(rv, oldest int64) []Step {
+	return []Step{{Kind: StepExpired, Status: wire.Status(http.StatusGone, metav1.StatusReasonExpired,
+		fmt.Sprintf("too old resource version: %d (%d)", rv, oldest), 0)}}
+}

@@ -1,0 +1,150 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// WatchEventJSON is a JSON watch event line for an object's JSON.
+func WatchEventJSON(typ string, obj []byte) []byte {
+	b := make([]byte, 0, len(obj)+32)
+	b = append(b, `{"type":"`...)
+	b = append(b, typ...)
+	b = append(b, `","object":`...)
+	b = append(b, obj...)
+	return append(b, '}', '\n')
+}
+
+// SplitWatchEventJSON splits a JSON watch event line,
+// {"type":"T","object":{...}}: its type and the offsets [start, end) of
+// its object in line. The API server's layout is read without a parse; any
+// other layout is parsed.
+func SplitWatchEventJSON(line []byte) (typ string, start, end int, err error) {
+	const head, mid = `{"type":"`, `","object":`
+	if rest, ok := bytes.CutPrefix(line, []byte(head)); ok {
+		if i := bytes.Index(rest[:min(len(rest), 32)], []byte(mid)); i > 0 {
+			body := bytes.TrimRight(rest[i+len(mid):], "\n")
+			if n := len(body); n > 2 && body[0] == '{' && body[n-2] == '}' && body[n-1] == '}' {
+				start = len(head) + i + len(mid)
+				return string(rest[:i]), start, start + n - 1, nil
+			}
+		}
+	}
+	var wl struct {
+		Type   string          `json:"type"`
+		Object json.RawMessage `json:"object"`
+	}
+	if err := json.Unmarshal(line, &wl); err != nil {
+		return "", 0, 0, err
+	}
+	if len(wl.Object) == 0 {
+		return "", 0, 0, errors.New("watch event has no object")
+	}
+	start = bytes.Index(line, wl.Object)
+	if start < 0 {
+		return "", 0, 0, errors.New("object not found in the event line")
+	}
+	return wl.Type, start, start + len(wl.Object), nil
+}
+
+// WithTypeMeta returns an object's JSON with kind and apiVersion first.
+// The API server strips them from list items but sends them on a get and
+// in watch events, and clients need them to decode.
+func WithTypeMeta(raw []byte, kind, apiVersion string) []byte {
+	if len(raw) < 2 || raw[0] != '{' {
+		return raw
+	}
+	b := make([]byte, 0, len(raw)+len(kind)+len(apiVersion)+32)
+	b = fmt.Appendf(b, `{"kind":%q,"apiVersion":%q`, kind, apiVersion)
+	rest := bytes.TrimSpace(raw[1:])
+	if len(rest) > 0 && rest[0] != '}' {
+		b = append(b, ',')
+	}
+	return append(b, rest...)
+}
+
+// BookmarkObjectJSON is the object of a BOOKMARK event at rv; initialEnd
+// adds the annotation that ends a streaming list's initial events.
+func BookmarkObjectJSON(kind, apiVersion string, rv int64, initialEnd bool) []byte {
+	b := fmt.Appendf(nil, `{"kind":%q,"apiVersion":%q,"metadata":{"resourceVersion":"%d"`, kind, apiVersion, rv)
+	if initialEnd {
+		b = append(b, `,"annotations":{"`+InitialEventsEnd+`":"true"}`...)
+	}
+	return append(b, "}}"...)
+}
+
+// ListJSON is a list body around items (each an object's JSON as in a
+// list: no kind or apiVersion needed).
+func ListJSON(listKind, apiVersion string, rv int64, cont string, remaining int64, items [][]byte) []byte {
+	n := 128
+	for _, it := range items {
+		n += len(it) + 1
+	}
+	b := make([]byte, 0, n)
+	b = fmt.Appendf(b, `{"kind":%q,"apiVersion":%q,"metadata":{"resourceVersion":"%d"`, listKind, apiVersion, rv)
+	if cont != "" {
+		b = fmt.Appendf(b, `,"continue":%q,"remainingItemCount":%d`, cont, remaining)
+	}
+	b = append(b, `},"items":[`...)
+	for i, it := range items {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, it...)
+	}
+	return append(b, "]}\n"...)
+}
+
+// ListItemsJSON parses a JSON list body: its kind, apiVersion,
+// resourceVersion and the offsets [start, end) of each item in body.
+func ListItemsJSON(body []byte) (kind, apiVersion, rv string, items [][2]int, err error) {
+	var lb struct {
+		Kind       string `json:"kind"`
+		APIVersion string `json:"apiVersion"`
+		Metadata   struct {
+			ResourceVersion string `json:"resourceVersion"`
+		} `json:"metadata"`
+		Items []json.RawMessage `json:"items"`
+	}
+	if err := json.Unmarshal(body, &lb); err != nil {
+		return "", "", "", nil, fmt.Errorf("list body is not JSON: %v", err)
+	}
+	// Each item's bytes, exactly as in body and in order: find them after
+	// the previous one (only separators lie between).
+	pos := max(bytes.Index(body, []byte(`"items"`)), 0)
+	for _, it := range lb.Items {
+		off := bytes.Index(body[pos:], it)
+		if off < 0 {
+			return "", "", "", nil, errors.New("list item not found in the list body")
+		}
+		off += pos
+		pos = off + len(it)
+		items = append(items, [2]int{off, pos})
+	}
+	return lb.Kind, lb.APIVersion, lb.Metadata.ResourceVersion, items, nil
+}
+
+// ScanRV returns the first "resourceVersion" string value in a JSON frame:
+// for a watch event, the object's metadata.resourceVersion (the API server
+// writes metadata before any spec that could hold another such key); for a
+// list, the list's. It returns 0 when there is none or it is not numeric.
+func ScanRV(data []byte) int64 {
+	const key = `"resourceVersion":"`
+	i := bytes.Index(data, []byte(key))
+	if i < 0 {
+		return 0
+	}
+	rest := data[i+len(key):]
+	j := bytes.IndexByte(rest, '"')
+	if j < 0 {
+		return 0
+	}
+	n, err := strconv.ParseInt(string(rest[:j]), 10, 64)
+	if err != nil {
+		return 0
+	}
+	return n
+}

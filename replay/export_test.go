@@ -1,4 +1,0 @@
-package replay
-
-// SplitWatchLineForTest exposes splitWatchLine to the external tests.
-var SplitWatchLineForTest = splitWatchLine

@@ -1,0 +1,264 @@
+package replay
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kwrec/kwrec/cassettes"
+	"github.com/kwrec/kwrec/internal/apipath"
+	"github.com/kwrec/kwrec/internal/timeline"
+	"github.com/kwrec/kwrec/internal/wire"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// ivState is the replay state of one recorded interaction.
+type ivState struct {
+	in       *cassettes.Interaction
+	errs     []*editState // pending error edits, fired on successive attempts
+	edits    []*editState // stream edits (warp, pause, drop, dup, and cuts)
+	claimed  bool
+	finished bool
+	// tl and stream are set for a 200 list or watch of a collection: the
+	// interaction feeds the timeline, and its frames move it on when served.
+	tl     *timeline.Timeline
+	stream *timeline.Stream
+}
+
+// rv returns the resourceVersion serving frame i moves the timeline to.
+func (iv *ivState) rv(i int) int64 {
+	if iv.stream == nil {
+		return 0
+	}
+	return iv.stream.RV(i)
+}
+
+// encodingOf returns the timeline encoding of a response, false for one
+// a timeline cannot read.
+func encodingOf(resp *cassettes.Response) (timeline.Encoding, bool) {
+	switch wire.MediaType(resp.Header.Get("Content-Type")) {
+	case wire.MediaJSON:
+		return timeline.JSON, true
+	case wire.MediaProtobuf:
+		return timeline.Protobuf, true
+	}
+	return 0, false
+}
+
+// add makes the replay state of in and files a 200 list or watch under its
+// collection's timeline. Frames are observed separately.
+func (r *Replayer) add(in *cassettes.Interaction) *ivState {
+	iv := &ivState{in: in}
+	if !strings.EqualFold(in.Request.Method, http.MethodGet) || in.Response == nil || in.Response.Status != http.StatusOK {
+		return iv
+	}
+	enc, ok := encodingOf(in.Response)
+	if !ok {
+		return iv
+	}
+	u, err := url.Parse(in.Request.URL)
+	if err != nil {
+		return iv
+	}
+	q := u.Query()
+	rp, ok := apipath.Parse(u.Path)
+	if !ok || rp.Name != "" || q.Get("as") != "" || strings.Contains(in.Response.Header.Get("Content-Type"), "as=") {
+		return iv
+	}
+	t := r.timelines[u.Path]
+	if t == nil {
+		t = timeline.New(u.Path, rp)
+		r.timelines[u.Path] = t
+		r.tlOrder = append(r.tlOrder, t)
+	}
+	iv.tl = t
+	iv.stream = t.Stream(in, q, enc)
+	return iv
+}
+
+// recordedPlan builds the plan for a claimed interaction, edits applied.
+func (r *Replayer) recordedPlan(iv *ivState, req *http.Request) *plan {
+	in := iv.in
+	for _, e := range iv.edits {
+		if e.mark == nil {
+			e.fire(fmt.Sprintf("interaction %d", in.ID))
+		}
+	}
+	p := &plan{iv: iv, pace: r.pacing(iv), timeout: wire.TimeoutSeconds(req.URL.Query()), tl: iv.tl}
+	if in.End != nil {
+		p.endErr = in.End.Error
+	}
+	if in.Response == nil {
+		p.end = endIdle
+		if in.End != nil {
+			if in.End.Reason == cassettes.EndReset {
+				p.end = endReset
+			}
+			p.latency = in.End.At
+		}
+		return p
+	}
+	p.status, p.header, p.latency = in.Response.Status, in.Response.Header, in.Response.Latency
+	p.proto = wire.MediaType(p.header.Get("Content-Type")) == wire.MediaProtobuf
+	var last time.Duration
+	if n := len(in.Frames); n > 0 {
+		last = in.Frames[n-1].At
+	}
+	// The recorded end.
+	p.end = endIdle
+	if in.End != nil {
+		p.endGap = in.End.At - last
+		switch in.End.Reason {
+		case cassettes.EndEOF:
+			p.end = endEOF
+		case cassettes.EndReset:
+			p.end = endReset
+		case cassettes.EndTimeout:
+			if p.timeout == 0 {
+				p.timeout = in.End.At
+			}
+		}
+	}
+	marks := r.marksOn(iv)
+	reframe := len(marks) > 0
+	for _, e := range iv.edits {
+		switch e.Kind {
+		case EditPause, EditDrop, EditDup:
+			reframe = true
+		}
+	}
+	// Without edits the recorded frames are served as they are, described
+	// on the fly (see plan.frame) rather than listed here.
+	p.recN = len(in.Frames)
+	if reframe {
+		p.frames, p.recN = editedFrames(iv, marks), 0
+	}
+	return p
+}
+
+// placedMark is a mark on a recorded stream: before recorded frame
+// before (1-based; past the last frame for the end).
+type placedMark struct {
+	before int
+	mark   *timeline.Mark
+}
+
+// marksOn returns the marks a recorded watch crosses: its own cut edits
+// (request=N,after=K) after their frame, and the unfired edit marks of its
+// timeline placed by resourceVersion.
+func (r *Replayer) marksOn(iv *ivState) []placedMark {
+	var out []placedMark
+	own := map[*timeline.Mark]bool{}
+	for _, e := range iv.edits {
+		if e.mark != nil {
+			out = append(out, placedMark{before: e.After + 1, mark: e.mark})
+			own[e.mark] = true
+		}
+	}
+	if iv.tl == nil || iv.stream == nil {
+		return out
+	}
+	u, _ := url.Parse(iv.in.Request.URL)
+	if !wire.IsWatch(u.Query()) {
+		return out
+	}
+	from, _ := strconv.ParseInt(u.Query().Get("resourceVersion"), 10, 64)
+	for _, m := range iv.tl.Marks() {
+		// Only edits: a recorded watch replays its own recorded marks
+		// and no other's. A mark past the last recorded event is never
+		// crossed.
+		if !m.Once || own[m] || m.Fired() > 0 || m.RV < from || m.RV > iv.tl.Last() {
+			continue
+		}
+		i := 0
+		for i < len(iv.in.Frames) && iv.rv(i) <= m.RV {
+			i++
+		}
+		out = append(out, placedMark{before: i + 1, mark: m})
+	}
+	return out
+}
+
+// editedFrames lists the recorded frames of iv with its pause, drop and
+// dup edits applied and its marks in place.
+func editedFrames(iv *ivState, marks []placedMark) []outFrame {
+	type src struct {
+		orig int // 1-based recorded frame number
+		f    outFrame
+	}
+	n := len(iv.in.Frames)
+	frames := make([]src, 0, n+len(marks))
+	for i := 0; i <= n; i++ {
+		for _, m := range marks {
+			if m.before == i+1 {
+				frames = append(frames, src{orig: -1, f: outFrame{mark: m.mark}})
+			}
+		}
+		if i < n {
+			frames = append(frames, src{orig: i + 1, f: recordedFrame(iv, i)})
+		}
+	}
+	for _, e := range iv.edits {
+		i := 0
+		for i < len(frames) && frames[i].orig != e.Frame {
+			i++
+		}
+		if i == len(frames) {
+			continue
+		}
+		switch e.Kind {
+		case EditPause:
+			frames[i].f.pause += e.For
+		case EditDrop:
+			frames = append(frames[:i], frames[i+1:]...)
+		case EditDup:
+			d := frames[i]
+			d.f.gap, d.f.pause = 0, 0
+			frames = append(frames[:i+1], append([]src{d}, frames[i+1:]...)...)
+		}
+	}
+	out := make([]outFrame, len(frames))
+	for i, s := range frames {
+		out[i] = s.f
+	}
+	return out
+}
+
+// recordedFrame describes frame i (0-based) of iv as served unedited.
+func recordedFrame(iv *ivState, i int) outFrame {
+	fs := iv.in.Frames
+	gap := fs[i].At
+	if i > 0 {
+		gap -= fs[i-1].At
+	}
+	return outFrame{gap: gap, rec: i + 1, rv: iv.rv(i)}
+}
+
+// errorPlan answers with the HTTP error of edit e, in front of iv (nil for
+// an edit anchored by resource).
+func (r *Replayer) errorPlan(iv *ivState, e Edit) *plan {
+	h := http.Header{"Content-Type": {wire.MediaJSON}}
+	if e.RetryAfter > 0 {
+		h.Set("Retry-After", strconv.Itoa(e.RetryAfter))
+	}
+	st := wire.Status(e.Status, metav1.StatusReason(e.Reason), fmt.Sprintf("kwrec: injected by edit %s", e), e.RetryAfter)
+	var lat time.Duration
+	if iv != nil && iv.in.Response != nil {
+		lat = iv.in.Response.Latency
+	}
+	return &plan{status: e.Status, header: h, latency: lat, pace: r.pacing(iv), end: endEOF,
+		frames: []outFrame{{data: wire.StatusJSON(st)}}}
+}
+
+// editStatus is the Status of a watch-error edit's ERROR event.
+func editStatus(e Edit) *metav1.Status {
+	msg := fmt.Sprintf("kwrec: injected by edit %s", e)
+	if e.Status == http.StatusGone {
+		// The watch cache's wording for a compacted version.
+		msg = "too old resource version (" + msg + ")"
+	}
+	return wire.Status(e.Status, metav1.StatusReason(e.Reason), msg, 0)
+}

@@ -1,0 +1,117 @@
+package replay
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/kwrec/kwrec/internal/apipath"
+	"github.com/kwrec/kwrec/internal/timeline"
+	"github.com/kwrec/kwrec/internal/wire"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// timelineFor returns the timeline that answers for rp's collection, and
+// the namespace to filter it by: the collection's own, else for a
+// namespaced request the all-namespaces timeline of the same resource.
+func (r *Replayer) timelineFor(rp apipath.Path) (*timeline.Timeline, string) {
+	if t := r.timelines[rp.Collection()]; t != nil {
+		return t, ""
+	}
+	if rp.Namespace != "" {
+		all := rp
+		all.Namespace, all.Name = "", ""
+		if t := r.timelines[all.Collection()]; t != nil {
+			return t, rp.Namespace
+		}
+	}
+	return nil, ""
+}
+
+// viewPlan answers a GET list, watch or get of a recorded collection from
+// its timeline, in the encoding the client negotiated. It returns a nil
+// plan and the reason when it cannot.
+func (r *Replayer) viewPlan(req *http.Request) (*plan, string) {
+	if req.Method != http.MethodGet {
+		return nil, "only GET list, watch and get requests are answered from the recorded timeline"
+	}
+	rp, ok := apipath.Parse(req.URL.Path)
+	if !ok {
+		return nil, "not a resource path"
+	}
+	t, ns := r.timelineFor(rp)
+	if t == nil {
+		st := wire.Status(http.StatusNotFound, metav1.StatusReasonNotFound,
+			fmt.Sprintf("the server could not find the requested resource (kwrec: the cassette records no list or watch of %s)", rp.Collection()), 0)
+		return r.statusPlan(&timeline.StatusError{Status: st}, false), ""
+	}
+	if why := t.Broken(); why != "" {
+		return nil, "the timeline of " + t.Path + " cannot be rebuilt: " + why
+	}
+	accept := req.Header.Get("Accept")
+	proto, ok := wire.Negotiate(accept)
+	if proto && !r.codec.CanProtobuf(t) {
+		proto = false
+		ok = wire.Accepts(accept, wire.MediaJSON)
+	}
+	if !ok {
+		st := wire.Status(http.StatusNotAcceptable, metav1.StatusReasonNotAcceptable,
+			fmt.Sprintf("only the following media types are accepted: %s, %s", wire.MediaJSON, wire.MediaProtobuf), 0)
+		return r.statusPlan(&timeline.StatusError{Status: st}, false), ""
+	}
+	q := req.URL.Query()
+	sel, err := timeline.ParseSelector(q, ns)
+	if err != nil {
+		return r.statusPlan(err, proto), ""
+	}
+	p := &plan{status: http.StatusOK, header: http.Header{}, pace: r.pacing(nil), tl: t, proto: proto,
+		end: endEOF, timeout: wire.TimeoutSeconds(q)}
+	ct := wire.MediaJSON
+	if proto {
+		ct = wire.MediaProtobuf
+	}
+	p.header.Set("Content-Type", ct)
+	switch {
+	case rp.Name != "" && wire.IsWatch(q):
+		return nil, "a watch of one object by its path is deprecated; use fieldSelector=metadata.name=NAME"
+	case rp.Name != "":
+		o, err := t.Get(rp.Namespace, rp.Name)
+		if err != nil {
+			return r.statusPlan(err, proto), ""
+		}
+		p.frames = []outFrame{{obj: &o}}
+	case !wire.IsWatch(q):
+		l, err := t.List(q, sel)
+		if err != nil {
+			return r.statusPlan(err, proto), ""
+		}
+		p.frames = []outFrame{{list: &l, rv: l.RV}}
+	default:
+		steps, err := t.Watch(q, sel)
+		if err != nil {
+			return r.statusPlan(err, proto), ""
+		}
+		if proto {
+			p.header.Set("Content-Type", wire.MediaProtobufWatch)
+		}
+		p.steps, p.end = steps, endIdle
+		if len(steps) == 1 && steps[0].Kind == timeline.StepExpired {
+			p.end = endEOF
+		}
+	}
+	return p, ""
+}
+
+// statusPlan answers with the Status of err, a *timeline.StatusError.
+func (r *Replayer) statusPlan(err error, proto bool) *plan {
+	se := err.(*timeline.StatusError)
+	h := http.Header{"Content-Type": {wire.MediaJSON}}
+	if proto {
+		h.Set("Content-Type", wire.MediaProtobuf)
+	}
+	if se.RetryAfter > 0 {
+		h.Set("Retry-After", strconv.Itoa(se.RetryAfter))
+	}
+	return &plan{status: int(se.Status.Code), header: h, pace: r.pacing(nil), end: endEOF,
+		frames: []outFrame{{data: r.codec.Status(se.Status, proto)}}}
+}
