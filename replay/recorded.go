@@ -122,6 +122,12 @@ func (r *Replayer) recordedPlan(iv *ivState, req *http.Request) *plan {
 			}
 		}
 	}
+	nrec := len(in.Frames)
+	if iv.stream != nil && iv.stream.ErrorAt() >= 0 {
+		// The API server ends a watch after an ERROR event.
+		nrec = iv.stream.ErrorAt() + 1
+		p.end, p.endGap = endEOF, 0
+	}
 	marks := r.marksOn(iv)
 	reframe := len(marks) > 0
 	for _, e := range iv.edits {
@@ -132,9 +138,9 @@ func (r *Replayer) recordedPlan(iv *ivState, req *http.Request) *plan {
 	}
 	// Without edits the recorded frames are served as they are, described
 	// on the fly (see plan.frame) rather than listed here.
-	p.recN = len(in.Frames)
+	p.recN = nrec
 	if reframe {
-		p.frames, p.recN = editedFrames(iv, marks), 0
+		p.frames, p.recN = editedFrames(iv, nrec, marks), 0
 	}
 	return p
 }
@@ -182,14 +188,13 @@ func (r *Replayer) marksOn(iv *ivState) []placedMark {
 	return out
 }
 
-// editedFrames lists the recorded frames of iv with its pause, drop and
-// dup edits applied and its marks in place.
-func editedFrames(iv *ivState, marks []placedMark) []outFrame {
+// editedFrames lists the first n recorded frames of iv with its pause,
+// drop and dup edits applied and its marks in place.
+func editedFrames(iv *ivState, n int, marks []placedMark) []outFrame {
 	type src struct {
 		orig int // 1-based recorded frame number
 		f    outFrame
 	}
-	n := len(iv.in.Frames)
 	frames := make([]src, 0, n+len(marks))
 	for i := 0; i <= n; i++ {
 		for _, m := range marks {

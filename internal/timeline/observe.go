@@ -55,6 +55,9 @@ func (s *Stream) Observe(i int, f cassettes.Frame) {
 	at := s.base() + f.At
 	switch typ {
 	case "ERROR":
+		if s.errAt < 0 {
+			s.errAt = i
+		}
 		r := objRef
 		t.marks = append(t.marks, &Mark{RV: s.lastRV, Kind: MarkError, Recorded: &r, Enc: s.enc,
 			Label: fmt.Sprintf("the recorded ERROR event, frame %d of interaction %d", i+1, s.in.ID)})

@@ -361,12 +361,13 @@ type Stream struct {
 	listBuf []byte   // a list body split across frames, joined
 	broken  bool
 	lastRV  int64
+	errAt   int // the first recorded ERROR frame, -1 for none
 }
 
 // Stream starts the reading of in, a recorded 200 list or watch of the
 // timeline whose body is encoded as enc.
 func (t *Timeline) Stream(in *cassettes.Interaction, q url.Values, enc Encoding) *Stream {
-	s := &Stream{t: t, in: in, watch: wire.IsWatch(q), enc: enc}
+	s := &Stream{t: t, in: in, watch: wire.IsWatch(q), enc: enc, errAt: -1}
 	s.initial = s.watch && q.Get("sendInitialEvents") == "true"
 	s.from, _ = strconv.ParseInt(q.Get("resourceVersion"), 10, 64)
 	s.lastRV = s.from
@@ -382,6 +383,11 @@ func (s *Stream) RV(i int) int64 {
 	}
 	return 0
 }
+
+// ErrorAt returns the index of the stream's first recorded ERROR event,
+// -1 for none. The API server ends a watch after an ERROR event, so a
+// replay does too, whatever a hand edit left after it.
+func (s *Stream) ErrorAt() int { return s.errAt }
 
 // base is when the interaction's response started, from the cassette start.
 func (s *Stream) base() time.Duration {
