@@ -178,7 +178,7 @@ func TestAnErrorEditAnchoredOnAResourceFiresOnItsNthRequestWhateverItsQuery(t *t
 	r := newReplayer(t, fixture(t, "configmaps.kwrec"), replay.Options{Edits: []replay.Edit{e}})
 	var codes []int
 	for _, pq := range []string{
-		"?limit=500&resourceVersion=0",  // list 1: the recording
+		"?limit=500&resourceVersion=0",    // list 1: the recording
 		"?resourceVersion=100&watch=true", // a watch: not counted
 		"/a",                              // a get: not counted
 		"?labelSelector=app%3Ddemo",       // list 2: the error

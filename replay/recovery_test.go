@@ -3,9 +3,9 @@ package replay_test
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"io"
-	"encoding/json"
 	"net/http"
 	"strings"
 	"sync"
