@@ -111,13 +111,16 @@ func (ir *informerRun) RoundTrip(req *http.Request, next http.RoundTripper) (*ht
 type scanBody struct {
 	io.ReadCloser
 	ir   *informerRun
-	buf  []byte
 	once sync.Once
+	mu   sync.Mutex // Close comes from another goroutine than Read
+	buf  []byte
 }
 
 func (b *scanBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
+	b.mu.Lock()
 	b.buf = append(b.buf, p[:n]...)
+	b.mu.Unlock()
 	if err != nil {
 		b.note()
 	}
@@ -128,9 +131,12 @@ func (b *scanBody) Close() error { b.note(); return b.ReadCloser.Close() }
 
 func (b *scanBody) note() {
 	b.once.Do(func() {
+		b.mu.Lock()
+		n := bytes.Count(b.buf, []byte("Expired"))
+		b.mu.Unlock()
 		b.ir.mu.Lock()
 		defer b.ir.mu.Unlock()
-		for range bytes.Count(b.buf, []byte("Expired")) {
+		for range n {
 			b.ir.failures = append(b.ir.failures, "ERROR Expired")
 		}
 	})

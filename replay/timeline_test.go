@@ -325,3 +325,27 @@ func TestAListBodySplitAcrossFramesStillFeedsTheTimeline(t *testing.T) {
 		})
 	}
 }
+
+func TestGetsListsAndWatchEventsCarryKindWhereTheAPIServerPutsIt(t *testing.T) {
+	r := newReplayer(t, fixture(t, "configmaps.kwrec"), replay.Options{})
+	ctx := ctxT(t)
+	// a came from the recorded list, whose items carry no kind.
+	get := rawGet(t, r, ctx, cmPath+"/a")
+	b, _ := io.ReadAll(get.Body)
+	if want := `{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a",`; !strings.HasPrefix(string(b), want) {
+		t.Errorf("get a = %s; want it to start %s", b, want)
+	}
+	// c came from a watch event, whose object carries kind; in a list it
+	// does not, as the API server writes list items.
+	list := rawGet(t, r, ctx, cmPath+"?resourceVersion=101&resourceVersionMatch=Exact")
+	b, _ = io.ReadAll(list.Body)
+	if strings.Count(string(b), `"kind"`) != 1 || !strings.Contains(string(b), `{"metadata":{"name":"c",`) {
+		t.Errorf("list at 101 = %s; want kind on the list only", b)
+	}
+	// A streaming list's initial events carry kind, a's included.
+	w := rawGet(t, r, ctx, cmPath+"?allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan&sendInitialEvents=true&watch=true")
+	line, _ := bufio.NewReader(w.Body).ReadString('\n')
+	if want := `{"type":"ADDED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a",`; !strings.HasPrefix(line, want) {
+		t.Errorf("first initial event %s; want it to start %s", line, want)
+	}
+}
