@@ -33,9 +33,14 @@ type wire struct {
 type exchange struct {
 	Method, URL, Proto, ContentType string
 	Status                          int
+	// Err is the transport error when there was no response.
+	Err string
 }
 
 func (x exchange) String() string {
+	if x.Err != "" {
+		return fmt.Sprintf("%s %s -> error %s", x.Method, x.URL, x.Err)
+	}
 	return fmt.Sprintf("%s %s -> %d %s %s", x.Method, x.URL, x.Status, x.Proto, x.ContentType)
 }
 
@@ -87,10 +92,13 @@ type tap struct {
 func (t *tap) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.next.RoundTrip(req)
 	if err != nil {
+		t.w.mu.Lock()
+		t.w.exchanges = append(t.w.exchanges, exchange{Method: req.Method, URL: req.URL.RequestURI(), Err: err.Error()})
+		t.w.mu.Unlock()
 		return nil, err
 	}
 	t.w.mu.Lock()
-	t.w.exchanges = append(t.w.exchanges, exchange{req.Method, req.URL.RequestURI(), resp.Proto, resp.Header.Get("Content-Type"), resp.StatusCode})
+	t.w.exchanges = append(t.w.exchanges, exchange{Method: req.Method, URL: req.URL.RequestURI(), Proto: resp.Proto, ContentType: resp.Header.Get("Content-Type"), Status: resp.StatusCode})
 	t.w.mu.Unlock()
 	if isWatch(req.URL) {
 		resp.Body = &expiredScanner{ReadCloser: resp.Body, w: t.w}
