@@ -112,8 +112,8 @@ func checkInformer(t *testing.T, cfg *rest.Config, rec *recording, f failure, pr
 	w.wrap(cfg)
 	inf := startInformer(t, cfg, rec.Namespace)
 	want := wantNotifications(rec)
-	if !inf.waitFor(rec.Final, len(want), 10*time.Second) {
-		t.Errorf("the informer did not reach the recorded final store in 10s\nstore: %v\nwant:  %v\nnotifications: %v\nrequests:\n%s", inf.store(), rec.Final, inf.notifications(), &w)
+	if !inf.waitFor(rec.Final, len(want), 8*time.Second) {
+		t.Errorf("the informer did not reach the recorded final store in 8s\nstore: %v\nwant:  %v\nnotifications: %v\nrequests:\n%s", inf.store(), rec.Final, inf.notifications(), &w)
 		return
 	}
 	// Anything still to come (a late error, a repeated event) has time to
@@ -131,8 +131,22 @@ func checkInformer(t *testing.T, cfg *rest.Config, rec *recording, f failure, pr
 	if got := w.count(503); got != f.want503 {
 		t.Errorf("the informer met %d 503 responses, want %d; requests:\n%s", got, f.want503, &w)
 	}
+	checkAnswered(t, &w, f.want503)
 	if protobuf {
 		checkProtobuf(t, &w, f.want410 > 0)
+	}
+}
+
+// checkAnswered checks that every request got a 2xx response, but the
+// want503 injected 503s: a real API server answers every list and watch an
+// informer sends, so a client that only recovers through its own fallbacks
+// (WatchList to list+watch) is not served.
+func checkAnswered(t *testing.T, w *wire, want503 int) {
+	t.Helper()
+	for _, x := range w.log() {
+		if x.Err != "" || (x.Status/100 != 2 && !(x.Status == 503 && want503 > 0)) {
+			t.Errorf("a request not answered: %s", x)
+		}
 	}
 }
 

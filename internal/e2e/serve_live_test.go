@@ -51,12 +51,20 @@ func TestLiveServeCarriesManyWatchesOnOneHTTP2Connection(t *testing.T) {
 			watches[i], errs[i] = cs.CoreV1().ConfigMaps(rec.Namespace).Watch(ctx, metav1.ListOptions{ResourceVersion: last, TimeoutSeconds: &timeout})
 		})
 	}
+	start := time.Now()
 	wg.Wait()
+	t.Logf("%d watches started in %v", n, time.Since(start))
+	defer func() {
+		cancel() // first: an HTTP/1.1 watch can take its time to stop
+		for _, w := range watches {
+			if w != nil {
+				w.Stop()
+			}
+		}
+	}()
 	for i := range n {
 		if errs[i] != nil {
 			t.Errorf("watch %d: %v", i, errs[i])
-		} else {
-			defer watches[i].Stop()
 		}
 	}
 	log := w.log()
