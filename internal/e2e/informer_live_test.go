@@ -235,7 +235,7 @@ func startInformer(t *testing.T, cfg *rest.Config, ns string) *informerRun {
 		}
 	}
 	if _, err := run.inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { note("add", obj) },
+		AddFunc: func(obj any) { note("add", obj) },
 		UpdateFunc: func(old, obj any) {
 			// An update that keeps the resourceVersion is what client-go
 			// calls a resync: a re-list notifies one for every object it
