@@ -111,6 +111,16 @@ The replay ends when the cassette is consumed.`,
 	return cmd
 }
 
+// warnUnfired tells about every edit no client reached: a failure the
+// user meant to inject that never happened.
+func warnUnfired(w io.Writer, r *replay.Replayer) {
+	for _, e := range r.Edits() {
+		if e.Fired == 0 {
+			fmt.Fprintf(w, "kwrec: warning: edit %s did not fire: no client reached %s\n", e.Edit, e.Where)
+		}
+	}
+}
+
 // checkSpeed validates a --speed flag.
 func checkSpeed(v float64) error {
 	if !(v >= 0) || math.IsInf(v, 0) {
@@ -140,6 +150,7 @@ func replayCassette(ctx context.Context, out, stderr io.Writer, path string, f *
 		return err
 	}
 	defer r.Close()
+	defer warnUnfired(stderr, r)
 	ts := targets(r.Interactions())
 	if len(ts) == 0 {
 		return fmt.Errorf("%s: no list or watch of a collection to replay", path)

@@ -26,10 +26,14 @@ any language (kubectl, a controller binary, a Python client) replays it.
 It serves HTTPS with a CA generated at start and requires a random bearer
 token; --kubeconfig-out writes a kubeconfig with both, once the server is
 ready. Discovery is synthesized when the cassette did not record it. Edit
-flags and --speed apply as for kwrec replay. It stops on Ctrl-C or SIGTERM.`,
+flags and --speed apply as for kwrec replay; an edit reaches every client
+whose watch crosses its point, whatever its request, and when the server
+stops it warns about every edit that never fired. It stops on Ctrl-C or
+SIGTERM.`,
 		Example: `  kwrec serve cm.kwrec.zst --kubeconfig-out /tmp/replay.kubeconfig &
   kubectl --kubeconfig /tmp/replay.kubeconfig get configmaps -w
-  kwrec serve cm.kwrec.zst --speed 1 --watch-error request=2,after=1,code=410 --kubeconfig-out k.yaml`,
+  kwrec serve cm.kwrec.zst --speed 1 --watch-error request=2,after=1,code=410 --kubeconfig-out k.yaml
+  kwrec serve cm.kwrec.zst --edit watch-error:resource=configmaps,rv=201,code=410 --edit error:resource=configmaps,verb=list,nth=2,status=503`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkSpeed(speed); err != nil {
@@ -62,7 +66,9 @@ flags and --speed apply as for kwrec replay. It stops on Ctrl-C or SIGTERM.`,
 				fmt.Fprintf(cmd.OutOrStdout(), "kubeconfig: %s\n", kubeconfig)
 			}
 			<-cmd.Context().Done()
-			return srv.Close()
+			err = srv.Close()
+			warnUnfired(cmd.ErrOrStderr(), r)
+			return err
 		},
 	}
 	f := cmd.Flags()
