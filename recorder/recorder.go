@@ -19,6 +19,7 @@ import (
 
 	"github.com/kwrec/kwrec/cassettes"
 	"github.com/kwrec/kwrec/internal/framing"
+	"github.com/kwrec/kwrec/internal/wire"
 )
 
 // Mode says what a [Recorder] does with requests. The names and the order
@@ -314,32 +315,12 @@ func errReason(ctx context.Context, err error) cassettes.EndReason {
 	return cassettes.EndReset
 }
 
-// isWatch reports whether u is a watch request: ?watch=true or =1, or the
-// legacy /api/v1/watch/... path.
-func isWatch(u *url.URL) bool {
-	if w := u.Query().Get("watch"); w == "true" || w == "1" {
-		return true
-	}
-	seg := strings.Split(strings.Trim(u.Path, "/"), "/")
-	switch {
-	case len(seg) > 2 && seg[0] == "api" && seg[2] == "watch":
-		return true
-	case len(seg) > 3 && seg[0] == "apis" && seg[3] == "watch":
-		return true
-	}
-	return false
-}
-
 // watchTimeout returns a watch's requested timeoutSeconds, 0 if none.
 func watchTimeout(u *url.URL) time.Duration {
-	if !isWatch(u) {
+	if !wire.IsWatchURL(u) {
 		return 0
 	}
-	n, err := strconv.Atoi(u.Query().Get("timeoutSeconds"))
-	if err != nil || n <= 0 {
-		return 0
-	}
-	return time.Duration(n) * time.Second
+	return wire.TimeoutSeconds(u.Query())
 }
 
 // newFramer picks the framing of a response body: a protobuf watch stream
@@ -352,7 +333,7 @@ func newFramer(u *url.URL, contentType string, emit framing.Emit) framing.Framer
 	switch {
 	case params["stream"] == "watch" && mt == "application/vnd.kubernetes.protobuf":
 		return &framing.Proto{Emit: emit}
-	case jsonish && (params["stream"] == "watch" || isWatch(u)):
+	case jsonish && (params["stream"] == "watch" || wire.IsWatchURL(u)):
 		return &framing.JSON{Emit: emit}
 	case jsonish, mt == "application/vnd.kubernetes.protobuf", mt == "application/yaml":
 		return &framing.Whole{Emit: emit}

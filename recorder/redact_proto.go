@@ -8,11 +8,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-)
 
-// protoMagic starts every Kubernetes protobuf document: the bytes
-// "k8s\x00", then a runtime.Unknown holding the kind and the object.
-var protoMagic = []byte{'k', '8', 's', 0}
+	"github.com/kwrec/kwrec/internal/wire"
+)
 
 // redactProto redacts a protobuf document, or a watch frame (4-byte length,
 // then a metav1.WatchEvent whose object is a document). Anything secret it
@@ -51,11 +49,11 @@ func redactProto(data []byte, watchFrame bool, rules objRules) []byte {
 // redactProtoDoc returns doc redacted, and false when it holds or may hold
 // secrets it cannot redact.
 func redactProtoDoc(doc []byte, rules objRules) ([]byte, bool) {
-	if !bytes.HasPrefix(doc, protoMagic) {
+	if !bytes.HasPrefix(doc, wire.ProtoMagic) {
 		return nil, false
 	}
 	var unk runtime.Unknown
-	if err := unk.Unmarshal(doc[len(protoMagic):]); err != nil {
+	if err := unk.Unmarshal(doc[len(wire.ProtoMagic):]); err != nil {
 		return nil, false
 	}
 	type message interface {
@@ -130,7 +128,7 @@ func redactProtoDoc(doc []byte, rules objRules) ([]byte, bool) {
 	if err != nil {
 		return nil, false
 	}
-	return append(append([]byte{}, protoMagic...), b...), true
+	return append(append([]byte{}, wire.ProtoMagic...), b...), true
 }
 
 func redactSecret(s *corev1.Secret) bool {

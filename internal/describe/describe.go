@@ -13,6 +13,8 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kwrec/kwrec/internal/wire"
 )
 
 // Summary describes one frame. Zero fields were not present.
@@ -35,7 +37,7 @@ type Summary struct {
 	Reason  string `json:"reason,omitempty"`
 	Message string `json:"message,omitempty"`
 	// InitialEventsEnd marks the bookmark ending a streaming list.
-	InitialEventsEnd bool `json:"initialEventsEnd,omitempty"`
+	InitialEventsEnd bool `json:"wire.InitialEventsEnd,omitempty"`
 	// Format is "json", "protobuf" or "bytes".
 	Format string `json:"format"`
 	// Size is the frame's length in bytes.
@@ -105,8 +107,6 @@ type jsonObject struct {
 	Message string `json:"message"`
 }
 
-const initialEventsEnd = "k8s.io/initial-events-end"
-
 // Frame summarises one frame's bytes.
 func Frame(data []byte) Summary {
 	s := Summary{Size: len(data), Format: "bytes"}
@@ -127,7 +127,7 @@ func Frame(data []byte) Summary {
 				s.Kind, s.Name, s.Namespace = o.Kind, o.Metadata.Name, o.Metadata.Namespace
 				s.ResourceVersion, s.Continue, s.Items = o.Metadata.ResourceVersion, o.Metadata.Continue, len(o.Items)
 				s.Code, s.Reason, s.Message = o.Code, o.Reason, o.Message
-				s.InitialEventsEnd = o.Metadata.Annotations[initialEventsEnd] == "true"
+				s.InitialEventsEnd = o.Metadata.Annotations[wire.InitialEventsEnd] == "true"
 				if o.Kind == "Table" {
 					s.Items = len(o.Rows)
 					if len(o.Rows) == 1 {
@@ -144,14 +144,12 @@ func Frame(data []byte) Summary {
 	return s
 }
 
-var k8sMagic = []byte("k8s\x00")
-
 // protobufFrame decodes a length-prefixed protobuf watch event or a whole
 // protobuf response ("k8s\x00" + runtime.Unknown).
 func protobufFrame(data []byte) (Summary, bool) {
 	s := Summary{Size: len(data), Format: "protobuf"}
-	if bytes.HasPrefix(data, k8sMagic) {
-		return s, unknownInto(&s, data[len(k8sMagic):])
+	if bytes.HasPrefix(data, wire.ProtoMagic) {
+		return s, unknownInto(&s, data[len(wire.ProtoMagic):])
 	}
 	if len(data) < 4 || int(binary.BigEndian.Uint32(data)) != len(data)-4 {
 		return s, false
@@ -162,10 +160,10 @@ func protobufFrame(data []byte) (Summary, bool) {
 	}
 	s.Event = ev.Type
 	raw := ev.Object.Raw
-	if !bytes.HasPrefix(raw, k8sMagic) {
+	if !bytes.HasPrefix(raw, wire.ProtoMagic) {
 		return s, true
 	}
-	unknownInto(&s, raw[len(k8sMagic):])
+	unknownInto(&s, raw[len(wire.ProtoMagic):])
 	return s, true
 }
 
@@ -196,39 +194,22 @@ func unknownInto(s *Summary, b []byte) bool {
 	var om metav1.ObjectMeta
 	if om.Unmarshal(meta) == nil {
 		s.Name, s.Namespace, s.ResourceVersion = om.Name, om.Namespace, om.ResourceVersion
-		s.InitialEventsEnd = om.Annotations[initialEventsEnd] == "true"
+		s.InitialEventsEnd = om.Annotations[wire.InitialEventsEnd] == "true"
 	}
 	return true
 }
 
 // protoField returns the bytes of the first length-delimited field num of
-// msg, and how often each field number occurs.
+// msg, and how often each length-delimited field number occurs.
 func protoField(msg []byte, num protowire.Number) ([]byte, map[protowire.Number]int) {
 	var found []byte
 	counts := map[protowire.Number]int{}
-	for len(msg) > 0 {
-		n, typ, l := protowire.ConsumeTag(msg)
-		if l < 0 {
-			break
-		}
-		msg = msg[l:]
+	wire.EachField(msg, func(n protowire.Number, start, end int) bool {
 		counts[n]++
-		if typ == protowire.BytesType {
-			v, l := protowire.ConsumeBytes(msg)
-			if l < 0 {
-				break
-			}
-			if n == num && found == nil {
-				found = v
-			}
-			msg = msg[l:]
-			continue
+		if n == num && found == nil {
+			found = msg[start:end]
 		}
-		l = protowire.ConsumeFieldValue(n, typ, msg)
-		if l < 0 {
-			break
-		}
-		msg = msg[l:]
-	}
+		return true
+	})
 	return found, counts
 }

@@ -24,6 +24,23 @@ func IsWatch(q url.Values) bool {
 	return w
 }
 
+// IsWatchURL reports whether a request URL is a watch: its query asks
+// for one (see [IsWatch]), or its path is the legacy /api/v1/watch/... or
+// /apis/GROUP/VERSION/watch/... form.
+func IsWatchURL(u *url.URL) bool {
+	if IsWatch(u.Query()) {
+		return true
+	}
+	seg := strings.Split(strings.Trim(u.Path, "/"), "/")
+	switch {
+	case len(seg) > 2 && seg[0] == "api" && seg[2] == "watch":
+		return true
+	case len(seg) > 3 && seg[0] == "apis" && seg[3] == "watch":
+		return true
+	}
+	return false
+}
+
 // TimeoutSeconds returns a request's timeoutSeconds, 0 when absent or not
 // a positive integer. client-go picks a random 300-600 s for every watch.
 func TimeoutSeconds(q url.Values) time.Duration {
