@@ -30,15 +30,51 @@
 //
 // Both behave the same in every other way; the kwrec CLI uses Open.
 //
+// # One timeline per collection
+//
+// When a cassette is opened, every recorded 200 list and watch of a
+// collection (group, version, resource, and a namespace or all namespaces),
+// JSON and protobuf alike, is read into that collection's timeline: its
+// objects and events with their resourceVersions and recorded times, as
+// references to the recorded bytes, and marks where a recorded watch failed
+// (an ERROR event, a connection reset). Every request for the collection is
+// a view of it, from any client:
+//
+//   - a request equal to a recorded one (see [Matcher]), not served yet, is
+//     answered byte for byte from the recording;
+//   - any other GET list (at any resourceVersion and match, paged with
+//     limit and continue, with label and field selectors), get, watch from
+//     any resourceVersion, or streaming list (sendInitialEvents, then the
+//     k8s.io/initial-events-end bookmark) is answered from the timeline with
+//     the API server's semantics: 410 Expired before the recording, 504
+//     with Retry-After past it, bookmarks when asked for;
+//   - a namespaced request is answered from an all-namespaces recording of
+//     the resource, filtered;
+//   - a collection the cassette never recorded is the API server's 404
+//     NotFound Status.
+//
+// "Now" is the highest resourceVersion served to any client, so a client
+// that re-lists after a failure sees what it had seen and its watch replays
+// the rest: it recovers to exactly the recorded final state with no event
+// lost or repeated. Views answer in the encoding the client negotiates:
+// protobuf to a client that prefers it (client-go's typed clients) with the
+// recorded object bytes, JSON otherwise; built-in types recorded only in the
+// other encoding are converted through client-go's scheme. Gets and watch
+// events carry kind and apiVersion, list items do not, as the API server
+// writes them. A watch from the timeline paces every event, the first
+// included, by its recorded time, scaled like a recorded stream.
+//
 // # Matching
 //
-// A request is answered by the first not yet served recorded interaction
-// that the [Matcher] accepts; [DefaultMatcher] compares method, path and
+// A request is answered byte for byte by the first not yet served recorded
+// interaction that the [Matcher] accepts; [DefaultMatcher] compares method, path and
 // canonical query (ignoring client-go's random timeoutSeconds and the
 // timeout parameter), the body, and the response's media type against Accept.
 // Identical requests are thus served in recorded order. A request with no
-// match fails with an error wrapping [ErrNoMatch] naming the nearest
-// recorded candidates and what differs.
+// match and no timeline to answer it (a write, a path that is not a
+// resource, or any request under [Options.Strict]) fails with an error
+// wrapping [ErrNoMatch] naming the nearest recorded candidates and what
+// differs.
 //
 // # Time
 //
@@ -56,21 +92,25 @@
 // # Edits
 //
 // An [Edit] changes how a cassette replays: an HTTP error on a request, a
-// watch ERROR event (410 Expired), a connection reset or a clean end after
-// frame k, a time warp, a pause, a dropped or duplicated frame. See [Edit]
+// watch ERROR event (410 Expired), a connection reset or a clean end at a
+// point, a time warp, a pause, a dropped or duplicated frame. See [Edit]
 // for the syntax shared by the CLI flags and [cassettes.Header.Edits].
 //
-// # Kubernetes-aware fallback
+// A watch-error, reset or truncate is a point on a timeline: named by a
+// recorded interaction and frame (request=2,after=1), or by the collection
+// and a resourceVersion or recorded time (resource=configmaps,rv=201). It
+// fires once, on the first watch of that collection to cross the point,
+// whatever its request: the recorded one, kubectl's, a WatchList
+// informer's streaming list. A recorded ERROR event is a mark that every
+// crossing watch receives, and like the API server the stream ends after
+// it. An error anchored by resource fires on the Nth request of that
+// resource and verb whatever its query. [Replayer.Edits] reports where each
+// edit sits and whether it fired, so an edit no client reached is not
+// silent; kwrec serve and kwrec replay warn about those when they stop.
 //
-// After an injected error a real client re-lists or re-watches from its
-// last resourceVersion: requests the recording never saw. Unless
-// [Options.Strict], such GET list, watch and get requests are answered from
-// the object state rebuilt from the recorded JSON lists and watch events:
-// list at a resourceVersion, watch from one (the remaining recorded events,
-// paced like the recording), streaming lists (sendInitialEvents) with the
-// k8s.io/initial-events-end bookmark, 410 Expired for a version older than
-// the recording, bookmarks. "Now" is the point the replay has reached, so a
-// client recovers to exactly the recorded final state with no event lost or
-// repeated. The fallback answers in JSON; protobuf recordings replay
-// exactly but do not feed it.
+// # Servers
+//
+// [Server] serves the same engine on 127.0.0.1 over HTTPS with HTTP/2 (and
+// HTTP/1.1), so client-go multiplexes its watches on one connection as it
+// does with the API server.
 package replay

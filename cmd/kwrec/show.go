@@ -12,15 +12,16 @@ import (
 
 	"github.com/kwrec/kwrec/cassettes"
 	"github.com/kwrec/kwrec/internal/describe"
+	"github.com/kwrec/kwrec/replay"
 )
 
 // timelineRow is one line of `kwrec show`, also its --json form.
 type timelineRow struct {
 	// Offset from the cassette start.
 	Offset      time.Duration     `json:"-"`
-	OffsetText  string            `json:"offset"`
-	Interaction int               `json:"interaction"`
-	Line        int               `json:"line"`
+	OffsetText  string            `json:"offset,omitempty"`
+	Interaction int               `json:"interaction,omitempty"`
+	Line        int               `json:"line,omitempty"`
 	What        string            `json:"what"` // request, response, frame, end
 	Method      string            `json:"method,omitempty"`
 	URL         string            `json:"url,omitempty"`
@@ -29,6 +30,8 @@ type timelineRow struct {
 	Frame       *describe.Summary `json:"frame,omitempty"`
 	Reason      string            `json:"reason,omitempty"`
 	Error       string            `json:"error,omitempty"`
+	Edit        string            `json:"edit,omitempty"`
+	Where       string            `json:"where,omitempty"`
 }
 
 func (r timelineRow) text() string {
@@ -58,31 +61,72 @@ func fmtOffset(d time.Duration) string {
 }
 
 func newShowCmd() *cobra.Command {
-	var asJSON bool
+	var (
+		asJSON bool
+		edits  editFlags
+	)
 	cmd := &cobra.Command{
 		Use:   "show FILE",
 		Short: "Print a cassette as a timeline",
 		Long: `Print a cassette as a timeline: each request, response, frame and end with
 its offset from the cassette start; frames are summarised (watch event type,
-object, resourceVersion; list size; Status code and reason), JSON or protobuf.`,
+object, resourceVersion; list size; Status code and reason), JSON or protobuf.
+The cassette's edits, and those given as flags, are listed first with the
+point each one sits at (an interaction and frame, a collection and
+resourceVersion), so an edit that no client could reach shows before any
+replay.`,
 		Example: `  kwrec show cm.kwrec.zst
+  kwrec show cm.kwrec.zst --watch-error request=2,after=1,code=410
   kwrec show cm.kwrec.zst --json | jq 'select(.frame.event == "ERROR")'`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return show(cmd.OutOrStdout(), args[0], asJSON)
+			es, err := edits.parse()
+			if err != nil {
+				return err
+			}
+			return show(cmd.OutOrStdout(), args[0], asJSON, es)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object per timeline row")
+	edits.add(cmd)
 	return cmd
 }
 
-func show(out io.Writer, path string, asJSON bool) error {
+// editRows places the cassette's edits and extra on its timelines; nil
+// when there are none. A cassette replay cannot open gets no rows: the
+// timeline below reports what is wrong with it.
+func editRows(path string, h cassettes.Header, extra []replay.Edit) ([]timelineRow, error) {
+	if len(h.Edits)+len(extra) == 0 {
+		return nil, nil
+	}
+	rp, err := replay.Open(path, replay.Options{Edits: extra})
+	if errors.Is(err, replay.ErrBadEdit) {
+		return nil, err
+	}
+	if err != nil {
+		return nil, nil
+	}
+	defer rp.Close()
+	var rows []timelineRow
+	for _, e := range rp.Edits() {
+		rows = append(rows, timelineRow{What: "edit", Edit: e.Edit.String(), Where: e.Where})
+	}
+	return rows, nil
+}
+
+func show(out io.Writer, path string, asJSON bool, extra []replay.Edit) error {
 	r, err := cassettes.Open(path)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
 	h := r.Header()
+	placed, err := editRows(path, h, extra)
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(out)
+	enc.SetEscapeHTML(false)
 	if !asJSON {
 		fmt.Fprintf(out, "cassette %s: format %d, recorded %s", path, h.Version, h.RecordedAt.Format(time.RFC3339))
 		if h.Server != "" {
@@ -92,14 +136,21 @@ func show(out io.Writer, path string, asJSON bool) error {
 		if len(h.Redactions) > 0 {
 			fmt.Fprintf(out, "redactions: %v\n", h.Redactions)
 		}
-		if len(h.Edits) > 0 {
+		if len(h.Edits) > 0 && placed == nil {
 			fmt.Fprintf(out, "edits: %v\n", h.Edits)
+		}
+	}
+	for _, row := range placed {
+		if asJSON {
+			if err := enc.Encode(row); err != nil {
+				return err
+			}
+		} else {
+			fmt.Fprintf(out, "edit %s at %s\n", row.Edit, row.Where)
 		}
 	}
 	type times struct{ start, headers time.Duration }
 	ivs := map[int]*times{}
-	enc := json.NewEncoder(out)
-	enc.SetEscapeHTML(false)
 	for {
 		e, err := r.Next()
 		if err == io.EOF {
