@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"net/http"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -398,9 +397,4 @@ func (r *Replayer) pacing(iv *ivState) pacing {
 		}
 	}
 	return p
-}
-
-// sortedTimelines orders timelines by their first recorded interaction.
-func sortedTimelines(ts []*timeline.Timeline, first map[*timeline.Timeline]int) {
-	sort.SliceStable(ts, func(i, j int) bool { return first[ts[i]] < first[ts[j]] })
 }
