@@ -1,0 +1,183 @@
+package timeline_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/kwrec/kwrec/cassettes"
+	"github.com/kwrec/kwrec/internal/apipath"
+	"github.com/kwrec/kwrec/internal/timeline"
+)
+
+const path = "/api/v1/namespaces/default/configmaps"
+
+func cm(name string, rv int) string {
+	return fmt.Sprintf(`{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":%q,"namespace":"default","resourceVersion":"%d"}}`, name, rv)
+}
+
+// build returns a timeline of a list at 100 (a@90) and a watch from 100 of
+// ADDED b@101, MODIFIED a@102, then the extra frames.
+func build(t *testing.T, extra ...string) *timeline.Timeline {
+	t.Helper()
+	rp, _ := apipath.Parse(path)
+	tl := timeline.New(path, rp)
+	list := &cassettes.Interaction{ID: 1, Response: &cassettes.Response{Status: 200}, End: &cassettes.End{Reason: cassettes.EndEOF},
+		Frames: []cassettes.Frame{{Data: []byte(`{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"100"},"items":[{"metadata":{"name":"a","namespace":"default","resourceVersion":"90"}}]}`)}}}
+	frames := []string{
+		`{"type":"ADDED","object":` + cm("b", 101) + "}\n",
+		`{"type":"MODIFIED","object":` + cm("a", 102) + "}\n",
+	}
+	frames = append(frames, extra...)
+	watch := &cassettes.Interaction{ID: 2, At: time.Second, Response: &cassettes.Response{Status: 200}, End: &cassettes.End{Reason: cassettes.EndStopped}}
+	for i, f := range frames {
+		watch.Frames = append(watch.Frames, cassettes.Frame{At: time.Duration(i+1) * time.Second, Data: []byte(f)})
+	}
+	for _, in := range []*cassettes.Interaction{list, watch} {
+		u, _ := url.Parse("https://h" + path + map[int]string{1: "?limit=500", 2: "?resourceVersion=100&watch=true"}[in.ID])
+		s := tl.Stream(in, u.Query(), timeline.JSON)
+		for i, f := range in.Frames {
+			s.Observe(i, f)
+		}
+	}
+	tl.Seal()
+	return tl
+}
+
+// steps summarises a watch's steps.
+func steps(t *testing.T, tl *timeline.Timeline, query string) []string {
+	t.Helper()
+	q, _ := url.ParseQuery(query)
+	sel, err := timeline.ParseSelector(q, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss, err := tl.Watch(q, sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, s := range ss {
+		switch s.Kind {
+		case timeline.StepInitial:
+			out = append(out, "initial "+s.Obj.Key)
+		case timeline.StepInitialEnd:
+			out = append(out, fmt.Sprint("initial-end @", s.RV))
+		case timeline.StepEvent:
+			out = append(out, fmt.Sprintf("%s %s@%d +%v", s.Ev.Type, s.Ev.Obj.Key, s.Ev.RV, s.Gap))
+		case timeline.StepBookmark:
+			out = append(out, fmt.Sprint("bookmark @", s.RV))
+		case timeline.StepMark:
+			out = append(out, "mark "+s.Mark.Label)
+		case timeline.StepExpired:
+			out = append(out, "expired: "+s.Status.Message)
+		}
+	}
+	return out
+}
+
+func TestAWatchCrossesTheMarksBetweenItsStartAndTheLastEvent(t *testing.T) {
+	recordedErr := `{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Expired","code":410}}` + "\n"
+	for _, tc := range []struct {
+		name   string
+		extra  []string
+		marks  []*timeline.Mark
+		fired  []string // marks fired before the watch
+		query  string
+		want   []string
+		broken string
+	}{
+		{name: "a recorded ERROR event is a mark after the event before it",
+			extra: []string{recordedErr}, query: "resourceVersion=100",
+			want: []string{"ADDED default/b@101 +2s", "MODIFIED default/a@102 +1s", "mark the recorded ERROR event, frame 3 of interaction 2"}},
+		{name: "a watch that starts at a recorded mark does not cross it",
+			extra: []string{`{"type":"ADDED","object":` + cm("c", 103) + "}\n", recordedErr}, query: "resourceVersion=103",
+			want: nil},
+		{name: "an edit's mark between events sits between them",
+			marks: []*timeline.Mark{{RV: 101, Once: true, Label: "edit"}}, query: "resourceVersion=100",
+			want: []string{"ADDED default/b@101 +2s", "mark edit", "MODIFIED default/a@102 +1s"}},
+		{name: "an edit's mark at the start reaches a watch from there until it fires",
+			marks: []*timeline.Mark{{RV: 101, Once: true, Label: "edit"}}, query: "resourceVersion=101",
+			want: []string{"mark edit", "MODIFIED default/a@102 +1s"}},
+		{name: "a fired edit's mark at the start is behind the watch",
+			marks: []*timeline.Mark{{RV: 101, Once: true, Label: "edit"}}, fired: []string{"edit"}, query: "resourceVersion=101",
+			want: []string{"MODIFIED default/a@102 +1s"}},
+		{name: "a mark past the last recorded event is never crossed",
+			marks: []*timeline.Mark{{RV: 500, Once: true, Label: "edit"}}, query: "resourceVersion=100&allowWatchBookmarks=true",
+			want: []string{"ADDED default/b@101 +2s", "MODIFIED default/a@102 +1s", "bookmark @102"}},
+		{name: "a streaming list sends the state now, then its end, then the events and marks",
+			marks: []*timeline.Mark{{RV: 101, Once: true, Label: "edit"}}, query: "sendInitialEvents=true&resourceVersionMatch=NotOlderThan",
+			want: []string{"initial default/a", "initial-end @100", "ADDED default/b@101 +2s", "mark edit", "MODIFIED default/a@102 +1s"}},
+		{name: "a watch from before the recording is expired",
+			query: "resourceVersion=50", want: []string{"expired: too old resource version: 50 (100)"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tl := build(t, tc.extra...)
+			for _, m := range tc.marks {
+				tl.AddMark(m)
+				for _, f := range tc.fired {
+					if f == m.Label {
+						m.Fire()
+					}
+				}
+			}
+			if d := cmp.Diff(tc.want, steps(t, tl, tc.query)); d != "" {
+				t.Errorf("steps (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestAListIsTheStateAtItsResourceVersion(t *testing.T) {
+	tl := build(t)
+	for _, tc := range []struct {
+		query string
+		want  []string
+		code  int32
+	}{
+		{"", []string{"default/a@90"}, 0}, // now: nothing served yet
+		{"resourceVersion=101&resourceVersionMatch=Exact", []string{"default/a@90", "default/b@101"}, 0},
+		{"resourceVersion=102", []string{"default/a@102", "default/b@101"}, 0},
+		{"resourceVersion=99&resourceVersionMatch=Exact", nil, http.StatusGone},
+		{"resourceVersion=103", nil, http.StatusGatewayTimeout},
+		{"resourceVersion=x", nil, http.StatusBadRequest},
+		{"continue=garbage", nil, http.StatusGone},
+	} {
+		t.Run(tc.query, func(t *testing.T) {
+			q, _ := url.ParseQuery(tc.query)
+			sel, _ := timeline.ParseSelector(q, "")
+			l, err := tl.List(q, sel)
+			if tc.code != 0 {
+				se, ok := err.(*timeline.StatusError)
+				if !ok || se.Status.Code != tc.code {
+					t.Fatalf("err = %v; want a %d Status", err, tc.code)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, o := range l.Items {
+				rv := map[string]string{"default/a": "90", "default/b": "101"}[o.Key]
+				if o.Ref.In != nil && o.Ref.In.ID == 2 {
+					rv = map[string]string{"default/a": "102", "default/b": "101"}[o.Key]
+				}
+				got = append(got, o.Key+"@"+rv)
+			}
+			if d := cmp.Diff(tc.want, got); d != "" {
+				t.Errorf("items (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestATimelineWithANonIntegerResourceVersionIsBroken(t *testing.T) {
+	tl := build(t, `{"type":"ADDED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"x","namespace":"default","resourceVersion":"abc"}}}`+"\n")
+	if got, want := tl.Broken(), `interaction 2: resourceVersion "abc" is not an integer`; got != want {
+		t.Errorf("Broken() = %q, want %q", got, want)
+	}
+}
