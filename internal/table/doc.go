@@ -37,7 +37,8 @@
 // definitions; every later one has "columnDefinitions":null (the server
 // sets the table options' noHeaders after encoding the first). A DELETED
 // event's row shows the object's last state at the deletion's
-// resourceVersion.
+// resourceVersion, a version no list shows: only a recorded Table watch
+// has it.
 //
 // A BOOKMARK is a Table too, not the plain bookmark object: one row whose
 // cells are what the printer makes of an empty object (ConfigMaps:

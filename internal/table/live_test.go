@@ -8,11 +8,17 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/rogpeppe/go-internal/txtar"
 	corev1 "k8s.io/api/core/v1"
@@ -21,6 +27,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kwrec/kwrec/internal/controlplanetest"
+	"github.com/kwrec/kwrec/internal/table"
 )
 
 // envUpdate names the environment variable that, set to 1, makes
@@ -318,4 +325,90 @@ func mediaType(ct string) string {
 		return ct
 	}
 	return mt
+}
+
+// TestLiveKubectlPrintsTheIndexedTable runs `kubectl get configmaps
+// --show-labels` against the control plane and against a proxy to it that
+// answers kubectl's Table list from an Index (rows recorded by an earlier
+// Table list, the versions and resourceVersion from a plain list), and
+// compares what kubectl prints, ages aside. The list is kubectl's only
+// Table request; discovery goes through to the control plane.
+func TestLiveKubectlPrintsTheIndexedTable(t *testing.T) {
+	l := startLive(t)
+	l.configMap("alpha", map[string]string{"app": "web"}, map[string]string{"index.html": "<h1>hi</h1>"})
+	l.configMap("beta", map[string]string{"app": "db", "tier": "backend"}, map[string]string{"user": "admin", "port": "5432"})
+	l.configMap("gamma", nil, nil)
+	var x table.Index
+	if err := x.AddList(l.get("?limit=500", kubectlAccept)); err != nil {
+		t.Fatal(err)
+	}
+
+	// Nothing changes from here on: the plain list answers for every
+	// request.
+	plain := l.get("?limit=500", "application/json")
+	rv, versions := plainVersions(t, plain)
+	var served atomic.Int32
+	target, err := url.Parse(l.host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	transport, err := rest.TransportFor(l.cp.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := &httputil.ReverseProxy{
+		Rewrite:   func(r *httputil.ProxyRequest) { r.SetURL(target) },
+		Transport: transport,
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		gv, wantsTable := table.Wants(r.Header.Get("Accept"))
+		if r.URL.Path != "/api/v1/namespaces/"+fixtureNS+"/configmaps" || !wantsTable || r.URL.Query().Get("watch") != "" {
+			proxy.ServeHTTP(w, r)
+			return
+		}
+		body, ok := x.List(gv, rv, "", nil, versions)
+		if !ok {
+			t.Errorf("List(%v) is not ok", versions)
+			http.Error(w, "no Table", http.StatusInternalServerError)
+			return
+		}
+		served.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(body)
+	}))
+	t.Cleanup(srv.Close)
+	home := t.TempDir()
+	kubeconfig := home + "/kubeconfig"
+	kc := fmt.Sprintf("apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: %q}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\nusers: [{name: u, user: {}}]\ncurrent-context: c\n", srv.URL)
+	if err := os.WriteFile(kubeconfig, []byte(kc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	args := []string{"get", "configmaps", "-n", fixtureNS, "--show-labels"}
+	want := l.kubectl(args...)
+	got := runKubectl(t, home, append([]string{"--kubeconfig", kubeconfig, "--cache-dir", home + "/cache"}, args...)...)
+	if served.Load() == 0 {
+		t.Fatal("kubectl's list never reached the Index")
+	}
+	if d := cmp.Diff(withoutAges(want), withoutAges(got)); d != "" {
+		t.Errorf("kubectl's output (-live +index):\n%s", d)
+	}
+	if !strings.HasPrefix(got, "NAME ") || !strings.Contains(got, " DATA ") || !strings.Contains(got, " AGE ") {
+		t.Errorf("kubectl printed no NAME DATA AGE header:\n%s", got)
+	}
+	t.Logf("kubectl through the Index:\n%s", got)
+}
+
+// withoutAges returns kubectl's table output as fields per line, the AGE
+// column (the third) blanked.
+func withoutAges(out string) [][]string {
+	var rows [][]string
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) > 2 {
+			f[2] = "<age>"
+		}
+		rows = append(rows, f)
+	}
+	return rows
 }

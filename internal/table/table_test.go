@@ -243,7 +243,9 @@ func TestAddRejectsWhatItCannotIndex(t *testing.T) {
 		wantErr error
 	}{
 		{name: "a plain list is not a Table",
-			add:     func(x *table.Index) error { return x.AddList([]byte(`{"kind":"ConfigMapList","apiVersion":"v1","items":[]}`)) },
+			add: func(x *table.Index) error {
+				return x.AddList([]byte(`{"kind":"ConfigMapList","apiVersion":"v1","items":[]}`))
+			},
 			want:    `not a meta.k8s.io Table; record it with kubectl's Accept header (application/json;as=Table;v=v1;g=meta.k8s.io): got kind "ConfigMapList", apiVersion "v1"`,
 			wantErr: table.ErrNotTable},
 		{name: "a body that is not JSON",
