@@ -28,9 +28,7 @@ func Open(path string, opts Options) (*Replayer, error) {
 			iv = r.add(in)
 			byID[in.ID] = iv
 		}
-		if iv.stream != nil {
-			iv.stream.Observe(i, f)
-		}
+		iv.observe(i, f)
 		return nil
 	}})
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kwrec/kwrec/cassettes"
 	"github.com/kwrec/kwrec/internal/apipath"
+	"github.com/kwrec/kwrec/internal/table"
 	"github.com/kwrec/kwrec/internal/timeline"
 	"github.com/kwrec/kwrec/internal/wire"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,6 +27,42 @@ type ivState struct {
 	// interaction feeds the timeline, and its frames move it on when served.
 	tl     *timeline.Timeline
 	stream *timeline.Stream
+	// table is set for a 200 list or watch recorded in kubectl's Table
+	// form: its rows feed the collection's table index instead.
+	table *tableFeed
+}
+
+// tableFeed reads a recorded Table-form list or watch into its
+// collection's table index.
+type tableFeed struct {
+	x     *table.Index
+	watch bool
+	buf   []byte // a list body, joined
+}
+
+func (f *tableFeed) observe(fr cassettes.Frame) {
+	if f.watch {
+		f.x.AddWatchEvent(fr.Data) // a frame it cannot index adds no row
+		return
+	}
+	f.buf = append(f.buf, fr.Data...)
+}
+
+func (f *tableFeed) seal() {
+	if !f.watch && len(f.buf) > 0 {
+		f.x.AddList(f.buf)
+	}
+	f.buf = nil
+}
+
+// observe takes frame i of iv as the recording is read.
+func (iv *ivState) observe(i int, f cassettes.Frame) {
+	switch {
+	case iv.stream != nil:
+		iv.stream.Observe(i, f)
+	case iv.table != nil:
+		iv.table.observe(f)
+	}
 }
 
 // rv returns the resourceVersion serving frame i moves the timeline to.
@@ -65,7 +102,16 @@ func (r *Replayer) add(in *cassettes.Interaction) *ivState {
 	}
 	q := u.Query()
 	rp, ok := apipath.Parse(u.Path)
-	if !ok || rp.Name != "" || q.Get("as") != "" || strings.Contains(in.Response.Header.Get("Content-Type"), "as=") {
+	if !ok || rp.Name != "" || enc != timeline.JSON && enc != timeline.Protobuf {
+		return iv
+	}
+	if _, ok := table.Wants(in.Request.Header.Get("Accept")); ok && enc == timeline.JSON {
+		x := r.tables[u.Path]
+		if x == nil {
+			x = new(table.Index)
+			r.tables[u.Path] = x
+		}
+		iv.table = &tableFeed{x: x, watch: wire.IsWatch(q)}
 		return iv
 	}
 	t := r.timelines[u.Path]

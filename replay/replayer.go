@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kwrec/kwrec/cassettes"
+	"github.com/kwrec/kwrec/internal/table"
 	"github.com/kwrec/kwrec/internal/timeline"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
@@ -68,6 +69,7 @@ type Replayer struct {
 	// Set while the recording is read, then read-only:
 	timelines map[string]*timeline.Timeline // by collection path
 	tlOrder   []*timeline.Timeline
+	tables    map[string]*table.Index // kubectl's Table form of a collection, by path
 
 	mu         sync.Mutex // guards the fields below and ivState.claimed/finished/errs
 	done       chan struct{}
@@ -92,10 +94,8 @@ func New(c *cassettes.Cassette, opts Options) (*Replayer, error) {
 	for _, in := range c.Interactions {
 		iv := r.add(in)
 		r.ivs = append(r.ivs, iv)
-		if iv.stream != nil {
-			for i, f := range in.Frames {
-				iv.stream.Observe(i, f)
-			}
+		for i, f := range in.Frames {
+			iv.observe(i, f)
 		}
 	}
 	if err := r.ready(opts); err != nil {
@@ -109,7 +109,7 @@ func newReplayer(opts Options, src source) (*Replayer, error) {
 		return nil, fmt.Errorf("kwrec replay: speed %v is not a finite number >= 0; use 0 for as fast as possible, 1 for real time", opts.Speed)
 	}
 	r := &Replayer{opts: opts, clock: opts.Clock, match: opts.Matcher, src: src,
-		timelines: map[string]*timeline.Timeline{}, done: make(chan struct{})}
+		timelines: map[string]*timeline.Timeline{}, tables: map[string]*table.Index{}, done: make(chan struct{})}
 	if r.clock == nil {
 		r.clock = clock.RealClock{}
 	}
@@ -127,6 +127,11 @@ func (r *Replayer) ready(opts Options) error {
 	// wait for the whole recording to be decoded mid-request.
 	for _, t := range r.tlOrder {
 		t.Seal()
+	}
+	for _, iv := range r.ivs {
+		if iv.table != nil {
+			iv.table.seal()
+		}
 	}
 	var edits []Edit
 	for _, s := range r.header.Edits {

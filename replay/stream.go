@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
+	"github.com/kwrec/kwrec/internal/table"
 	"github.com/kwrec/kwrec/internal/timeline"
 	"github.com/kwrec/kwrec/internal/wire"
 )
@@ -87,6 +89,9 @@ type plan struct {
 	proto   bool               // timeline frames are encoded in protobuf, else JSON
 	iv      *ivState           // finish is reported here, nil for answers not from a recorded interaction
 	steps   []timeline.Step    // a timeline watch, after frames
+	// table serves the watch steps in kubectl's Table form, version tableGV.
+	table   *table.Index
+	tableGV table.GroupVersion
 }
 
 // frame returns the plan's frame i (0-based), false past the last.
@@ -120,6 +125,8 @@ type body struct {
 	next  int
 	cur   []byte
 	cut   bool // a mark fired: no more frames
+	// tableSent says a Table watch event went out (the next carries no columns).
+	tableSent bool
 
 	fmu        sync.Mutex // guards frames and pf: Close may come from another goroutine
 	frames     cursor
@@ -301,6 +308,9 @@ func (b *body) view(f *outFrame) ([]byte, error) {
 		return c.Object(t, f.obj, raw, proto)
 	}
 	s := f.step
+	if b.p.table != nil {
+		return b.tableStep(s)
+	}
 	switch s.Kind {
 	case timeline.StepInitial, timeline.StepEvent:
 		o, typ := s.Obj, "ADDED"
@@ -318,6 +328,35 @@ func (b *body) view(f *outFrame) ([]byte, error) {
 		return c.ErrorEvent(s.Status, proto), nil
 	}
 	return nil, fmt.Errorf("kwrec replay: unknown watch step %d", s.Kind)
+}
+
+// tableStep returns a watch step in the Table form. Only the first event
+// of a watch carries the column definitions, as the API server sends them.
+func (b *body) tableStep(s *timeline.Step) ([]byte, error) {
+	x, gv := b.p.table, b.p.tableGV
+	first := !b.tableSent
+	var data []byte
+	var ok bool
+	switch s.Kind {
+	case timeline.StepInitial:
+		data, ok = x.WatchEvent(gv, "ADDED", tableVersion(s.Obj), first)
+	case timeline.StepEvent:
+		data, ok = x.WatchEvent(gv, s.Ev.Type, tableVersion(&s.Ev.Obj), first)
+	case timeline.StepInitialEnd, timeline.StepBookmark:
+		// Without a recorded Table bookmark to shape it, the bookmark is
+		// left out: kubectl, the only Table client, asks for none.
+		data, ok = x.Bookmark(gv, strconv.FormatInt(s.RV, 10), s.Kind == timeline.StepInitialEnd, first)
+		if !ok {
+			return nil, nil
+		}
+	case timeline.StepExpired:
+		return b.r.codec.ErrorEvent(s.Status, false), nil
+	}
+	if !ok {
+		return nil, fmt.Errorf("kwrec replay: no recorded Table row for a watch step")
+	}
+	b.tableSent = true
+	return data, nil
 }
 
 // data returns the bytes of f, read from the recording if need be.

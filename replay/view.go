@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/kwrec/kwrec/internal/apipath"
+	"github.com/kwrec/kwrec/internal/table"
 	"github.com/kwrec/kwrec/internal/timeline"
 	"github.com/kwrec/kwrec/internal/wire"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -29,8 +30,10 @@ func (r *Replayer) timelineFor(rp apipath.Path) (*timeline.Timeline, string) {
 }
 
 // viewPlan answers a GET list, watch or get of a recorded collection from
-// its timeline, in the encoding the client negotiated. It returns a nil
-// plan and the reason when it cannot.
+// its timeline, in the encoding the client negotiated: kubectl's Table form
+// (server-side printing) from the recorded Table rows when every object in
+// the answer has one, else protobuf or JSON. It returns a nil plan and the
+// reason when it cannot.
 func (r *Replayer) viewPlan(req *http.Request) (*plan, string) {
 	if req.Method != http.MethodGet {
 		return nil, "only GET list, watch and get requests are answered from the recorded timeline"
@@ -49,6 +52,11 @@ func (r *Replayer) viewPlan(req *http.Request) (*plan, string) {
 		return nil, "the timeline of " + t.Path + " cannot be rebuilt: " + why
 	}
 	accept := req.Header.Get("Accept")
+	var tbl *table.Index
+	gv, wantsTable := table.Wants(accept)
+	if x := r.tables[t.Path]; wantsTable && x != nil && x.Len() > 0 {
+		tbl = x
+	}
 	proto, ok := wire.Negotiate(accept)
 	if proto && !r.codec.CanProtobuf(t) {
 		proto = false
@@ -80,12 +88,30 @@ func (r *Replayer) viewPlan(req *http.Request) (*plan, string) {
 			return r.statusPlan(err, proto), ""
 		}
 		p.frames = []outFrame{{obj: &o}}
+		if tbl != nil {
+			if b, ok := tbl.Get(gv, tableVersion(&o)); ok {
+				p.frames = []outFrame{{data: b}}
+			}
+		}
 	case !wire.IsWatch(q):
 		l, err := t.List(q, sel)
 		if err != nil {
 			return r.statusPlan(err, proto), ""
 		}
 		p.frames = []outFrame{{list: &l, rv: l.RV}}
+		if tbl != nil {
+			vs := make([]table.Version, len(l.Items))
+			for i := range l.Items {
+				vs[i] = tableVersion(&l.Items[i])
+			}
+			var remaining *int64
+			if l.Continue != "" {
+				remaining = &l.Remaining
+			}
+			if b, ok := tbl.List(gv, strconv.FormatInt(l.RV, 10), l.Continue, remaining, vs); ok {
+				p.frames = []outFrame{{data: b, rv: l.RV}}
+			}
+		}
 	default:
 		steps, err := t.Watch(q, sel)
 		if err != nil {
@@ -98,8 +124,33 @@ func (r *Replayer) viewPlan(req *http.Request) (*plan, string) {
 		if len(steps) == 1 && steps[0].Kind == timeline.StepExpired {
 			p.end = endEOF
 		}
+		if tbl != nil && tableHasRows(tbl, steps) {
+			p.table, p.tableGV = tbl, gv
+		}
 	}
 	return p, ""
+}
+
+// tableVersion names an object's row in a table index.
+func tableVersion(o *timeline.Object) table.Version {
+	return table.Version{Key: o.Key, RV: strconv.FormatInt(o.RV, 10)}
+}
+
+// tableHasRows reports whether every object a watch sends has a recorded
+// Table row: a watch is served in the Table form whole or not at all (its
+// client then prints plain objects, as it does for a server without
+// server-side printing).
+func tableHasRows(x *table.Index, steps []timeline.Step) bool {
+	for _, s := range steps {
+		o := s.Obj
+		if s.Kind == timeline.StepEvent {
+			o = &s.Ev.Obj
+		}
+		if o != nil && !x.Has(tableVersion(o)) {
+			return false
+		}
+	}
+	return true
 }
 
 // statusPlan answers with the Status of err, a *timeline.StatusError.

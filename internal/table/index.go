@@ -157,6 +157,14 @@ func (x *Index) addRow(v Version, r row) {
 	}
 }
 
+// Has reports whether a row of v was recorded.
+func (x *Index) Has(v Version) bool {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	_, ok := x.rows[v]
+	return ok
+}
+
 // Len returns how many rows are indexed.
 func (x *Index) Len() int {
 	x.mu.RLock()

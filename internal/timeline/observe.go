@@ -75,7 +75,7 @@ func (s *Stream) Observe(i int, f cassettes.Frame) {
 	}
 	s.lastRV = max(s.lastRV, rv)
 	t.noteKinds("", m.APIVersion, m.Kind)
-	o := Object{Key: t.intern(m.Key()), Labels: t.intern(m.Labels), Ref: objRef, Enc: s.enc, Typed: s.enc == JSON && m.Kind != "" && m.APIVersion != ""}
+	o := Object{Key: t.intern(m.Key()), RV: rv, Labels: t.intern(m.Labels), Ref: objRef, Enc: s.enc, Typed: s.enc == JSON && m.Kind != "" && m.APIVersion != ""}
 	if s.initial && typ == "ADDED" {
 		s.pending = append(s.pending, o)
 		return
@@ -160,9 +160,14 @@ func (s *Stream) addList(data []byte, ref Ref, f cassettes.Frame) error {
 			continue
 		}
 		t.noteKinds("", "", m.Kind)
+		orv, err := m.RV()
+		if err != nil {
+			t.fail(s.in, "list item resourceVersion %q is not an integer", m.ResourceVersion)
+			continue
+		}
 		r := ref
 		r.Off, r.N = int32(it[0]), int32(it[1]-it[0])
-		o := Object{Key: t.intern(m.Key()), Labels: t.intern(m.Labels), Ref: r, Enc: s.enc, Typed: s.enc == JSON && m.Kind != "" && m.APIVersion != ""}
+		o := Object{Key: t.intern(m.Key()), RV: orv, Labels: t.intern(m.Labels), Ref: r, Enc: s.enc, Typed: s.enc == JSON && m.Kind != "" && m.APIVersion != ""}
 		snap.items[o.Key] = o
 	}
 	return nil

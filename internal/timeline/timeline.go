@@ -51,6 +51,7 @@ func (r Ref) Of(data []byte) ([]byte, error) {
 // event, so it is kept small.
 type Object struct {
 	Key    string // namespace/name
+	RV     int64  // metadata.resourceVersion
 	Labels string // labels.Set.String() form, "" for none
 	Ref    Ref
 	Enc    Encoding
