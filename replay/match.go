@@ -3,12 +3,13 @@ package replay
 import (
 	"bytes"
 	"fmt"
-	"mime"
 	"net/url"
 	"sort"
 	"strings"
 
 	"github.com/kwrec/kwrec/cassettes"
+	"github.com/kwrec/kwrec/internal/table"
+	"github.com/kwrec/kwrec/internal/wire"
 )
 
 // A Matcher compares a live request (got, with its URL, headers and body
@@ -55,9 +56,14 @@ func DefaultMatcher(got *cassettes.Request, rec *cassettes.Interaction) []string
 	}
 	if rec.Response != nil {
 		ct := rec.Response.Header.Get("Content-Type")
-		if acc := got.Header.Get("Accept"); ct != "" && acc != "" && !accepts(acc, ct) {
-			diffs = append(diffs, fmt.Sprintf("accept %s does not take recorded %s", acc, mediaType(ct)))
+		if acc := got.Header.Get("Accept"); ct != "" && acc != "" && !wire.Accepts(acc, ct) {
+			diffs = append(diffs, fmt.Sprintf("accept %s does not take recorded %s", acc, wire.MediaType(ct)))
 		}
+	}
+	// A Table (kubectl's server-side printing) is application/json too,
+	// but not the same answer.
+	if g, r := wantsTable(got), wantsTable(&rec.Request); g != r {
+		diffs = append(diffs, map[bool]string{true: "accept asks for a Table vs recorded plain objects", false: "accept asks for plain objects vs a recorded Table"}[g])
 	}
 	return diffs
 }
@@ -139,27 +145,10 @@ func equalStrings(a, b []string) bool {
 	return true
 }
 
-func mediaType(ct string) string {
-	mt, _, err := mime.ParseMediaType(ct)
-	if err != nil {
-		return strings.TrimSpace(strings.SplitN(ct, ";", 2)[0])
-	}
-	return mt
-}
-
-// accepts reports whether an Accept header value takes content type ct.
-func accepts(accept, ct string) bool {
-	want := mediaType(ct)
-	for _, part := range strings.Split(accept, ",") {
-		mt := mediaType(part)
-		switch {
-		case mt == "*/*", mt == want:
-			return true
-		case strings.HasSuffix(mt, "/*") && strings.HasPrefix(want, strings.TrimSuffix(mt, "*")):
-			return true
-		}
-	}
-	return false
+// wantsTable reports whether a request asks for kubectl's Table form.
+func wantsTable(req *cassettes.Request) bool {
+	_, ok := table.Wants(req.Header.Get("Accept"))
+	return ok
 }
 
 // candidate is a recorded interaction and how it differs from a request.

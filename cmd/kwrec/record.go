@@ -233,6 +233,19 @@ func recordResources(cmd *cobra.Command, f *recordFlags, args []string) error {
 			wcfg.InitialList = watcher.StreamingList
 		}
 		w := watcher.New[*unstructured.Unstructured](watcher.FromDynamic(ri), wcfg)
+		tns := ""
+		if r.namespaced && !f.kube.allNamespaces {
+			tns = ns
+		}
+		tc := rest.CopyConfig(cfg)
+		s.rec.WrapConfig(tc)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// What kubectl's default output needs: best effort, the JSON
+			// recording is what a replay is made of.
+			recordTable(ctx, tc, collectionPath(r.gvr, tns), f.selector, f.fieldSelector)
+		}()
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
