@@ -12,15 +12,16 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/kwrec/kwrec/internal/apipath"
 	"github.com/kwrec/kwrec/internal/discovery"
 )
 
-// emptyConfigMaps is the list the test server answers every ConfigMap list
-// with.
+// emptyConfigMaps is the list the test server answers a ConfigMap list
+// in default with; other lists there get an empty List.
 const emptyConfigMaps = `{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"1"},"items":[]}`
 
-// kubectlServer serves docs and an empty ConfigMap list in default, and
-// logs what it was asked.
+// kubectlServer serves docs and empty lists in default, and logs what it
+// was asked.
 type kubectlServer struct {
 	docs *discovery.Docs
 	mu   sync.Mutex
@@ -38,9 +39,13 @@ func (s *kubectlServer) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 			w.Write(body)
 			return
 		}
-		if req.URL.Path == "/api/v1/namespaces/default/configmaps" {
+		if p, ok := apipath.Parse(req.URL.Path); ok && p.Name == "" && p.Namespace == "default" {
 			w.Header().Set("Content-Type", "application/json")
-			w.Write([]byte(emptyConfigMaps))
+			if p.Resource == "configmaps" {
+				w.Write([]byte(emptyConfigMaps))
+			} else { // what kubectl get all lists
+				w.Write([]byte(`{"kind":"List","apiVersion":"v1","metadata":{"resourceVersion":"1"},"items":[]}`))
+			}
 			return
 		}
 	}
@@ -55,7 +60,12 @@ func TestKubectl(t *testing.T) {
 	if err != nil {
 		t.Skip("kubectl is not on PATH")
 	}
-	srv := &kubectlServer{docs: builtin(t)}
+	// With a CRD merged in, as a replay of a cassette that recorded one.
+	docs, err := builtin(t).With([]discovery.Resource{widget})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &kubectlServer{docs: docs}
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
 	home := t.TempDir()
@@ -81,6 +91,9 @@ current-context: replay
 		want *regexp.Regexp
 	}{
 		{"get cm resolves the short name", []string{"get", "cm"}, regexp.MustCompile(`^No resources found in default namespace.\n$`)}, // on stderr
+		{"get all resolves the category all", []string{"get", "all"}, regexp.MustCompile(`^No resources found in default namespace.\n$`)},
+		{"get widgets resolves a merged CRD", []string{"get", "widgets"}, regexp.MustCompile(`^No resources found in default namespace.\n$`)},
+		{"api-resources lists the merged CRD", []string{"api-resources", "--api-group=example.com"}, regexp.MustCompile(`(?m)^widgets +example.com/v1 +true +Widget$`)},
 		{"api-resources lists configmaps with its short name", []string{"api-resources"}, regexp.MustCompile(`(?m)^configmaps +cm +v1 +true +ConfigMap$`)},
 		{"api-resources lists apps resources", []string{"api-resources", "--api-group=apps"}, regexp.MustCompile(`(?m)^deployments +deploy +apps/v1 +true +Deployment$`)},
 		{"explain configmap.data prints the field's doc", []string{"explain", "configmap.data"}, regexp.MustCompile(`(?s)FIELD: *data <map\[string\]string>.*Data contains the configuration data`)},
@@ -100,6 +113,13 @@ current-context: replay
 				t.Errorf("kubectl %s printed\n%s\nwant a match of %s", strings.Join(tt.args, " "), out, tt.want)
 			}
 		})
+	}
+	// get all listed what the category all names, get widgets the CRD.
+	for _, want := range []string{"GET /api/v1/namespaces/default/pods?", "GET /apis/apps/v1/namespaces/default/deployments?", "GET /apis/batch/v1/namespaces/default/cronjobs?",
+		"GET /apis/example.com/v1/namespaces/default/widgets?"} {
+		if !strings.Contains(srv.requests(), want) {
+			t.Errorf("kubectl did not ask %s", want)
+		}
 	}
 	t.Logf("requests:\n%s", srv.requests())
 }
