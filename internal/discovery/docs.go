@@ -92,6 +92,14 @@ func (d *Docs) Answer(path, accept, host string) (status int, contentType string
 	return http.StatusOK, ctype, withHost(b, host), true
 }
 
+// IsPath reports whether [Docs.Answer] answers a GET of path (a query
+// ignored): whether path is one of the API server's discovery paths.
+func IsPath(path string) bool {
+	path, _, _ = strings.Cut(path, "?")
+	_, ok := archiveName(path)
+	return ok
+}
+
 // archiveName maps a discovery path to its archive name; ok is false for a
 // path that is not discovery. Every path the API server routes to its
 // discovery handlers counts, known to the snapshot or not: /api/V, /apis/G,

@@ -173,8 +173,8 @@ func TestAnswer(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			status, ctype, body, ok := d.Answer(tt.path, tt.accept, "127.0.0.1:6443")
-			if !ok {
-				t.Fatalf("Answer(%q) is not a discovery answer", tt.path)
+			if !ok || !discovery.IsPath(tt.path) {
+				t.Fatalf("Answer(%q) is not a discovery answer (IsPath %v)", tt.path, discovery.IsPath(tt.path))
 			}
 			if status != tt.wantStatus || ctype != tt.wantType {
 				t.Fatalf("Answer(%q): %d %s, want %d %s", tt.path, status, ctype, tt.wantStatus, tt.wantType)
@@ -210,6 +210,9 @@ func TestAnswerLeavesOtherPaths(t *testing.T) {
 		t.Run(path+" is not discovery", func(t *testing.T) {
 			if status, _, _, ok := d.Answer(path, "application/json", ""); ok {
 				t.Errorf("Answer(%q) answered %d", path, status)
+			}
+			if discovery.IsPath(path) {
+				t.Errorf("IsPath(%q) is true", path)
 			}
 		})
 	}
