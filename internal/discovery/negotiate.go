@@ -11,10 +11,11 @@ import (
 // one, the way the API server's negotiation decides: the highest q wins,
 // the earlier range among equals.
 //
-// client-go sends "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json"
-// (since 1.37 with a profile=nopeer range first, and kubectl up to 1.32
-// with a v2beta1 range second); the profile only asks a server that proxies
-// to its peers not to, which this one never does. A protobuf range counts
+// client-go 1.37 sends "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json",
+// at times after a profile=nopeer twin of the first range; kubectl 1.32
+// (the one on this project's machines) sends a v2beta1 range between the
+// two. The profile only asks a server that merges its peers' discovery
+// not to, which this one never does. A protobuf range counts
 // as its JSON twin: the answer is JSON and its Content-Type says so, which
 // clients accept. v2beta1 is not served (kube-apiserver 1.37 no longer
 // does), so its range is passed over like any other this server cannot
