@@ -51,6 +51,9 @@ func newRecordCmd() *cobra.Command {
 With resources, kwrec lists and watches each (kubectl names, short names,
 resource.group, CRDs) the way a controller does, until --duration passes,
 --events events were seen, or Ctrl-C / SIGTERM; the cassette is then saved.
+It first records the server's discovery (/version, /api, /apis, the
+resources' group versions and their OpenAPI v3 documents), so that kubectl
+against a replay finds short names, categories and explain as it did live.
 
 With --proxy, kwrec starts a recording proxy on 127.0.0.1, runs COMMAND
 with KUBECONFIG pointing at it and records everything COMMAND does, until it
@@ -197,6 +200,11 @@ func recordResources(cmd *cobra.Command, f *recordFlags, args []string) error {
 	s, err := startSession(cmd, f, cfg)
 	if err != nil {
 		return err
+	}
+	// First, so that a replay serves the recorded server's discovery (and
+	// kubectl's short names, categories and explain work against it).
+	if err := recordDiscovery(cmd.Context(), cfg, s.rec, res); err != nil {
+		fmt.Fprintf(cmd.ErrOrStderr(), "kwrec: warning: recording discovery: %v\n", err)
 	}
 	ctx, cancel := context.WithCancel(cmd.Context())
 	defer cancel()

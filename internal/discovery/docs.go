@@ -1,0 +1,146 @@
+package discovery
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// builtinArchive is the snapshot of kube-apiserver v1.37.2's discovery (see
+// the package doc). A string, not a []byte: nothing can change it.
+//
+//go:embed builtin.kwrec.zst
+var builtinArchive string
+
+// Content types of the answers. The aggregated one is what the API server
+// labels apidiscovery.k8s.io/v2 with; client-go tells the two forms apart by
+// it, not by the body.
+const (
+	jsonContentType       = "application/json"
+	aggregatedContentType = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+)
+
+// aggregatedPrefix is the archive directory of the aggregated documents of
+// /api and /apis.
+const aggregatedPrefix = "aggregated/"
+
+// required are the archive names without which a snapshot is not one.
+var required = []string{"version", "api", "api/v1", "apis", aggregatedPrefix + "api", aggregatedPrefix + "apis", "openapi/v3", "openapi/v3/api/v1"}
+
+// Docs is a set of discovery documents. It is immutable, so one Docs serves
+// concurrent requests; [Docs.With] returns a new one.
+type Docs struct {
+	// files maps an archive name (the path without its leading slash, or
+	// aggregated/api, aggregated/apis) to its body.
+	files map[string][]byte
+	// types maps an archive name to the Content-Type the server sent it
+	// with; a document [Docs.With] added has none and is JSON.
+	types map[string]string
+}
+
+// Builtin returns the embedded discovery of kube-apiserver v1.37.2. It
+// decompresses the snapshot (7 MB of documents, a few milliseconds) on every
+// call: call it once and keep the Docs.
+func Builtin() (*Docs, error) {
+	files, types, err := decodeArchive([]byte(builtinArchive))
+	if err != nil {
+		return nil, fmt.Errorf("discovery: the embedded snapshot: %w", err)
+	}
+	for _, n := range required {
+		if _, ok := files[n]; !ok {
+			return nil, fmt.Errorf("discovery: the embedded snapshot has no %s; regenerate it (see the package doc)", n)
+		}
+	}
+	return &Docs{files: files, types: types}, nil
+}
+
+// Answer returns the answer of the API server to a GET of path (a query,
+// as in the ?hash= of the OpenAPI index, is ignored) with the Accept header
+// accept, host being the request's Host (it goes in the
+// serverAddressByClientCIDRs of /api and /apis).
+//
+// ok is false when path is not a discovery path at all (an object, a
+// collection, /healthz, /openapi/v2, which the snapshot does not hold): the
+// caller answers it. Otherwise status is 200 with the document and the
+// Content-Type the server sent it with, or 404 with a metav1.Status body
+// for a group, version or OpenAPI document it does not serve. The
+// aggregated form of /api and /apis is served when accept ranks it first
+// (see the package doc), the legacy one otherwise.
+//
+// body is shared with d and every other caller: do not modify it.
+func (d *Docs) Answer(path, accept, host string) (status int, contentType string, body []byte, ok bool) {
+	path, _, _ = strings.Cut(path, "?")
+	name, ok := archiveName(path)
+	if !ok {
+		return 0, "", nil, false
+	}
+	if (name == "api" || name == "apis") && wantsAggregated(accept) {
+		name = aggregatedPrefix + name
+	}
+	b, found := d.files[name]
+	if !found {
+		return http.StatusNotFound, jsonContentType, notFoundBody(), true
+	}
+	ctype := d.types[name]
+	if ctype == "" {
+		ctype = jsonContentType
+	}
+	return http.StatusOK, ctype, withHost(b, host), true
+}
+
+// IsPath reports whether [Docs.Answer] answers a GET of path (a query
+// ignored): whether path is one of the API server's discovery paths.
+func IsPath(path string) bool {
+	path, _, _ = strings.Cut(path, "?")
+	_, ok := archiveName(path)
+	return ok
+}
+
+// archiveName maps a discovery path to its archive name; ok is false for a
+// path that is not discovery. Every path the API server routes to its
+// discovery handlers counts, known to the snapshot or not: /api/V, /apis/G,
+// /apis/G/V, and everything under /openapi/v3.
+func archiveName(path string) (name string, ok bool) {
+	name = strings.TrimPrefix(strings.TrimSuffix(path, "/"), "/")
+	segs := strings.Split(name, "/")
+	switch {
+	case name == "version", name == "api", name == "apis", name == "openapi/v3":
+	case segs[0] == "api" && len(segs) == 2:
+	case segs[0] == "apis" && (len(segs) == 2 || len(segs) == 3):
+	case len(segs) > 2 && segs[0] == "openapi" && segs[1] == "v3":
+	default:
+		return "", false
+	}
+	return name, true
+}
+
+// notFoundBody is the body kube-apiserver sends for an unknown core
+// version (/api/v2). For an unknown group version it sends Go's plain-text
+// "404 page not found", and an empty body for an unknown OpenAPI document;
+// client-go makes the same NotFound error of all three, and the Status
+// tells a person (and a test) more.
+func notFoundBody() []byte {
+	st := metav1.Status{
+		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
+		Status:   metav1.StatusFailure,
+		Message:  "the server could not find the requested resource",
+		Reason:   metav1.StatusReasonNotFound,
+		Details:  &metav1.StatusDetails{},
+		Code:     http.StatusNotFound,
+	}
+	b, _ := json.Marshal(st)
+	return append(b, '\n')
+}
+
+// jsonString returns s quoted as a JSON string, without the quotes.
+func jsonString(s string) ([]byte, error) {
+	b, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	return b[1 : len(b)-1], nil
+}
