@@ -7,11 +7,13 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/kwrec/kwrec/cassettes"
+	"github.com/kwrec/kwrec/internal/discovery"
 	"github.com/kwrec/kwrec/internal/table"
 	"github.com/kwrec/kwrec/internal/timeline"
 	"k8s.io/client-go/rest"
@@ -70,6 +72,10 @@ type Replayer struct {
 	timelines map[string]*timeline.Timeline // by collection path
 	tlOrder   []*timeline.Timeline
 	tables    map[string]*table.Index // kubectl's Table form of a collection, by path
+
+	discOnce sync.Once // builds disc on the first discovery request
+	disc     *discovery.Docs
+	discErr  error
 
 	mu         sync.Mutex // guards the fields below and ivState.claimed/finished/errs
 	done       chan struct{}
@@ -236,15 +242,35 @@ func (r *Replayer) checkDoneLocked() {
 		}
 	}
 	for _, iv := range r.ivs {
-		// A list or watch of a timeline that no client asked for is
-		// served by the timeline's views instead.
-		if iv.finished || (!r.opts.Strict && !iv.claimed && iv.stream != nil) {
+		if iv.finished || (!iv.claimed && r.optional(iv)) {
 			continue
 		}
 		return
 	}
 	r.doneClosed = true
 	close(r.done)
+}
+
+// optional reports whether a replay can be done without iv served: a GET
+// of a collection that a timeline answers instead (unless Strict), and
+// what kwrec record records for other clients than the one recorded: the
+// server's discovery and the Table form of a collection.
+func (r *Replayer) optional(iv *ivState) bool {
+	if !strings.EqualFold(iv.in.Request.Method, http.MethodGet) {
+		return false
+	}
+	if iv.table != nil || discovery.IsPath(pathOf(iv.in.Request.URL)) {
+		return true
+	}
+	return !r.opts.Strict && iv.stream != nil
+}
+
+func pathOf(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return u.Path
 }
 
 // RoundTrip answers req from the cassette. Waits (latency, frame gaps)
@@ -365,6 +391,9 @@ func (r *Replayer) planFor(req *http.Request, got *cassettes.Request) (*plan, er
 	}
 	exhausted := r.opts.ErrorWhenExhausted && r.doneClosed
 	r.mu.Unlock()
+	if p := r.discoveryPlan(req); p != nil {
+		return p, nil
+	}
 	if exhausted {
 		return nil, noMatchError(ErrExhausted, got, cands, "")
 	}

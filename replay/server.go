@@ -5,16 +5,12 @@ import (
 	"crypto/subtle"
 	"crypto/tls"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log"
 	"net"
 	"net/http"
-	"net/url"
-	"sort"
-	"strings"
 	"sync"
 	"syscall"
 
@@ -32,10 +28,11 @@ import (
 // [Server.WriteKubeconfig] puts in the kubeconfig it writes; other requests
 // get 401.
 //
-// Unless the cassette recorded them, /version, /api, /apis and the
-// group-version resource lists are synthesized from the resources the
-// cassette holds, so kubectl's discovery works on a cassette recorded by a
-// program that never asked for it.
+// Discovery is the recorded server's where the cassette holds it, else
+// kube-apiserver's own for the built-in resources plus the cassette's
+// other resources, so kubectl's discovery (short names, categories,
+// explain) works on a cassette recorded by a program that never asked for
+// it; the same is served in process (see [Replayer]).
 //
 // Set the fields, then call [Server.Start]; or use [NewServer].
 type Server struct {
@@ -209,7 +206,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	resp, err := s.Replayer.RoundTrip(out)
 	if err != nil {
 		switch {
-		case (errors.Is(err, ErrNoMatch) || errors.Is(err, ErrExhausted)) && s.discovery(w, req):
 		case errors.Is(err, syscall.ECONNRESET):
 			panic(http.ErrAbortHandler) // drop the connection, as the recording saw
 		case req.Context().Err() != nil:
@@ -252,135 +248,4 @@ func writeStatus(w http.ResponseWriter, code int, reason, msg string) {
 	w.Header().Set("Content-Type", wire.MediaJSON)
 	w.WriteHeader(code)
 	w.Write(wire.StatusJSON(wire.Status(code, metav1.StatusReason(reason), msg, 0)))
-}
-
-// discovery answers a discovery request the replay could not: from the last
-// recorded answer to the same path, else synthesized. It reports whether
-// req was a discovery request.
-func (s *Server) discovery(w http.ResponseWriter, req *http.Request) bool {
-	if req.Method != http.MethodGet {
-		return false
-	}
-	path := strings.TrimSuffix(req.URL.Path, "/")
-	segs := strings.Split(strings.TrimPrefix(path, "/"), "/")
-	switch {
-	case path == "/version", path == "/api", path == "/apis":
-	case len(segs) == 2 && segs[0] == "api", len(segs) == 3 && segs[0] == "apis":
-	default:
-		return false
-	}
-	r := s.Replayer
-	for i := len(r.ivs) - 1; i >= 0; i-- {
-		in := r.ivs[i].in
-		u, err := url.Parse(in.Request.URL)
-		if err != nil || in.Response == nil || in.Response.Status != http.StatusOK || strings.TrimSuffix(u.Path, "/") != path {
-			continue
-		}
-		if acc := req.Header.Get("Accept"); acc != "" && !wire.Accepts(acc, in.Response.Header.Get("Content-Type")) {
-			continue
-		}
-		for k, v := range in.Response.Header {
-			if k != "Content-Length" && k != "Content-Encoding" && k != "Transfer-Encoding" {
-				w.Header()[k] = v
-			}
-		}
-		b, err := r.body(in)
-		if err != nil {
-			writeStatus(w, http.StatusInternalServerError, "InternalError", err.Error())
-			return true
-		}
-		w.WriteHeader(http.StatusOK)
-		w.Write(b)
-		return true
-	}
-	body := r.synthesizeDiscovery(path, req.Host)
-	if body == nil {
-		writeStatus(w, http.StatusNotFound, "NotFound", "kwrec replay: the cassette has no resources under "+path)
-		return true
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Write(body)
-	return true
-}
-
-// synthesizeDiscovery builds the legacy (unaggregated) discovery document
-// for path from the collections the cassette holds; nil when path names a
-// group version the cassette never touched.
-func (r *Replayer) synthesizeDiscovery(path, host string) []byte {
-	type res struct {
-		Name         string   `json:"name"`
-		SingularName string   `json:"singularName"`
-		Namespaced   bool     `json:"namespaced"`
-		Kind         string   `json:"kind"`
-		Verbs        []string `json:"verbs"`
-	}
-	byGV := map[string]map[string]*res{}
-	for _, t := range r.tlOrder {
-		gv := t.Res.APIVersion()
-		if byGV[gv] == nil {
-			byGV[gv] = map[string]*res{}
-		}
-		x := byGV[gv][t.Res.Resource]
-		if x == nil {
-			x = &res{Name: t.Res.Resource, SingularName: strings.ToLower(t.Kind), Kind: t.Kind, Verbs: []string{"get", "list", "watch"}}
-			byGV[gv][t.Res.Resource] = x
-		}
-		x.Namespaced = x.Namespaced || t.Res.Namespace != ""
-	}
-	server := r.header.Server
-	var doc any
-	switch {
-	case path == "/version":
-		if server == "" {
-			server = "v0.0.0-kwrec-replay"
-		}
-		major, minor := "", ""
-		if parts := strings.SplitN(strings.TrimPrefix(server, "v"), ".", 3); len(parts) >= 2 {
-			major, minor = parts[0], parts[1]
-		}
-		doc = map[string]string{"major": major, "minor": minor, "gitVersion": server, "platform": "linux/amd64"}
-	case path == "/api":
-		doc = map[string]any{"kind": "APIVersions", "versions": []string{"v1"},
-			"serverAddressByClientCIDRs": []map[string]string{{"clientCIDR": "0.0.0.0/0", "serverAddress": host}}}
-	case path == "/apis":
-		groups := map[string][]string{}
-		for gv := range byGV {
-			if g, v, ok := strings.Cut(gv, "/"); ok {
-				groups[g] = append(groups[g], v)
-			}
-		}
-		names := make([]string, 0, len(groups))
-		for g := range groups {
-			names = append(names, g)
-		}
-		sort.Strings(names)
-		list := []any{}
-		for _, g := range names {
-			var vs []map[string]string
-			sort.Strings(groups[g])
-			for _, v := range groups[g] {
-				vs = append(vs, map[string]string{"groupVersion": g + "/" + v, "version": v})
-			}
-			list = append(list, map[string]any{"name": g, "versions": vs, "preferredVersion": vs[0]})
-		}
-		doc = map[string]any{"kind": "APIGroupList", "apiVersion": "v1", "groups": list}
-	default:
-		gv := strings.TrimPrefix(strings.TrimPrefix(path, "/apis/"), "/api/")
-		rs := byGV[gv]
-		if rs == nil && gv != "v1" {
-			return nil
-		}
-		names := make([]string, 0, len(rs))
-		for n := range rs {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		list := []*res{}
-		for _, n := range names {
-			list = append(list, rs[n])
-		}
-		doc = map[string]any{"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": list}
-	}
-	b, _ := json.Marshal(doc)
-	return append(b, '\n')
 }

@@ -46,7 +46,7 @@ func (r *Replayer) viewPlan(req *http.Request) (*plan, string) {
 	if t == nil {
 		st := wire.Status(http.StatusNotFound, metav1.StatusReasonNotFound,
 			fmt.Sprintf("the server could not find the requested resource (kwrec: the cassette records no list or watch of %s)", rp.Collection()), 0)
-		return r.statusPlan(&timeline.StatusError{Status: st}, false), ""
+		return r.statusPlan(st, 0, false), ""
 	}
 	if why := t.Broken(); why != "" {
 		return nil, "the timeline of " + t.Path + " cannot be rebuilt: " + why
@@ -65,12 +65,12 @@ func (r *Replayer) viewPlan(req *http.Request) (*plan, string) {
 	if !ok {
 		st := wire.Status(http.StatusNotAcceptable, metav1.StatusReasonNotAcceptable,
 			fmt.Sprintf("only the following media types are accepted: %s, %s", wire.MediaJSON, wire.MediaProtobuf), 0)
-		return r.statusPlan(&timeline.StatusError{Status: st}, false), ""
+		return r.statusPlan(st, 0, false), ""
 	}
 	q := req.URL.Query()
 	sel, err := timeline.ParseSelector(q, ns)
 	if err != nil {
-		return r.statusPlan(err, proto), ""
+		return r.errorPlanOf(err, proto), ""
 	}
 	p := &plan{status: http.StatusOK, header: http.Header{}, pace: r.pacing(nil), tl: t, proto: proto,
 		end: endEOF, timeout: wire.TimeoutSeconds(q)}
@@ -85,7 +85,7 @@ func (r *Replayer) viewPlan(req *http.Request) (*plan, string) {
 	case rp.Name != "":
 		o, err := t.Get(rp.Namespace, rp.Name)
 		if err != nil {
-			return r.statusPlan(err, proto), ""
+			return r.errorPlanOf(err, proto), ""
 		}
 		p.frames = []outFrame{{obj: &o}}
 		if tbl != nil {
@@ -96,7 +96,7 @@ func (r *Replayer) viewPlan(req *http.Request) (*plan, string) {
 	case !wire.IsWatch(q):
 		l, err := t.List(q, sel)
 		if err != nil {
-			return r.statusPlan(err, proto), ""
+			return r.errorPlanOf(err, proto), ""
 		}
 		p.frames = []outFrame{{list: &l, rv: l.RV}}
 		if tbl != nil {
@@ -115,7 +115,7 @@ func (r *Replayer) viewPlan(req *http.Request) (*plan, string) {
 	default:
 		steps, err := t.Watch(q, sel)
 		if err != nil {
-			return r.statusPlan(err, proto), ""
+			return r.errorPlanOf(err, proto), ""
 		}
 		if proto {
 			p.header.Set("Content-Type", wire.MediaProtobufWatch)
@@ -153,16 +153,21 @@ func tableHasRows(x *table.Index, steps []timeline.Step) bool {
 	return true
 }
 
-// statusPlan answers with the Status of err, a *timeline.StatusError.
-func (r *Replayer) statusPlan(err error, proto bool) *plan {
+// errorPlanOf answers with the Status of a timeline view's error.
+func (r *Replayer) errorPlanOf(err error, proto bool) *plan {
 	se := err.(*timeline.StatusError)
+	return r.statusPlan(se.Status, se.RetryAfter, proto)
+}
+
+// statusPlan answers with st, and Retry-After when retryAfter > 0.
+func (r *Replayer) statusPlan(st *metav1.Status, retryAfter int, proto bool) *plan {
 	h := http.Header{"Content-Type": {wire.MediaJSON}}
 	if proto {
 		h.Set("Content-Type", wire.MediaProtobuf)
 	}
-	if se.RetryAfter > 0 {
-		h.Set("Retry-After", strconv.Itoa(se.RetryAfter))
+	if retryAfter > 0 {
+		h.Set("Retry-After", strconv.Itoa(retryAfter))
 	}
-	return &plan{status: int(se.Status.Code), header: h, pace: r.pacing(nil), end: endEOF,
-		frames: []outFrame{{data: r.codec.Status(se.Status, proto)}}}
+	return &plan{status: int(st.Code), header: h, pace: r.pacing(nil), end: endEOF,
+		frames: []outFrame{{data: r.codec.Status(st, proto)}}}
 }

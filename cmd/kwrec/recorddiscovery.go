@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
-	"net/url"
 	"slices"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -14,9 +11,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 
-	kwdiscovery "github.com/kwrec/kwrec/internal/discovery"
 	"github.com/kwrec/kwrec/recorder"
-	"github.com/kwrec/kwrec/replay"
 )
 
 // recordDiscovery records, through rec, the discovery a replay of res
@@ -72,34 +67,4 @@ func recordDiscovery(ctx context.Context, cfg *rest.Config, rec *recorder.Record
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// replayDiscovery asks r for every recorded GET of a discovery path, with
-// the headers it was recorded with, and drains the answers: kwrec replay
-// drives only the watchers, and a replay is done (and its watchers let
-// go) only once every recorded interaction was served, so the discovery
-// recordDiscovery put first in the cassette is consumed first, as the
-// client that recorded it did.
-func replayDiscovery(ctx context.Context, r *replay.Replayer) error {
-	for _, in := range r.Interactions() {
-		u, err := url.Parse(in.Request.URL)
-		if err != nil || in.Request.Method != http.MethodGet || !kwdiscovery.IsPath(u.Path) {
-			continue
-		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, in.Request.URL, nil)
-		if err != nil {
-			return err
-		}
-		req.Header = in.Request.Header.Clone()
-		resp, err := r.RoundTrip(req)
-		if err != nil {
-			return fmt.Errorf("replaying the recorded GET %s: %w", u.Path, err)
-		}
-		_, err = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if err != nil {
-			return fmt.Errorf("replaying the recorded GET %s: %w", u.Path, err)
-		}
-	}
-	return nil
 }

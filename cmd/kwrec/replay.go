@@ -155,9 +155,6 @@ func replayCassette(ctx context.Context, out, stderr io.Writer, path string, f *
 	if len(ts) == 0 {
 		return fmt.Errorf("%s: no list or watch of a collection to replay", path)
 	}
-	if err := replayDiscovery(ctx, r); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
 	dyn, err := dynamic.NewForConfig(r.Config())
 	if err != nil {
 		return err
