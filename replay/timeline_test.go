@@ -182,11 +182,23 @@ func TestStrictModeAnswersRecordedRequestsOnly(t *testing.T) {
 	waitDone(t, r)
 }
 
-func TestAnUnrecordedCollectionIsNotFoundLikeAnUnknownResource(t *testing.T) {
+func TestAnUnrecordedCollectionIsEmptyAndAnUnknownResourceNotFound(t *testing.T) {
 	r := newReplayer(t, fixture(t, "configmaps.kwrec"), replay.Options{})
-	_, err := clientset(t, r.Config()).CoreV1().Secrets("default").List(ctxT(t), metav1.ListOptions{})
-	if !apierrors.IsNotFound(err) || err.Error() != "the server could not find the requested resource (kwrec: the cassette records no list or watch of /api/v1/namespaces/default/secrets)" {
-		t.Errorf("err = %v", err)
+	cs := clientset(t, r.Config())
+	// A resource the server has, never recorded: none exist, as of the
+	// newest resourceVersion recorded (kubectl describe lists events so).
+	l, err := cs.CoreV1().Events("default").List(ctxT(t), metav1.ListOptions{FieldSelector: "involvedObject.name=a"})
+	if err != nil || len(l.Items) != 0 || l.ResourceVersion != "104" {
+		t.Errorf("events list = %v, %v; want an empty list at 104", l, err)
+	}
+	if _, err := cs.CoreV1().Secrets("default").Get(ctxT(t), "s", metav1.GetOptions{}); !apierrors.IsNotFound(err) || err.Error() != `secrets "s" not found` {
+		t.Errorf("get of an unrecorded secret: %v", err)
+	}
+	// A resource no discovery knows.
+	resp := rawGet(t, r, ctxT(t), "/apis/example.com/v1/namespaces/default/widgets")
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 404 || !strings.Contains(string(b), `"message":"the server could not find the requested resource (kwrec: the cassette records no list or watch of /apis/example.com/v1/namespaces/default/widgets)","reason":"NotFound"`) {
+		t.Errorf("unknown resource: %d %s", resp.StatusCode, b)
 	}
 }
 

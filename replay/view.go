@@ -44,9 +44,11 @@ func (r *Replayer) viewPlan(req *http.Request) (*plan, string) {
 	}
 	t, ns := r.timelineFor(rp)
 	if t == nil {
-		st := wire.Status(http.StatusNotFound, metav1.StatusReasonNotFound,
-			fmt.Sprintf("the server could not find the requested resource (kwrec: the cassette records no list or watch of %s)", rp.Collection()), 0)
-		return r.statusPlan(st, 0, false), ""
+		if t = r.emptyTimeline(rp); t == nil {
+			st := wire.Status(http.StatusNotFound, metav1.StatusReasonNotFound,
+				fmt.Sprintf("the server could not find the requested resource (kwrec: the cassette records no list or watch of %s)", rp.Collection()), 0)
+			return r.statusPlan(st, 0, false), ""
+		}
 	}
 	if why := t.Broken(); why != "" {
 		return nil, "the timeline of " + t.Path + " cannot be rebuilt: " + why
@@ -68,7 +70,7 @@ func (r *Replayer) viewPlan(req *http.Request) (*plan, string) {
 		return r.statusPlan(st, 0, false), ""
 	}
 	q := req.URL.Query()
-	sel, err := timeline.ParseSelector(q, ns)
+	sel, err := t.Selector(q, ns)
 	if err != nil {
 		return r.errorPlanOf(err, proto), ""
 	}
@@ -129,6 +131,27 @@ func (r *Replayer) viewPlan(req *http.Request) (*plan, string) {
 		}
 	}
 	return p, ""
+}
+
+// emptyTimeline answers for a collection the cassette never recorded of a
+// resource the server has (kubectl describe lists the events of what it
+// describes): no objects, as of the newest resourceVersion recorded of any
+// collection (they are one etcd revision sequence). nil for a resource the
+// server's discovery does not know.
+func (r *Replayer) emptyTimeline(rp apipath.Path) *timeline.Timeline {
+	docs, err := r.discoveryDocs()
+	if err != nil {
+		return nil
+	}
+	kind, namespaced, ok := docs.Lookup(rp.Group, rp.Version, rp.Resource)
+	if !ok || !namespaced && rp.Namespace != "" {
+		return nil
+	}
+	var rv int64
+	for _, t := range r.tlOrder {
+		rv = max(rv, t.Last())
+	}
+	return timeline.Empty(rp.Collection(), rp, kind, rv)
 }
 
 // tableVersion names an object's row in a table index.

@@ -144,3 +144,27 @@ func jsonString(s string) ([]byte, error) {
 	}
 	return b[1 : len(b)-1], nil
 }
+
+// Lookup returns what the legacy discovery of group/version says of
+// resource: its kind and whether it is namespaced; ok is false when the
+// docs do not know it.
+func (d *Docs) Lookup(group, version, resource string) (kind string, namespaced bool, ok bool) {
+	path := "/api/" + version
+	if group != "" {
+		path = "/apis/" + group + "/" + version
+	}
+	status, _, body, found := d.Answer(path, jsonContentType, "")
+	if !found || status != http.StatusOK {
+		return "", false, false
+	}
+	var list metav1.APIResourceList
+	if json.Unmarshal(body, &list) != nil {
+		return "", false, false
+	}
+	for _, r := range list.APIResources {
+		if r.Name == resource {
+			return r.Kind, r.Namespaced, true
+		}
+	}
+	return "", false, false
+}

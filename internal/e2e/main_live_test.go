@@ -1,6 +1,7 @@
 package e2e_test
 
 import (
+	"strconv"
 	"bytes"
 	"context"
 	"encoding/binary"
@@ -77,6 +78,13 @@ type recording struct {
 	Events []event
 	// Final is the live state after the scenario: name -> resourceVersion.
 	Final map[string]string
+	// KubectlLive is what kubectl's read commands ([kubectlReads]) printed
+	// live, right after the recording's first list: the state a fresh
+	// replay starts at.
+	KubectlLive map[string]string
+	// KubectlWatchLive is what `kubectl get configmaps -w` printed live
+	// during the scenario.
+	KubectlWatchLive string
 }
 
 // event is one watch event as a client sees it.
@@ -203,7 +211,8 @@ func mutate(ctx context.Context, cs kubernetes.Interface, ns string) error {
 
 func createCM(ctx context.Context, cs kubernetes.Interface, ns, name string) error {
 	_, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
+		// Labels for kubectl's -l and --show-labels.
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"e2e": "yes", "first": strconv.FormatBool(name < "cm-c")}},
 		Data:       map[string]string{"v": "1"},
 	}, metav1.CreateOptions{})
 	return err
@@ -238,13 +247,38 @@ func recordJSON(ctx context.Context, cs kubernetes.Interface, kwrec, kubeconfig 
 	// kwrec record prints nothing when its watch is open: give it time to
 	// start, list and watch.
 	time.Sleep(2 * time.Second)
+	// What kubectl prints live before the changes, and while they happen.
+	rec.KubectlLive = map[string]string{}
+	for _, args := range kubectlReads(ns) {
+		out, err := runKubectl(ctx, kubeconfig, args...)
+		if err != nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+			return nil, err
+		}
+		rec.KubectlLive[strings.Join(args, " ")] = out
+	}
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	var watchOut bytes.Buffer
+	kw := kubectlCmd(watchCtx, kubeconfig, "get", "configmaps", "-n", ns, "-w")
+	kw.Stdout = &watchOut
+	if err := kw.Start(); err != nil {
+		stopWatch()
+		return nil, err
+	}
 	if err := mutate(ctx, cs, ns); err != nil {
 		cmd.Process.Kill()
 		cmd.Wait()
+		stopWatch()
+		kw.Wait()
 		return nil, err
 	}
-	if err := cmd.Wait(); err != nil {
-		return nil, fmt.Errorf("kwrec record: %v\n%s", err, stderr.Bytes())
+	werr := cmd.Wait()
+	stopWatch()
+	kw.Wait()
+	rec.KubectlWatchLive = watchOut.String()
+	if werr != nil {
+		return nil, fmt.Errorf("kwrec record: %v\n%s", werr, stderr.Bytes())
 	}
 	return finishRecording(ctx, cs, rec, "application/json")
 }
@@ -326,6 +360,9 @@ func finishRecording(ctx context.Context, cs kubernetes.Interface, rec *recordin
 		u, err := url.Parse(in.Request.URL)
 		if err != nil || !strings.HasSuffix(u.Path, "/namespaces/"+rec.Namespace+"/configmaps") || in.Response == nil {
 			continue
+		}
+		if strings.Contains(in.Request.Header.Get("Accept"), "as=Table") {
+			continue // the Table form kwrec record adds for kubectl
 		}
 		if isWatch(u) {
 			if w == nil {

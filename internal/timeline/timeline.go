@@ -163,6 +163,16 @@ func New(path string, res apipath.Path) *Timeline {
 	return &Timeline{Path: path, Res: res}
 }
 
+// Empty returns a sealed timeline of a collection the recording never
+// listed or watched, of a resource the server has: no objects at
+// resourceVersion rv and after. A list is empty, a watch waits, a get is
+// NotFound, as on a server where none exist.
+func Empty(path string, res apipath.Path, kind string, rv int64) *Timeline {
+	t := &Timeline{Path: path, Res: res, Kind: kind, snaps: []*snapshot{{rv: rv, items: map[string]Object{}}}, last: rv}
+	t.Seal()
+	return t
+}
+
 // Broken returns why the timeline cannot answer, "" when it can.
 func (t *Timeline) Broken() string { return t.broken }
 

@@ -51,7 +51,7 @@ func build(t *testing.T, extra ...string) *timeline.Timeline {
 func steps(t *testing.T, tl *timeline.Timeline, query string) []string {
 	t.Helper()
 	q, _ := url.ParseQuery(query)
-	sel, err := timeline.ParseSelector(q, "")
+	sel, err := tl.Selector(q, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func TestAListIsTheStateAtItsResourceVersion(t *testing.T) {
 	} {
 		t.Run(tc.query, func(t *testing.T) {
 			q, _ := url.ParseQuery(tc.query)
-			sel, _ := timeline.ParseSelector(q, "")
+			sel, _ := tl.Selector(q, "")
 			l, err := tl.List(q, sel)
 			if tc.code != 0 {
 				se, ok := err.(*timeline.StatusError)

@@ -36,10 +36,25 @@ type Selector struct {
 	ns     string // only this namespace, "" for all
 }
 
-// ParseSelector reads a request's selectors. ns restricts it to one
+// Selector reads a request's selectors for t. ns restricts it to one
 // namespace (a namespaced request answered from an all-namespaces
-// timeline). A selector the timeline cannot evaluate is a 400 BadRequest.
-func ParseSelector(q url.Values, ns string) (Selector, error) {
+// timeline). A field selector t cannot evaluate is a 400 BadRequest,
+// unless t holds no object to evaluate it on.
+func (t *Timeline) Selector(q url.Values, ns string) (Selector, error) {
+	return parseSelector(q, ns, t.holdsNothing())
+}
+
+// holdsNothing reports whether no object was ever recorded.
+func (t *Timeline) holdsNothing() bool {
+	for _, s := range t.snaps {
+		if len(s.items) > 0 {
+			return false
+		}
+	}
+	return len(t.events) == 0
+}
+
+func parseSelector(q url.Values, ns string, anyField bool) (Selector, error) {
 	s := Selector{labels: labels.Everything(), fields: fields.Everything(), ns: ns}
 	var err error
 	if v := q.Get("labelSelector"); v != "" {
@@ -52,7 +67,7 @@ func ParseSelector(q url.Values, ns string) (Selector, error) {
 			return s, statusErr(http.StatusBadRequest, metav1.StatusReasonBadRequest, 0, "invalid field selector %q: %v", v, err)
 		}
 		for _, r := range s.fields.Requirements() {
-			if r.Field != "metadata.name" && r.Field != "metadata.namespace" {
+			if r.Field != "metadata.name" && r.Field != "metadata.namespace" && !anyField {
 				return s, statusErr(http.StatusBadRequest, metav1.StatusReasonBadRequest, 0,
 					"field label not supported by kwrec replay: %s (only metadata.name and metadata.namespace are)", r.Field)
 			}
