@@ -1,7 +1,6 @@
 package e2e_test
 
 import (
-	"strconv"
 	"bytes"
 	"context"
 	"encoding/binary"
@@ -13,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
