@@ -64,7 +64,7 @@ type Stream struct {
 	full      []byte
 }
 
-// WatchList returns, for JSON only, the body a streaming list
+// WatchList returns the body a streaming list
 // (sendInitialEvents=true) answers with: an ADDED event per List item, the
 // k8s.io/initial-events-end bookmark at ListRV, then Watch. It is built on
 // first use.
@@ -107,11 +107,14 @@ func Generate(f Format, pods, events int) *Stream {
 		list.Items = append(list.Items, *p)
 	}
 	s.List = enc.list(list)
+	for _, sl := range g.slots {
+		s.watchList = append(s.watchList, enc.event("ADDED", sl.pod)...)
+	}
 	if f == JSON {
-		for _, sl := range g.slots {
-			s.watchList = append(s.watchList, enc.event("ADDED", sl.pod)...)
-		}
 		s.watchList = fmt.Appendf(s.watchList, `{"type":"BOOKMARK","object":{"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"%d","annotations":{"k8s.io/initial-events-end":"true"}}}}`+"\n", g.rv)
+	} else {
+		s.watchList = append(s.watchList, enc.event("BOOKMARK", &corev1.Pod{TypeMeta: metav1.TypeMeta{Kind: "Pod", APIVersion: "v1"},
+			ObjectMeta: metav1.ObjectMeta{ResourceVersion: strconv.FormatInt(g.rv, 10), Annotations: map[string]string{metav1.InitialEventsAnnotationKey: "true"}}})...)
 	}
 	offs := make([]int, 0, events+1)
 	for range events {
