@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"github.com/kwrec/kwrec/internal/wire"
 	"math/rand/v2"
 	"strconv"
 	"sync"
@@ -173,12 +174,7 @@ func (e *encoder) event(typ string, p *corev1.Pod) []byte {
 	if err != nil {
 		panic(err)
 	}
-	b := make([]byte, 0, len(obj)+32)
-	b = append(b, `{"type":"`...)
-	b = append(b, typ...)
-	b = append(b, `","object":`...)
-	b = append(b, obj...)
-	return append(b, '}', '\n')
+	return wire.WatchEventJSON(typ, obj)
 }
 
 type deployment struct {

@@ -152,33 +152,26 @@ func BenchmarkReplayCostsTheClientNothing(b *testing.B) {
 			})
 		}
 	}
-	for _, f := range []benchmarks.Format{benchmarks.JSON, benchmarks.Protobuf} {
-		b.Run("informer-list-watch/"+string(f), func(b *testing.B) {
-			s := jsonStream()
-			if f == benchmarks.Protobuf {
-				s = protoStream()
+	// The informers list then watch, or (WatchList) stream the list; replay
+	// answers the streaming list of a plain list+watch recording from the
+	// collection's timeline, in protobuf too.
+	for _, watchList := range []bool{false, true} {
+		for _, f := range []benchmarks.Format{benchmarks.JSON, benchmarks.Protobuf} {
+			name := "informer-list-watch/"
+			if watchList {
+				name = "informer-watchlist/"
 			}
-			n := s.Items + len(s.Events)
-			c := capturedOnce(b, "informer-"+string(f), s, true, func(cfg *rest.Config) func() { return informAll(b, cfg, n, false) })
-			sideBySide(b, n, &side{name: "bare"}, &side{name: "replay"},
-				func() func() { return informAll(b, bareConfig(s, true), n, false) },
-				func() func() { return informAll(b, replayConfig(b, c, f), n, false) })
-		})
-	}
-	// WatchList replays a plain list+watch recording: the streaming list
-	// is a view of the timeline, in protobuf too since the timeline reads
-	// protobuf recordings.
-	for _, f := range []benchmarks.Format{benchmarks.JSON, benchmarks.Protobuf} {
-		b.Run("informer-watchlist/"+string(f), func(b *testing.B) {
-			s := jsonStream()
-			if f == benchmarks.Protobuf {
-				s = protoStream()
-			}
-			n := s.Items + len(s.Events)
-			c := capturedOnce(b, "informer-"+string(f), s, true, func(cfg *rest.Config) func() { return informAll(b, cfg, n, false) })
-			sideBySide(b, n, &side{name: "bare"}, &side{name: "replay"},
-				func() func() { return informAll(b, bareConfig(s, true), n, true) },
-				func() func() { return informAll(b, replayConfig(b, c, f), n, true) })
-		})
+			b.Run(name+string(f), func(b *testing.B) {
+				s := jsonStream()
+				if f == benchmarks.Protobuf {
+					s = protoStream()
+				}
+				n := s.Items + len(s.Events)
+				c := capturedOnce(b, "informer-"+string(f), s, true, func(cfg *rest.Config) func() { return informAll(b, cfg, n, false) })
+				sideBySide(b, n, &side{name: "bare"}, &side{name: "replay"},
+					func() func() { return informAll(b, bareConfig(s, true), n, watchList) },
+					func() func() { return informAll(b, replayConfig(b, c, f), n, watchList) })
+			})
+		}
 	}
 }
