@@ -3,6 +3,7 @@ package replay
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 
 	"github.com/kwrec/kwrec/internal/apipath"
@@ -30,10 +31,8 @@ func (r *Replayer) timelineFor(rp apipath.Path) (*timeline.Timeline, string) {
 }
 
 // viewPlan answers a GET list, watch or get of a recorded collection from
-// its timeline, in the encoding the client negotiated: kubectl's Table form
-// (server-side printing) from the recorded Table rows when every object in
-// the answer has one, else protobuf or JSON. It returns a nil plan and the
-// reason when it cannot.
+// its timeline, in the encoding the client negotiated. It returns a nil
+// plan and the reason when it cannot.
 func (r *Replayer) viewPlan(req *http.Request) (*plan, string) {
 	if req.Method != http.MethodGet {
 		return nil, "only GET list, watch and get requests are answered from the recorded timeline"
@@ -53,84 +52,118 @@ func (r *Replayer) viewPlan(req *http.Request) (*plan, string) {
 	if why := t.Broken(); why != "" {
 		return nil, "the timeline of " + t.Path + " cannot be rebuilt: " + why
 	}
-	accept := req.Header.Get("Accept")
-	var tbl *table.Index
-	gv, wantsTable := table.Wants(accept)
-	if x := r.tables[t.Path]; wantsTable && x != nil && x.Len() > 0 {
-		tbl = x
+	q := req.URL.Query()
+	if rp.Name != "" && wire.IsWatch(q) {
+		return nil, "a watch of one object by its path is deprecated; use fieldSelector=metadata.name=NAME"
 	}
-	proto, ok := wire.Negotiate(accept)
-	if proto && !r.codec.CanProtobuf(t) {
-		proto = false
-		ok = wire.Accepts(accept, wire.MediaJSON)
-	}
+	enc, ok := r.negotiate(t, req.Header.Get("Accept"))
 	if !ok {
 		st := wire.Status(http.StatusNotAcceptable, metav1.StatusReasonNotAcceptable,
 			fmt.Sprintf("only the following media types are accepted: %s, %s", wire.MediaJSON, wire.MediaProtobuf), 0)
 		return r.statusPlan(st, 0, false), ""
 	}
-	q := req.URL.Query()
 	sel, err := t.Selector(q, ns)
 	if err != nil {
-		return r.errorPlanOf(err, proto), ""
+		return r.errorPlanOf(err, enc.proto), ""
 	}
-	p := &plan{status: http.StatusOK, header: http.Header{}, pace: r.pacing(nil), tl: t, proto: proto,
-		end: endEOF, timeout: wire.TimeoutSeconds(q)}
-	ct := wire.MediaJSON
-	if proto {
-		ct = wire.MediaProtobuf
+	p := &plan{status: http.StatusOK, header: http.Header{"Content-Type": {wire.MediaJSON}}, pace: r.pacing(nil), tl: t,
+		proto: enc.proto, end: endEOF, timeout: wire.TimeoutSeconds(q)}
+	if enc.proto {
+		p.header.Set("Content-Type", wire.MediaProtobuf)
 	}
-	p.header.Set("Content-Type", ct)
 	switch {
-	case rp.Name != "" && wire.IsWatch(q):
-		return nil, "a watch of one object by its path is deprecated; use fieldSelector=metadata.name=NAME"
 	case rp.Name != "":
-		o, err := t.Get(rp.Namespace, rp.Name)
-		if err != nil {
-			return r.errorPlanOf(err, proto), ""
-		}
-		p.frames = []outFrame{{obj: &o}}
-		if tbl != nil {
-			if b, ok := tbl.Get(gv, tableVersion(&o)); ok {
-				p.frames = []outFrame{{data: b}}
-			}
-		}
+		err = r.getView(p, enc, rp)
 	case !wire.IsWatch(q):
-		l, err := t.List(q, sel)
-		if err != nil {
-			return r.errorPlanOf(err, proto), ""
-		}
-		p.frames = []outFrame{{list: &l, rv: l.RV}}
-		if tbl != nil {
-			vs := make([]table.Version, len(l.Items))
-			for i := range l.Items {
-				vs[i] = tableVersion(&l.Items[i])
-			}
-			var remaining *int64
-			if l.Continue != "" {
-				remaining = &l.Remaining
-			}
-			if b, ok := tbl.List(gv, strconv.FormatInt(l.RV, 10), l.Continue, remaining, vs); ok {
-				p.frames = []outFrame{{data: b, rv: l.RV}}
-			}
-		}
+		err = r.listView(p, enc, q, sel)
 	default:
-		steps, err := t.Watch(q, sel)
-		if err != nil {
-			return r.errorPlanOf(err, proto), ""
-		}
-		if proto {
-			p.header.Set("Content-Type", wire.MediaProtobufWatch)
-		}
-		p.steps, p.end = steps, endIdle
-		if len(steps) == 1 && steps[0].Kind == timeline.StepExpired {
-			p.end = endEOF
-		}
-		if tbl != nil && tableHasRows(tbl, steps) {
-			p.table, p.tableGV = tbl, gv
-		}
+		err = r.watchView(p, enc, q, sel)
+	}
+	if err != nil {
+		return r.errorPlanOf(err, enc.proto), ""
 	}
 	return p, ""
+}
+
+// encoding is how a view answers: protobuf or JSON, and for kubectl's
+// server-side printing the collection's recorded Table rows (table) in
+// Table version gv, where every object in the answer has one.
+type encoding struct {
+	proto bool
+	table *table.Index
+	gv    table.GroupVersion
+}
+
+// negotiate picks the encoding of an answer about t for a client with
+// this Accept header; ok is false when the client takes none kwrec serves.
+func (r *Replayer) negotiate(t *timeline.Timeline, accept string) (enc encoding, ok bool) {
+	if gv, wants := table.Wants(accept); wants {
+		if x := r.tables[t.Path]; x != nil && x.Len() > 0 {
+			enc.table, enc.gv = x, gv
+		}
+	}
+	enc.proto, ok = wire.Negotiate(accept)
+	if enc.proto && !r.codec.CanProtobuf(t) {
+		enc.proto, ok = false, wire.Accepts(accept, wire.MediaJSON)
+	}
+	return enc, ok
+}
+
+// getView answers a get of one object as of now.
+func (r *Replayer) getView(p *plan, enc encoding, rp apipath.Path) error {
+	o, err := p.tl.Get(rp.Namespace, rp.Name)
+	if err != nil {
+		return err
+	}
+	p.frames = []outFrame{{obj: &o}}
+	if enc.table != nil {
+		if b, ok := enc.table.Get(enc.gv, tableVersion(&o)); ok {
+			p.frames = []outFrame{{data: b}}
+		}
+	}
+	return nil
+}
+
+// listView answers a list.
+func (r *Replayer) listView(p *plan, enc encoding, q url.Values, sel timeline.Selector) error {
+	l, err := p.tl.List(q, sel)
+	if err != nil {
+		return err
+	}
+	p.frames = []outFrame{{list: &l, rv: l.RV}}
+	if enc.table != nil {
+		vs := make([]table.Version, len(l.Items))
+		for i := range l.Items {
+			vs[i] = tableVersion(&l.Items[i])
+		}
+		var remaining *int64
+		if l.Continue != "" {
+			remaining = &l.Remaining
+		}
+		if b, ok := enc.table.List(enc.gv, strconv.FormatInt(l.RV, 10), l.Continue, remaining, vs); ok {
+			p.frames = []outFrame{{data: b, rv: l.RV}}
+		}
+	}
+	return nil
+}
+
+// watchView answers a watch or a streaming list.
+func (r *Replayer) watchView(p *plan, enc encoding, q url.Values, sel timeline.Selector) error {
+	steps, err := p.tl.Watch(q, sel)
+	if err != nil {
+		return err
+	}
+	if enc.proto {
+		p.header.Set("Content-Type", wire.MediaProtobufWatch)
+	}
+	p.steps, p.end = steps, endIdle
+	if len(steps) == 1 && steps[0].Kind == timeline.StepExpired {
+		p.end = endEOF
+	}
+	if enc.table != nil && tableHasRows(enc.table, steps) {
+		p.table, p.tableGV = enc.table, enc.gv
+	}
+	return nil
 }
 
 // emptyTimeline answers for a collection the cassette never recorded of a
