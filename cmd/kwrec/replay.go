@@ -17,6 +17,7 @@ import (
 
 	"github.com/kwrec/kwrec/cassettes"
 	"github.com/kwrec/kwrec/internal/apipath"
+	"github.com/kwrec/kwrec/internal/table"
 	"github.com/kwrec/kwrec/replay"
 	"github.com/kwrec/kwrec/watcher"
 )
@@ -37,6 +38,9 @@ func targets(ivs []*cassettes.Interaction) []target {
 	for _, in := range ivs {
 		if in.Request.Method != "GET" {
 			continue
+		}
+		if _, ok := table.Wants(in.Request.Header.Get("Accept")); ok {
+			continue // the Table form recorded for kubectl, not a watcher's request
 		}
 		u, err := url.Parse(in.Request.URL)
 		if err != nil {
