@@ -256,7 +256,7 @@ func (b *body) cross(m *timeline.Mark) error {
 		if err != nil {
 			return err
 		}
-		if data, err = b.r.codec.RecordedError(raw, m.Enc, b.proto()); err != nil {
+		if data, err = b.r.codec.RecordedError(raw, m.Recorded.Enc, b.proto()); err != nil {
 			return err
 		}
 	}

@@ -58,13 +58,13 @@ func (t *Timeline) newObject() (protoMessage, error) {
 // (proto) or as JSON, with kind and apiVersion (typed) or without.
 func (c Codec) body(t *Timeline, o *Object, raw []byte, proto, typed bool) ([]byte, error) {
 	switch {
-	case proto && o.Enc == Protobuf:
+	case proto && o.Ref.Enc == Protobuf:
 		return raw, nil
-	case !proto && o.Enc == JSON:
+	case !proto && o.Ref.Enc == JSON:
 		switch {
-		case typed && !o.Typed:
+		case typed && !o.Ref.Typed:
 			return wire.WithTypeMeta(raw, t.Kind, t.APIVersion), nil
-		case !typed && o.Typed:
+		case !typed && o.Ref.Typed:
 			return withoutTypeMeta(raw), nil
 		}
 		return raw, nil

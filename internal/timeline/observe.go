@@ -15,7 +15,7 @@ import (
 // mark of a recorded ERROR event. f.Data is only valid during the call.
 func (s *Stream) Observe(i int, f cassettes.Frame) {
 	t := s.t
-	ref := Ref{In: s.in, I: int32(i)}
+	ref := Ref{In: s.in, I: int32(i), Enc: s.enc}
 	if !s.watch {
 		switch {
 		case i == 0:
@@ -52,20 +52,19 @@ func (s *Stream) Observe(i int, f cassettes.Frame) {
 	if !ok || s.broken {
 		return
 	}
-	at := s.base() + f.At
 	switch typ {
 	case "ERROR":
 		if s.errAt < 0 {
 			s.errAt = i
 		}
 		r := objRef
-		t.marks = append(t.marks, &Mark{RV: s.lastRV, Kind: MarkError, Recorded: &r, Enc: s.enc,
+		t.marks = append(t.marks, &Mark{RV: s.lastRV, Kind: MarkError, Recorded: &r,
 			Label: fmt.Sprintf("the recorded ERROR event, frame %d of interaction %d", i+1, s.in.ID)})
 		return
 	case "BOOKMARK":
 		s.lastRV = max(s.lastRV, rv)
 		if s.initial && m.InitialEventsEnd {
-			snap := t.snapAt(rv, at)
+			snap := t.snapAt(rv, s.base()+f.At)
 			for _, o := range s.pending {
 				snap.items[o.Key] = o
 			}
@@ -75,12 +74,13 @@ func (s *Stream) Observe(i int, f cassettes.Frame) {
 	}
 	s.lastRV = max(s.lastRV, rv)
 	t.noteKinds("", m.APIVersion, m.Kind)
-	o := Object{Key: t.intern(m.Key()), RV: rv, Labels: t.intern(m.Labels), Ref: objRef, Enc: s.enc, Typed: s.enc == JSON && m.Kind != "" && m.APIVersion != ""}
+	objRef.Typed = s.enc == JSON && m.Kind != "" && m.APIVersion != ""
+	o := Object{Key: t.intern(m.Key()), RV: rv, Labels: t.intern(m.Labels), Ref: objRef}
 	if s.initial && typ == "ADDED" {
 		s.pending = append(s.pending, o)
 		return
 	}
-	t.events = append(t.events, Event{RV: rv, Type: t.intern(typ), Obj: o, At: at})
+	t.events = append(t.events, Event{Type: t.intern(typ), Obj: o})
 }
 
 // event splits a watch frame in the stream's encoding: its type, its
@@ -167,7 +167,8 @@ func (s *Stream) addList(data []byte, ref Ref, f cassettes.Frame) error {
 		}
 		r := ref
 		r.Off, r.N = int32(it[0]), int32(it[1]-it[0])
-		o := Object{Key: t.intern(m.Key()), RV: orv, Labels: t.intern(m.Labels), Ref: r, Enc: s.enc, Typed: s.enc == JSON && m.Kind != "" && m.APIVersion != ""}
+		r.Enc, r.Typed = s.enc, s.enc == JSON && m.Kind != "" && m.APIVersion != ""
+		o := Object{Key: t.intern(m.Key()), RV: orv, Labels: t.intern(m.Labels), Ref: r}
 		snap.items[o.Key] = o
 	}
 	return nil

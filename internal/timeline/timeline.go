@@ -33,6 +33,11 @@ type Ref struct {
 	In     *cassettes.Interaction
 	I      int32
 	Off, N int32
+	// Enc is the bytes' encoding.
+	Enc Encoding
+	// Typed says JSON bytes carry kind and apiVersion (watch events and
+	// gets do, list items do not).
+	Typed bool
 }
 
 // Of returns the bytes r names in data, the frame or held body it is in.
@@ -54,10 +59,6 @@ type Object struct {
 	RV     int64  // metadata.resourceVersion
 	Labels string // labels.Set.String() form, "" for none
 	Ref    Ref
-	Enc    Encoding
-	// Typed says JSON bytes carry kind and apiVersion (watch events and
-	// gets do, list items do not).
-	Typed bool
 }
 
 // Name returns the object's name.
@@ -66,12 +67,24 @@ func (o *Object) Name() string { _, n, _ := strings.Cut(o.Key, "/"); return n }
 // Namespace returns the object's namespace, "" for a cluster-scoped one.
 func (o *Object) Namespace() string { ns, _, _ := strings.Cut(o.Key, "/"); return ns }
 
-// Event is one recorded change.
+// Event is one recorded change. A long watch makes one per event, so it
+// holds only what cannot be derived.
 type Event struct {
-	RV   int64
 	Type string // ADDED, MODIFIED or DELETED
 	Obj  Object
-	At   time.Duration // when it was recorded, from the cassette start
+}
+
+// RV returns the resourceVersion of the event: its object's.
+func (e *Event) RV() int64 { return e.Obj.RV }
+
+// At returns when the event was recorded, from the cassette start.
+func (e *Event) At() time.Duration {
+	in := e.Obj.Ref.In
+	at := in.At + in.Frames[e.Obj.Ref.I].At
+	if in.Response != nil {
+		at += in.Response.Latency
+	}
+	return at
 }
 
 type snapshot struct {
@@ -103,9 +116,8 @@ type Mark struct {
 	// Status is the ERROR event's Status (MarkError from an edit).
 	Status *metav1.Status
 	// Recorded, for a MarkError from the recording, names the recorded
-	// ERROR event's Status object (Enc its encoding); Status is nil then.
+	// ERROR event's Status object; Status is nil then.
 	Recorded *Ref
-	Enc      Encoding
 	// Once makes the mark fire once (an edit's); a recorded one fires on
 	// every watch that crosses it.
 	Once bool
@@ -224,10 +236,10 @@ func (t *Timeline) AddMark(m *Mark) {
 func (t *Timeline) RVAt(at time.Duration) int64 {
 	rv := t.oldest
 	for i := range t.events {
-		if t.events[i].At > at {
+		if t.events[i].At() > at {
 			break
 		}
-		rv = t.events[i].RV
+		rv = t.events[i].RV()
 	}
 	return rv
 }
@@ -240,9 +252,9 @@ func (t *Timeline) atOf(rv int64) time.Duration {
 			at = s.at
 		}
 	}
-	i := sort.Search(len(t.events), func(i int) bool { return t.events[i].RV > rv })
-	if i > 0 && t.events[i-1].At > at {
-		at = t.events[i-1].At
+	i := sort.Search(len(t.events), func(i int) bool { return t.events[i].RV() > rv })
+	if i > 0 && t.events[i-1].At() > at {
+		at = t.events[i-1].At()
 	}
 	return at
 }
@@ -313,13 +325,13 @@ func (t *Timeline) Seal() {
 	}
 	t.snapByRV, t.strs = nil, nil
 	sort.Slice(t.snaps, func(i, j int) bool { return t.snaps[i].rv < t.snaps[j].rv })
-	sort.SliceStable(t.events, func(i, j int) bool { return t.events[i].RV < t.events[j].RV })
+	sort.SliceStable(t.events, func(i, j int) bool { return t.events[i].RV() < t.events[j].RV() })
 	// The same event recorded twice (two watches that overlap, a re-watch
 	// after a reset) is one event: keep the first, in recording order.
 	out := t.events[:0]
 	for _, e := range t.events {
 		dup := false
-		for j := len(out) - 1; j >= 0 && out[j].RV == e.RV && !dup; j-- {
+		for j := len(out) - 1; j >= 0 && out[j].RV() == e.RV() && !dup; j-- {
 			dup = out[j].Obj.Key == e.Obj.Key && out[j].Type == e.Type
 		}
 		if !dup {
@@ -339,7 +351,7 @@ func (t *Timeline) Seal() {
 		t.oldest = t.snaps[0].rv
 	case len(t.events) > 0:
 		// A watch-only recording: start from nothing before its first event.
-		t.oldest = t.events[0].RV - 1
+		t.oldest = t.events[0].RV() - 1
 	}
 	if t.oldest < 0 && t.broken == "" {
 		t.broken = "no list or watch event recorded"

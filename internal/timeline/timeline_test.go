@@ -67,7 +67,7 @@ func steps(t *testing.T, tl *timeline.Timeline, query string) []string {
 		case timeline.StepInitialEnd:
 			out = append(out, fmt.Sprint("initial-end @", s.RV))
 		case timeline.StepEvent:
-			out = append(out, fmt.Sprintf("%s %s@%d +%v", s.Ev.Type, s.Ev.Obj.Key, s.Ev.RV, s.Gap))
+			out = append(out, fmt.Sprintf("%s %s@%d +%v", s.Ev.Type, s.Ev.Obj.Key, s.Ev.RV(), s.Gap))
 		case timeline.StepBookmark:
 			out = append(out, fmt.Sprint("bookmark @", s.RV))
 		case timeline.StepMark:

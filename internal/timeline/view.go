@@ -109,10 +109,10 @@ func (t *Timeline) stateAt(rv int64) (objs []Object, ok bool) {
 		}
 	}
 	for _, e := range t.events {
-		if e.RV <= from {
+		if e.RV() <= from {
 			continue
 		}
-		if e.RV > rv {
+		if e.RV() > rv {
 			break
 		}
 		if e.Type == "DELETED" {
@@ -323,19 +323,20 @@ func (t *Timeline) Watch(q url.Values, sel Selector) ([]Step, error) {
 	for len(marks) > 0 && (marks[0].RV < from || marks[0].RV == from && !(marks[0].Once && marks[0].Fired() == 0)) {
 		marks = marks[1:]
 	}
-	i := sort.Search(len(t.events), func(i int) bool { return t.events[i].RV > from })
+	i := sort.Search(len(t.events), func(i int) bool { return t.events[i].RV() > from })
 	for ; i < len(t.events); i++ {
 		e := &t.events[i]
-		for len(marks) > 0 && marks[0].RV < e.RV {
+		for len(marks) > 0 && marks[0].RV < e.RV() {
 			steps = append(steps, Step{Kind: StepMark, Mark: marks[0]})
 			marks = marks[1:]
 		}
-		lastRV = e.RV
+		lastRV = e.RV()
 		if !sel.Matches(&e.Obj) {
 			continue
 		}
-		steps = append(steps, Step{Kind: StepEvent, Ev: e, RV: e.RV, Gap: e.At - prevAt})
-		prevAt = e.At
+		at := e.At()
+		steps = append(steps, Step{Kind: StepEvent, Ev: e, RV: lastRV, Gap: at - prevAt})
+		prevAt = at
 	}
 	if q.Get("allowWatchBookmarks") == "true" && lastRV > from {
 		steps = append(steps, Step{Kind: StepBookmark, RV: lastRV})
