@@ -194,9 +194,16 @@ func TestAnUnrecordedCollectionIsEmptyAndAnUnknownResourceNotFound(t *testing.T)
 	if _, err := cs.CoreV1().Secrets("default").Get(ctxT(t), "s", metav1.GetOptions{}); !apierrors.IsNotFound(err) || err.Error() != `secrets "s" not found` {
 		t.Errorf("get of an unrecorded secret: %v", err)
 	}
+	// All namespaces of a resource recorded in one namespace: not known to
+	// be empty.
+	all := rawGet(t, r, ctxT(t), "/api/v1/configmaps")
+	b, _ := io.ReadAll(all.Body)
+	if all.StatusCode != 404 || !strings.Contains(string(b), "the cassette records no list or watch of /api/v1/configmaps") {
+		t.Errorf("all-namespaces configmaps: %d %s", all.StatusCode, b)
+	}
 	// A resource no discovery knows.
 	resp := rawGet(t, r, ctxT(t), "/apis/example.com/v1/namespaces/default/widgets")
-	b, _ := io.ReadAll(resp.Body)
+	b, _ = io.ReadAll(resp.Body)
 	if resp.StatusCode != 404 || !strings.Contains(string(b), `"message":"the server could not find the requested resource (kwrec: the cassette records no list or watch of /apis/example.com/v1/namespaces/default/widgets)","reason":"NotFound"`) {
 		t.Errorf("unknown resource: %d %s", resp.StatusCode, b)
 	}

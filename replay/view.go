@@ -180,6 +180,15 @@ func (r *Replayer) emptyTimeline(rp apipath.Path) *timeline.Timeline {
 	if !ok || !namespaced && rp.Namespace != "" {
 		return nil
 	}
+	if rp.Namespace == "" {
+		// All namespaces, where only some were recorded: not empty, but
+		// not known either.
+		for _, t := range r.tlOrder {
+			if t.Res.Group == rp.Group && t.Res.Version == rp.Version && t.Res.Resource == rp.Resource {
+				return nil
+			}
+		}
+	}
 	var rv int64
 	for _, t := range r.tlOrder {
 		rv = max(rv, t.Last())
