@@ -60,10 +60,26 @@ step "5. Replay it offline through the watcher (kwrec replay)"
 "$kwrec" replay "$cassette"
 
 step "6. Replay with a 410 Expired injected after the first watch event"
-echo "\$ kwrec inject $cassette -o $out/configmaps-410.kwrec.zst --watch-error request=2,after=1,code=410"
-"$kwrec" inject "$cassette" -o "$out/configmaps-410.kwrec.zst" --watch-error request=2,after=1,code=410
+# The watcher's watch is the one with bookmarks (kwrec record also records
+# discovery and kubectl's Table form): its #N in kwrec show.
+timeline=$("$kwrec" show "$cassette")
+watch_id=$(grep -m1 'allowWatchBookmarks=true.*watch=true' <<<"$timeline" | sed -E 's/.*#([0-9]+) .*/\1/')
+echo "\$ kwrec inject $cassette -o $out/configmaps-410.kwrec.zst --watch-error request=$watch_id,after=1,code=410"
+"$kwrec" inject "$cassette" -o "$out/configmaps-410.kwrec.zst" --watch-error "request=$watch_id,after=1,code=410"
 "$kwrec" replay "$out/configmaps-410.kwrec.zst"
 echo
-echo "The watcher saw the 410, re-listed (answered from the state replay rebuilt"
-echo "from the recording) and resumed with the next recorded event: nothing lost,"
-echo "nothing duplicated. Cassettes are in $out."
+echo "The watcher saw the 410, re-listed (answered from the recorded timeline)"
+echo "and resumed with the next recorded event: nothing lost, nothing duplicated."
+
+step "7. Any client crosses the same point: kubectl through kwrec serve"
+echo "\$ kwrec serve $out/configmaps-410.kwrec.zst --speed 10 --kubeconfig-out $out/replay.kubeconfig &"
+"$kwrec" serve "$out/configmaps-410.kwrec.zst" --speed 10 --kubeconfig-out "$out/replay.kubeconfig" > "$out/serve.log" 2>&1 &
+serve_pid=$!
+for _ in $(seq 50); do grep -q '^kubeconfig:' "$out/serve.log" 2>/dev/null && break; sleep 0.1; done
+echo "\$ kubectl get configmaps -w --output-watch-events"
+kubectl --kubeconfig "$out/replay.kubeconfig" --cache-dir "$out/kubectl-cache" get configmaps -w --output-watch-events --request-timeout 10s || true
+kill "$serve_pid"; wait "$serve_pid" 2>/dev/null || true
+echo
+echo "kubectl asked its own way (no bookmarks, its own Accept for server-side"
+echo "printing) and still met the 410 where the edit put it, once. Cassettes are"
+echo "in $out."

@@ -28,7 +28,8 @@ type ivState struct {
 	tl     *timeline.Timeline
 	stream *timeline.Stream
 	// table is set for a 200 list or watch recorded in kubectl's Table
-	// form: its rows feed the collection's table index instead.
+	// form: its rows feed the collection's table index, and tl is set once
+	// every interaction is read (the Table form may come first).
 	table *tableFeed
 }
 
@@ -37,12 +38,15 @@ type ivState struct {
 type tableFeed struct {
 	x     *table.Index
 	watch bool
-	buf   []byte // a list body, joined
+	buf   []byte  // a list body, joined
+	rvs   []int64 // per watch frame: the resourceVersion of its row
 }
 
 func (f *tableFeed) observe(fr cassettes.Frame) {
 	if f.watch {
 		f.x.AddWatchEvent(fr.Data) // a frame it cannot index adds no row
+		// The Table's resourceVersion comes first: its row's object's.
+		f.rvs = append(f.rvs, wire.ScanRV(fr.Data))
 		return
 	}
 	f.buf = append(f.buf, fr.Data...)
@@ -67,10 +71,13 @@ func (iv *ivState) observe(i int, f cassettes.Frame) {
 
 // rv returns the resourceVersion serving frame i moves the timeline to.
 func (iv *ivState) rv(i int) int64 {
-	if iv.stream == nil {
-		return 0
+	switch {
+	case iv.stream != nil:
+		return iv.stream.RV(i)
+	case iv.table != nil && i < len(iv.table.rvs):
+		return iv.table.rvs[i]
 	}
-	return iv.stream.RV(i)
+	return 0
 }
 
 // encodingOf returns the timeline encoding of a response, false for one
@@ -210,7 +217,7 @@ func (r *Replayer) marksOn(iv *ivState) []placedMark {
 			own[e.mark] = true
 		}
 	}
-	if iv.tl == nil || iv.stream == nil {
+	if iv.tl == nil {
 		return out
 	}
 	u, _ := url.Parse(iv.in.Request.URL)

@@ -137,6 +137,9 @@ func (r *Replayer) ready(opts Options) error {
 	for _, iv := range r.ivs {
 		if iv.table != nil {
 			iv.table.seal()
+			// A recorded Table-form watch crosses the timeline's edits
+			// like any other watch of the collection.
+			iv.tl = r.timelines[pathOf(iv.in.Request.URL)]
 		}
 	}
 	var edits []Edit

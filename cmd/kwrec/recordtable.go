@@ -68,8 +68,13 @@ func recordTable(ctx context.Context, cfg *rest.Config, path, labelSelector, fie
 				ResourceVersion string `json:"resourceVersion"`
 			} `json:"metadata"`
 		}
-		err = json.NewDecoder(resp.Body).Decode(&list)
+		// Read to the end, so the recording ends with the server's EOF
+		// rather than the client closing early.
+		body, err := io.ReadAll(resp.Body)
 		resp.Body.Close()
+		if err == nil {
+			err = json.Unmarshal(body, &list)
+		}
 		if err != nil || resp.StatusCode != http.StatusOK {
 			return fmt.Errorf("table list of %s: %d %v", path, resp.StatusCode, err)
 		}

@@ -122,3 +122,31 @@ func TestLiveKubectlGetWatchPrintsTheLiveTable(t *testing.T) {
 		t.Errorf("kubectl get -w through kwrec serve (-live +replayed):\n%s", d)
 	}
 }
+
+// TestLiveKubectlGetWatchTableMeetsTheInjectedExpiry injects a 410 after
+// the recorded watch's first event. kubectl's own watch (the Table form,
+// no bookmarks) is a different request, yet crosses the same point: it
+// prints the rows up to it as live, then the 410 once, and exits when the
+// server ends the stream, as it does live.
+func TestLiveKubectlGetWatchTableMeetsTheInjectedExpiry(t *testing.T) {
+	fx := fixture(t)
+	rec := fx.json
+	s := serve(t, fx, rec.Cassette, "--watch-error", fmt.Sprintf("request=%d,after=1,code=410", rec.WatchID))
+	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Second)
+	defer cancel()
+	out, err := kubectlCmd(ctx, s.Kubeconfig, "get", "configmaps", "-n", rec.Namespace, "-w").Output()
+	if err != nil || ctx.Err() != nil {
+		t.Fatalf("kubectl get -w did not exit by itself after the 410: %v (context %v)\n%s", err, ctx.Err(), out)
+	}
+	live := strings.SplitAfter(agesAside(rec.KubectlWatchLive), "\n")
+	got := strings.SplitAfter(agesAside(string(out)), "\n")
+	// The header, the three listed objects and the first event, then the
+	// Status: kubectl prints it as a table of its own.
+	if len(got) < 7 || strings.Join(got[:5], "") != strings.Join(live[:5], "") ||
+		!strings.HasPrefix(got[5], "STATUS") || !strings.Contains(got[6], "Expired") || strings.Count(string(out), "Expired") != 1 {
+		t.Errorf("kubectl get -w printed:\n%s\nwant the live first 5 lines:\n%s\nthen the 410 once", out, strings.Join(live[:5], ""))
+	}
+	if warn := s.Stop(t); strings.Contains(warn, "did not fire") {
+		t.Errorf("kwrec serve: %s", warn)
+	}
+}
