@@ -50,8 +50,18 @@
 //     with Retry-After past it, bookmarks when asked for;
 //   - a namespaced request is answered from an all-namespaces recording of
 //     the resource, filtered;
-//   - a collection the cassette never recorded is the API server's 404
-//     NotFound Status.
+//   - a collection the cassette never recorded, of a resource the server
+//     has, holds no objects (kubectl describe lists the events of what it
+//     describes); a resource no discovery knows is the API server's 404
+//     NotFound Status;
+//   - kubectl's server-side printing (Accept ...;as=Table) is answered in
+//     the Table form from the rows of the Table-form list and watch that
+//     kwrec record records beside the JSON ones, where every object in the
+//     answer has a recorded row;
+//   - discovery (/version, /api, /apis, group versions, OpenAPI v3) is the
+//     recorded server's, else kube-apiserver's own for the built-in
+//     resources (short names, categories, verbs) plus the cassette's other
+//     resources.
 //
 // "Now" is the highest resourceVersion served to any client, so a client
 // that re-lists after a failure sees what it had seen and its watch replays
