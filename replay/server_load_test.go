@@ -58,7 +58,7 @@ func loadCassette(n int) (c *cassettes.Cassette, list []string, want []string) {
 // token: each lists at resourceVersion 100 and watches from there, and must
 // get the recorded list and every recorded event, in order, nothing more.
 // The first client to ask is served the recording; the others the same
-// sequence from the state replay rebuilds.
+// sequence from the recorded timeline.
 func TestTheServerServesTwoHundredConcurrentWatchClients(t *testing.T) {
 	const (
 		clients = 200

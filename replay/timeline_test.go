@@ -29,7 +29,7 @@ func names(l *corev1.ConfigMapList) []string {
 	return out
 }
 
-func TestFallbackAnswersUnrecordedRequestsFromState(t *testing.T) {
+func TestTheTimelineAnswersUnrecordedRequests(t *testing.T) {
 	// Each case gets a fresh replay: a list at X moves the replay point to X,
 	// as a client that has seen X must never be shown older state.
 	var (

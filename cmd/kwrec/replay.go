@@ -96,7 +96,7 @@ live clusters) and print its events, one per line: Init, InitApply NS/NAME,
 InitDone, Apply NS/NAME, Delete NS/NAME, Error(...). Edit flags inject
 failures; the watcher recovers as it would from a real server (a 410 leads to
 a re-list, a reset to a re-watch from the last resourceVersion), answered
-from the state replay rebuilds from the recording.
+from the recorded timeline of each collection.
 
 The replay ends when the cassette is consumed.`,
 		Example: `  kwrec replay cm.kwrec.zst
