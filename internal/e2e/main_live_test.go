@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -239,7 +240,9 @@ func recordJSON(ctx context.Context, cs kubernetes.Interface, kwrec, kubeconfig 
 	}
 	rec := &recording{Namespace: ns, Cassette: filepath.Join(workDir, "json.kwrec.zst")}
 	var stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, kwrec, "record", "configmaps", "-n", ns, "--duration", "6s", "-o", rec.Cassette, "--kubeconfig", kubeconfig)
+	// Stopped with SIGTERM once the scenario is done: the live kubectl
+	// commands below take as long as the machine's load makes them.
+	cmd := exec.CommandContext(ctx, kwrec, "record", "configmaps", "-n", ns, "--duration", "80s", "-o", rec.Cassette, "--kubeconfig", kubeconfig)
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		return nil, err
@@ -273,6 +276,9 @@ func recordJSON(ctx context.Context, cs kubernetes.Interface, kwrec, kubeconfig 
 		kw.Wait()
 		return nil, err
 	}
+	// Let the last event reach the recorder (and kubectl), then stop it.
+	time.Sleep(time.Second)
+	cmd.Process.Signal(syscall.SIGTERM)
 	werr := cmd.Wait()
 	stopWatch()
 	kw.Wait()
