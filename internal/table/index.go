@@ -80,6 +80,11 @@ func (x *Index) AddList(body []byte) error {
 	if err != nil {
 		return err
 	}
+	return x.addTable(t)
+}
+
+// addTable indexes a Table's rows and keeps its columns if first.
+func (x *Index) addTable(t tableJSON) error {
 	rows, err := parseRows(t.Rows)
 	if err != nil {
 		return err
@@ -114,15 +119,8 @@ func (x *Index) AddWatchEvent(line []byte) error {
 		x.addBookmark(t)
 		return nil
 	}
-	rows, err := parseRows(t.Rows)
-	if err != nil {
+	if err := x.addTable(t); err != nil {
 		return fmt.Errorf("%s watch event: %w", typ, err)
-	}
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	x.addColumns(t.ColumnDefinitions)
-	for v, r := range rows {
-		x.addRow(v, r)
 	}
 	return nil
 }
