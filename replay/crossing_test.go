@@ -184,11 +184,7 @@ func TestAnErrorEditAnchoredOnAResourceFiresOnItsNthRequestWhateverItsQuery(t *t
 		"?labelSelector=app%3Ddemo",       // list 2: the error
 		"?labelSelector=app%3Ddemo",       // list 3: the timeline
 	} {
-		path := cmPath + pq
-		if strings.HasPrefix(pq, "/") {
-			path = cmPath + pq
-		}
-		req := rawRequest(path).WithContext(ctxT(t))
+		req := rawRequest(cmPath + pq).WithContext(ctxT(t))
 		resp, err := r.RoundTrip(req)
 		if err != nil {
 			t.Fatal(err)

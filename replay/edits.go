@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -143,18 +144,8 @@ func (r *Replayer) pointOf(iv *ivState, after int) int64 {
 			return rv
 		}
 	}
-	q := queryOf(iv.in.Request.URL)
-	var rv int64
-	fmt.Sscan(q.Get("resourceVersion"), &rv)
+	rv, _ := strconv.ParseInt(queryOf(iv.in.Request.URL).Get("resourceVersion"), 10, 64)
 	return rv
-}
-
-func queryOf(raw string) url.Values {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return url.Values{}
-	}
-	return u.Query()
 }
 
 func newEditMark(e Edit) *timeline.Mark {

@@ -69,6 +69,24 @@ func (iv *ivState) observe(i int, f cassettes.Frame) {
 	}
 }
 
+// queryOf and pathOf split a recorded request URL (a URL that does not
+// parse has no query and no path).
+func queryOf(raw string) url.Values {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return url.Values{}
+	}
+	return u.Query()
+}
+
+func pathOf(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return u.Path
+}
+
 // rv returns the resourceVersion serving frame i moves the timeline to.
 func (iv *ivState) rv(i int) int64 {
 	switch {
@@ -109,7 +127,7 @@ func (r *Replayer) add(in *cassettes.Interaction) *ivState {
 	}
 	q := u.Query()
 	rp, ok := apipath.Parse(u.Path)
-	if !ok || rp.Name != "" || enc != timeline.JSON && enc != timeline.Protobuf {
+	if !ok || rp.Name != "" {
 		return iv
 	}
 	if _, ok := table.Wants(in.Request.Header.Get("Accept")); ok && enc == timeline.JSON {
@@ -220,11 +238,11 @@ func (r *Replayer) marksOn(iv *ivState) []placedMark {
 	if iv.tl == nil {
 		return out
 	}
-	u, _ := url.Parse(iv.in.Request.URL)
-	if !wire.IsWatch(u.Query()) {
+	q := queryOf(iv.in.Request.URL)
+	if !wire.IsWatch(q) {
 		return out
 	}
-	from, _ := strconv.ParseInt(u.Query().Get("resourceVersion"), 10, 64)
+	from, _ := strconv.ParseInt(q.Get("resourceVersion"), 10, 64)
 	for _, m := range iv.tl.Marks() {
 		// Only edits: a recorded watch replays its own recorded marks
 		// and no other's. A mark past the last recorded event is never

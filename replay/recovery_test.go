@@ -52,11 +52,10 @@ func protoFixture(t *testing.T) *cassettes.Cassette {
 			Type   string
 			Object runtime.RawExtension
 		}
-		if err := jsonUnmarshal(f.Data, &ev); err != nil {
+		if err := json.Unmarshal(f.Data, &ev); err != nil {
 			t.Fatal(err)
 		}
-		we := encodeWatchEvent(t, ev.Type, encode(decode(ev.Object.Raw)))
-		watch.Frames[i].Data = we
+		watch.Frames[i].Data = watchEventFrame(ev.Type, encode(decode(ev.Object.Raw)))
 	}
 	for _, in := range []*cassettes.Interaction{list, watch} {
 		in.Request.Header = http.Header{"Accept": {"application/vnd.kubernetes.protobuf,application/json"}}
@@ -64,14 +63,6 @@ func protoFixture(t *testing.T) *cassettes.Cassette {
 	}
 	watch.Response.Header.Set("Content-Type", "application/vnd.kubernetes.protobuf;stream=watch")
 	return c
-}
-
-func encodeWatchEvent(t *testing.T, typ string, obj []byte) []byte {
-	t.Helper()
-	b := make([]byte, 4)
-	ev := watchEvent(typ, obj)
-	binary.BigEndian.PutUint32(b, uint32(len(ev)))
-	return append(b, ev...)
 }
 
 // informerRun is a typed ConfigMap informer over cfg that counts the
@@ -240,10 +231,10 @@ func TestInformersRecoverFromEveryFailureToTheRecordedFinalStore(t *testing.T) {
 	}
 }
 
-func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
-
-func watchEvent(typ string, obj []byte) []byte {
+// watchEventFrame is a protobuf watch frame: the 4-byte length, then the
+// metav1.WatchEvent of obj.
+func watchEventFrame(typ string, obj []byte) []byte {
 	ev := metav1.WatchEvent{Type: typ, Object: runtime.RawExtension{Raw: obj}}
 	b, _ := ev.Marshal()
-	return b
+	return append(binary.BigEndian.AppendUint32(nil, uint32(len(b))), b...)
 }

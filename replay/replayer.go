@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -266,14 +265,6 @@ func (r *Replayer) optional(iv *ivState) bool {
 		return true
 	}
 	return !r.opts.Strict && iv.stream != nil
-}
-
-func pathOf(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return ""
-	}
-	return u.Path
 }
 
 // RoundTrip answers req from the cassette. Waits (latency, frame gaps)
