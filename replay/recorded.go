@@ -142,6 +142,9 @@ func (r *Replayer) add(in *cassettes.Interaction) *ivState {
 	t := r.timelines[u.Path]
 	if t == nil {
 		t = timeline.New(u.Path, rp)
+		if r.overlay() {
+			t.TakeWrites()
+		}
 		r.timelines[u.Path] = t
 		r.tlOrder = append(r.tlOrder, t)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/kwrec/kwrec/internal/discovery"
 	"github.com/kwrec/kwrec/internal/table"
 	"github.com/kwrec/kwrec/internal/timeline"
+	"github.com/kwrec/kwrec/internal/write"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 )
@@ -52,6 +53,13 @@ type Options struct {
 	// with no events left) ends with a body read error wrapping
 	// [ErrExhausted], so no test can hang. Default false.
 	ErrorWhenExhausted bool
+	// Writes says what happens to a write that matches no recorded one.
+	// Default [WritesStrict]: it fails with [ErrNoMatch].
+	Writes WriteMode
+	// WritesOut, in [WritesOverlay] mode, receives every write applied, as
+	// an interaction with its request and answer (see [Replayer.Writes]).
+	// The Replayer does not close it. Default nil.
+	WritesOut *cassettes.Writer
 }
 
 // Replayer is an [http.RoundTripper] that answers requests from a cassette.
@@ -76,9 +84,17 @@ type Replayer struct {
 	disc     *discovery.Docs
 	discErr  error
 
+	writes  write.Engine
+	started time.Time
+
 	mu         sync.Mutex // guards the fields below and ivState.claimed/finished/errs
 	done       chan struct{}
 	doneClosed bool
+	empties    map[string]*timeline.Timeline // timelines of collections never recorded, by path
+
+	wmu       sync.Mutex // guards written and writesErr
+	written   []*cassettes.Interaction
+	writesErr error
 }
 
 var _ http.RoundTripper = (*Replayer)(nil)
@@ -113,11 +129,16 @@ func newReplayer(opts Options, src source) (*Replayer, error) {
 	if !(opts.Speed >= 0) || math.IsInf(opts.Speed, 0) { // NaN too
 		return nil, fmt.Errorf("kwrec replay: speed %v is not a finite number >= 0; use 0 for as fast as possible, 1 for real time", opts.Speed)
 	}
+	if opts.Strict && opts.Writes == WritesOverlay {
+		return nil, errors.New("kwrec replay: Strict and WritesOverlay exclude each other: writes are applied to the timelines Strict turns off")
+	}
 	r := &Replayer{opts: opts, clock: opts.Clock, match: opts.Matcher, src: src,
-		timelines: map[string]*timeline.Timeline{}, tables: map[string]*table.Index{}, done: make(chan struct{})}
+		timelines: map[string]*timeline.Timeline{}, tables: map[string]*table.Index{}, done: make(chan struct{}),
+		empties: map[string]*timeline.Timeline{}}
 	if r.clock == nil {
 		r.clock = clock.RealClock{}
 	}
+	r.started = r.clock.Now()
 	if r.match == nil {
 		r.match = DefaultMatcher
 	}
@@ -217,6 +238,14 @@ func (r *Replayer) advance(t *timeline.Timeline, rv int64) {
 		r.checkDoneLocked()
 		r.mu.Unlock()
 	}
+}
+
+// reached records that a timeline reached its last recorded
+// resourceVersion.
+func (r *Replayer) reached() {
+	r.mu.Lock()
+	r.checkDoneLocked()
+	r.mu.Unlock()
 }
 
 // finish records that iv has been served to its end.
@@ -363,6 +392,11 @@ func (r *Replayer) planFor(req *http.Request, got *cassettes.Request) (*plan, er
 	r.mu.Lock()
 	var cands []candidate
 	for _, iv := range r.ivs {
+		if r.overlay() && (iv.stream != nil || iv.table != nil) {
+			// The world has the code's writes: every read of a recorded
+			// collection is a view of its timeline.
+			continue
+		}
 		diffs := r.match(got, iv.in)
 		if diffs != nil {
 			cands = append(cands, candidate{id: iv.in.ID, diffs: diffs})
@@ -392,6 +426,11 @@ func (r *Replayer) planFor(req *http.Request, got *cassettes.Request) (*plan, er
 		return nil, noMatchError(ErrExhausted, got, cands, "")
 	}
 	extra := ""
+	if r.overlay() {
+		if p := r.writePlan(req, got.Body); p != nil {
+			return p, nil
+		}
+	}
 	if !r.opts.Strict {
 		p, why := r.viewPlan(req)
 		if p != nil {

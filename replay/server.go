@@ -14,6 +14,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/kwrec/kwrec/internal/apipath"
 	"github.com/kwrec/kwrec/internal/wire"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
@@ -211,6 +212,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		case req.Context().Err() != nil:
 		case errors.Is(err, ErrExhausted):
 			writeStatus(w, http.StatusServiceUnavailable, "ServiceUnavailable", err.Error())
+		case errors.Is(err, ErrNoMatch) && isResource(req):
+			// Not a 404: a client would read that as an answer about the
+			// object (kubectl delete --ignore-not-found would succeed).
+			writeStatus(w, http.StatusInternalServerError, "InternalError", err.Error())
 		default:
 			writeStatus(w, http.StatusNotFound, "NotFound", err.Error())
 		}
@@ -242,6 +247,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 			return
 		}
 	}
+}
+
+// isResource reports whether req is for a resource or one of its
+// subresources, not another path the server may simply not serve.
+func isResource(req *http.Request) bool {
+	_, _, verb := writeOf(req)
+	if verb != "" {
+		return true
+	}
+	_, ok := apipath.Parse(req.URL.Path)
+	return ok
 }
 
 func writeStatus(w http.ResponseWriter, code int, reason, msg string) {

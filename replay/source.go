@@ -126,7 +126,7 @@ func (r *Replayer) raws(t *timeline.Timeline, objs []timeline.Object) ([][]byte,
 	users := [][]int{} // per ref: the objects in it
 	for k, o := range objs {
 		if o.Ref.In == nil {
-			raw, err := o.Ref.Of(t.Held(o.Ref.I))
+			raw, err := t.Bytes(o.Ref)
 			if err != nil {
 				return nil, err
 			}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -89,6 +90,7 @@ type plan struct {
 	proto   bool               // timeline frames are encoded in protobuf, else JSON
 	iv      *ivState           // finish is reported here, nil for answers not from a recorded interaction
 	steps   []timeline.Step    // a timeline watch, after frames
+	follow  *timeline.Follower // the writes a timeline watch sends, interleaved with steps
 	// table serves the watch steps in kubectl's Table form, version tableGV.
 	table   *table.Index
 	tableGV table.GroupVersion
@@ -125,6 +127,9 @@ type body struct {
 	next  int
 	cur   []byte
 	cut   bool // a mark fired: no more frames
+	// waited says the pacing wait before frame next is over (a write was
+	// served in front of it).
+	waited bool
 	// tableSent says a Table watch event went out (the next carries no columns).
 	tableSent bool
 
@@ -152,8 +157,9 @@ func newBody(r *Replayer, ctx context.Context, p *plan, start time.Time, gzipped
 }
 
 // waitUntil blocks until t on the clock, the request is cancelled, the body
-// is closed, or (with exhausted non-nil) the replay is done.
-func (b *body) waitUntil(t time.Time, forever bool, exhausted <-chan struct{}) error {
+// is closed, (with exhausted non-nil) the replay is done, or (with wake
+// non-nil) wake is closed, returning errWoken.
+func (b *body) waitUntil(t time.Time, forever bool, exhausted, wake <-chan struct{}) error {
 	var timer <-chan time.Time
 	if !forever {
 		d := t.Sub(b.r.clock.Now())
@@ -173,8 +179,13 @@ func (b *body) waitUntil(t time.Time, forever bool, exhausted <-chan struct{}) e
 		return errClosedBody
 	case <-exhausted:
 		return ErrExhausted
+	case <-wake:
+		return errWoken
 	}
 }
+
+// errWoken ends an idle wait: a write came for the watch to send.
+var errWoken = errors.New("kwrec replay: woken by a write")
 
 func (b *body) Read(p []byte) (int, error) {
 	for {
@@ -198,17 +209,24 @@ func (b *body) Read(p []byte) (int, error) {
 		if fr, ok := b.p.frame(b.next); ok && !b.cut {
 			f := &fr
 			if f.mark != nil {
+				if b.writeBefore(f.mark.RV) {
+					continue
+				}
 				if err := b.cross(f.mark); err != nil {
 					b.err = err
 				}
 				continue
 			}
-			if w := b.p.pace.wait(f.gap) + f.pause; w > 0 {
+			if w := b.p.pace.wait(f.gap) + f.pause; w > 0 && !b.waited {
 				b.due = b.due.Add(w)
-				if err := b.waitUntil(b.due, false, nil); err != nil {
+				if err := b.waitUntil(b.due, false, nil, nil); err != nil {
 					b.err = err
 					continue
 				}
+			}
+			b.waited = true
+			if f.step != nil && f.rv != 0 && b.writeBefore(f.rv) {
+				continue
 			}
 			data, err := b.data(f, b.next < b.p.recN)
 			if err != nil {
@@ -216,20 +234,51 @@ func (b *body) Read(p []byte) (int, error) {
 				continue
 			}
 			b.next++
+			b.waited = false
 			if f.rv != 0 && b.p.tl != nil {
 				b.r.advance(b.p.tl, f.rv)
 			}
 			b.cur = b.encode(data)
 			continue
 		}
+		if !b.cut && b.writeBefore(0) {
+			continue
+		}
 		b.closeFrames()
-		b.err = b.finish()
+		if b.err = b.finish(); b.err == errWoken {
+			b.err = nil
+		}
 		if b.err == io.EOF && b.gz != nil {
 			b.gzbuf.Reset()
 			b.gz.Close()
 			b.cur = b.gzbuf.Bytes()
 		}
 	}
+}
+
+// writeBefore serves the next write of a timeline watch that goes before
+// a step moving the timeline to rv (0: any write, the steps being out),
+// and reports whether it did. With none, now moves to rv: a write from
+// then on goes after the step. A body's error ends the stream.
+func (b *body) writeBefore(rv int64) bool {
+	if b.p.follow == nil {
+		return false
+	}
+	ev, ok, reachedLast := b.p.follow.Next(rv)
+	if reachedLast {
+		b.r.reached()
+	}
+	if !ok {
+		return false
+	}
+	f := outFrame{step: &timeline.Step{Kind: timeline.StepEvent, Ev: &ev, RV: ev.RV()}, rv: ev.RV()}
+	data, err := b.view(&f)
+	if err != nil {
+		b.err = err
+		return true
+	}
+	b.cur = b.encode(data)
+	return true
 }
 
 // cross passes mark m: if it fires, the body serves its failure and
@@ -276,7 +325,7 @@ func (b *body) proto() bool {
 // the next read of that interaction's frames).
 func (b *body) ref(ref timeline.Ref) ([]byte, error) {
 	if ref.In == nil {
-		return ref.Of(b.p.tl.Held(ref.I))
+		return b.p.tl.Bytes(ref)
 	}
 	b.fmu.Lock()
 	defer b.fmu.Unlock()
@@ -427,7 +476,7 @@ func (b *body) finish() error {
 	case endEOF, endReset:
 		if w := p.pace.wait(p.endGap); w > 0 && !b.cut {
 			b.due = b.due.Add(w)
-			if err := b.waitUntil(b.due, false, nil); err != nil {
+			if err := b.waitUntil(b.due, false, nil, nil); err != nil {
 				return err
 			}
 		}
@@ -444,7 +493,14 @@ func (b *body) finish() error {
 		exhausted = b.r.done
 	}
 	forever := p.timeout <= 0
-	err := b.waitUntil(b.start.Add(p.pace.idle(p.timeout)), forever, exhausted)
+	var wake <-chan struct{}
+	if p.follow != nil && !b.cut {
+		wake = p.tl.Changed()
+		if p.follow.Pending() {
+			return errWoken
+		}
+	}
+	err := b.waitUntil(b.start.Add(p.pace.idle(p.timeout)), forever, exhausted, wake)
 	if err == nil {
 		return io.EOF
 	}

@@ -16,18 +16,29 @@ import (
 // timelineFor returns the timeline that answers for rp's collection, and
 // the namespace to filter it by: the collection's own, else for a
 // namespaced request the all-namespaces timeline of the same resource.
+//
+// In Overlay mode the all-namespaces timeline comes first, so that a write
+// and every watch of the resource meet on one timeline; a collection never
+// recorded has the timeline it was given at its first request.
 func (r *Replayer) timelineFor(rp apipath.Path) (*timeline.Timeline, string) {
-	if t := r.timelines[rp.Collection()]; t != nil {
-		return t, ""
-	}
-	if rp.Namespace != "" {
-		all := rp
-		all.Namespace, all.Name = "", ""
+	all := rp
+	all.Namespace, all.Name = "", ""
+	if rp.Namespace != "" && r.overlay() {
 		if t := r.timelines[all.Collection()]; t != nil {
 			return t, rp.Namespace
 		}
 	}
-	return nil, ""
+	if t := r.timelines[rp.Collection()]; t != nil {
+		return t, ""
+	}
+	if rp.Namespace != "" {
+		if t := r.timelines[all.Collection()]; t != nil {
+			return t, rp.Namespace
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.empties[rp.Collection()], ""
 }
 
 // viewPlan answers a GET list, watch or get of a recorded collection from
@@ -97,7 +108,9 @@ type encoding struct {
 // negotiate picks the encoding of an answer about t for a client with
 // this Accept header; ok is false when the client takes none kwrec serves.
 func (r *Replayer) negotiate(t *timeline.Timeline, accept string) (enc encoding, ok bool) {
-	if gv, wants := table.Wants(accept); wants {
+	// Recorded Table rows carry recorded resourceVersions and writes have
+	// none: in Overlay mode kubectl prints the objects itself.
+	if gv, wants := table.Wants(accept); wants && !r.overlay() {
 		if x := r.tables[t.Path]; x != nil && x.Len() > 0 {
 			enc.table, enc.gv = x, gv
 		}
@@ -149,16 +162,17 @@ func (r *Replayer) listView(p *plan, enc encoding, q url.Values, sel timeline.Se
 
 // watchView answers a watch or a streaming list.
 func (r *Replayer) watchView(p *plan, enc encoding, q url.Values, sel timeline.Selector) error {
-	steps, err := p.tl.Watch(q, sel)
+	steps, from, err := p.tl.Watch(q, sel)
 	if err != nil {
 		return err
 	}
+	p.follow = p.tl.Follow(from, sel)
 	if enc.proto {
 		p.header.Set("Content-Type", wire.MediaProtobufWatch)
 	}
 	p.steps, p.end = steps, endIdle
 	if len(steps) == 1 && steps[0].Kind == timeline.StepExpired {
-		p.end = endEOF
+		p.end, p.follow = endEOF, nil
 	}
 	if enc.table != nil && tableHasRows(enc.table, steps) {
 		p.table, p.tableGV = enc.table, enc.gv
@@ -189,11 +203,7 @@ func (r *Replayer) emptyTimeline(rp apipath.Path) *timeline.Timeline {
 			}
 		}
 	}
-	var rv int64
-	for _, t := range r.tlOrder {
-		rv = max(rv, t.Last())
-	}
-	return timeline.Empty(rp.Collection(), rp, kind, rv)
+	return r.made(rp, kind)
 }
 
 // tableVersion names an object's row in a table index.

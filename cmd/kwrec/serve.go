@@ -2,9 +2,11 @@ package main
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/kwrec/kwrec/cassettes"
 	"github.com/kwrec/kwrec/replay"
 )
 
@@ -17,6 +19,8 @@ func newServeCmd() *cobra.Command {
 		plainHTTP   bool
 		allowRemote bool
 		strict      bool
+		writes      string
+		writesOut   string
 	)
 	cmd := &cobra.Command{
 		Use:   "serve FILE",
@@ -29,11 +33,21 @@ ready. Discovery is synthesized when the cassette did not record it. Edit
 flags and --speed apply as for kwrec replay; an edit reaches every client
 whose watch crosses its point, whatever its request, and when the server
 stops it warns about every edit that never fired. It stops on Ctrl-C or
-SIGTERM.`,
+SIGTERM.
+
+With --writes overlay, a write that matches no recorded one (create,
+update, patch including server-side apply, delete, the status subresource)
+is applied to the recorded world as the API server would, and every watch,
+list and get sees it from then on; --writes-out keeps those writes as a
+cassette that kwrec show reads. resourceVersions are then the recorded ones
+times 1000, so that writes fit between recorded events. With the default
+--writes strict, a write must match a recorded one; any other is answered
+500 InternalError naming the nearest recorded requests.`,
 		Example: `  kwrec serve cm.kwrec.zst --kubeconfig-out /tmp/replay.kubeconfig &
   kubectl --kubeconfig /tmp/replay.kubeconfig get configmaps -w
   kwrec serve cm.kwrec.zst --speed 1 --watch-error request=2,after=1,code=410 --kubeconfig-out k.yaml
-  kwrec serve cm.kwrec.zst --edit watch-error:resource=configmaps,rv=201,code=410 --edit error:resource=configmaps,verb=list,nth=2,status=503`,
+  kwrec serve cm.kwrec.zst --edit watch-error:resource=configmaps,rv=201,code=410 --edit error:resource=configmaps,verb=list,nth=2,status=503
+  kwrec serve cm.kwrec.zst --writes overlay --writes-out writes.kwrec --edit error:resource=configmaps,verb=update,nth=1,status=409`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkSpeed(speed); err != nil {
@@ -43,7 +57,27 @@ SIGTERM.`,
 			if err != nil {
 				return err
 			}
-			r, err := replay.Open(args[0], replay.Options{Speed: speed, Edits: es, Strict: strict})
+			mode, err := replay.ParseWriteMode(writes)
+			if err != nil {
+				return err
+			}
+			if writesOut != "" && mode != replay.WritesOverlay {
+				return fmt.Errorf("kwrec: --writes-out needs --writes overlay")
+			}
+			opts := replay.Options{Speed: speed, Edits: es, Strict: strict, Writes: mode}
+			if writesOut != "" {
+				w, err := cassettes.Create(writesOut, cassettes.Header{RecordedAt: time.Now().UTC(), Labels: map[string]string{"writes-of": args[0]}}, cassettes.WriterOptions{})
+				if err != nil {
+					return err
+				}
+				defer func() {
+					if cerr := w.Close(); cerr != nil {
+						fmt.Fprintf(cmd.ErrOrStderr(), "kwrec: %s: %v\n", writesOut, cerr)
+					}
+				}()
+				opts.WritesOut = w
+			}
+			r, err := replay.Open(args[0], opts)
 			if err != nil {
 				return err
 			}
@@ -78,6 +112,8 @@ SIGTERM.`,
 	f.Float64Var(&speed, "speed", 1, "replay speed: 1 real time, 10 ten times faster, 0 as fast as the client reads")
 	f.BoolVar(&plainHTTP, "plain-http", false, "serve plain HTTP without the token check")
 	f.BoolVar(&strict, "strict", false, "answer recorded requests only (no Kubernetes-aware recovery)")
+	f.StringVar(&writes, "writes", "strict", "what a write that matches no recorded one does: strict (fails) or overlay (is applied to the recorded world)")
+	f.StringVar(&writesOut, "writes-out", "", "with --writes overlay, keep the writes applied as a cassette here")
 	edits.add(cmd)
 	return cmd
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 
 	"github.com/kwrec/kwrec/internal/wire"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -57,6 +58,14 @@ func (t *Timeline) newObject() (protoMessage, error) {
 // body returns raw, the recorded bytes of o, as protobuf message bytes
 // (proto) or as JSON, with kind and apiVersion (typed) or without.
 func (c Codec) body(t *Timeline, o *Object, raw []byte, proto, typed bool) ([]byte, error) {
+	if t.Takes() && !o.Ref.W {
+		// Recorded bytes carry the recorded resourceVersion; the
+		// timeline serves it scaled (see RVScale).
+		var err error
+		if raw, err = setRV(raw, o.Ref.Enc, o.RV); err != nil {
+			return nil, fmt.Errorf("%s %s: %v", t.Kind, o.Key, err)
+		}
+	}
 	switch {
 	case proto && o.Ref.Enc == Protobuf:
 		return raw, nil
@@ -208,4 +217,30 @@ func (Codec) Status(st *metav1.Status, proto bool) []byte {
 		return wire.StatusProto(st)
 	}
 	return wire.StatusJSON(st)
+}
+
+// ToJSON returns an enveloped protobuf object of t's kind (a request
+// body) as typed JSON.
+func (c Codec) ToJSON(t *Timeline, body []byte) ([]byte, error) {
+	_, _, ms, me, ok := wire.Unenvelope(body)
+	if !ok {
+		return nil, fmt.Errorf("the request body is not an enveloped protobuf object")
+	}
+	obj, err := t.newObject()
+	if err != nil {
+		return nil, err
+	}
+	if err := obj.Unmarshal(body[ms:me]); err != nil {
+		return nil, fmt.Errorf("decoding the protobuf request body as %s: %v", t.Kind, err)
+	}
+	obj.GetObjectKind().SetGroupVersionKind(t.gvk())
+	return json.Marshal(obj)
+}
+
+func setRV(raw []byte, enc Encoding, rv int64) ([]byte, error) {
+	v := strconv.FormatInt(rv, 10)
+	if enc == Protobuf {
+		return wire.SetRVProto(raw, v)
+	}
+	return wire.SetRVJSON(raw, v)
 }

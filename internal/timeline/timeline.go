@@ -38,6 +38,9 @@ type Ref struct {
 	// Typed says JSON bytes carry kind and apiVersion (watch events and
 	// gets do, list items do not).
 	Typed bool
+	// W says the bytes are a write's object, held by the timeline (I
+	// indexes the writes), already carrying the object's resourceVersion.
+	W bool
 }
 
 // Of returns the bytes r names in data, the frame or held body it is in.
@@ -161,8 +164,13 @@ type Timeline struct {
 	oldest int64
 	last   int64
 
-	mu       sync.Mutex
+	scale int64 // see TakeWrites
+
+	mu       sync.Mutex // guards progress and the writes
 	progress int64
+	writes   []Event  // the writes, in resourceVersion order
+	written  [][]byte // their objects' JSON
+	changed  chan struct{}
 
 	// Only while the recording is read:
 	streams  []*Stream
@@ -178,10 +186,14 @@ func New(path string, res apipath.Path) *Timeline {
 // Empty returns a sealed timeline of a collection the recording never
 // listed or watched, of a resource the server has: no objects at
 // resourceVersion rv and after. A list is empty, a watch waits, a get is
-// NotFound, as on a server where none exist.
-func Empty(path string, res apipath.Path, kind string, rv int64) *Timeline {
+// NotFound, as on a server where none exist. With writes it takes writes
+// (see [Timeline.TakeWrites]); rv is then already scaled.
+func Empty(path string, res apipath.Path, kind string, rv int64, writes bool) *Timeline {
 	t := &Timeline{Path: path, Res: res, Kind: kind, snaps: []*snapshot{{rv: rv, items: map[string]Object{}}}, last: rv}
 	t.Seal()
+	if writes {
+		t.scale = RVScale
+	}
 	return t
 }
 
@@ -211,6 +223,10 @@ func (t *Timeline) Progress() int64 {
 func (t *Timeline) Advance(rv int64) (reachedLast bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	return t.advanceLocked(rv)
+}
+
+func (t *Timeline) advanceLocked(rv int64) (reachedLast bool) {
 	if rv <= t.progress {
 		return false
 	}
@@ -258,9 +274,6 @@ func (t *Timeline) atOf(rv int64) time.Duration {
 	}
 	return at
 }
-
-// Held returns the held body i (see [Ref]).
-func (t *Timeline) Held(i int32) []byte { return t.held[i] }
 
 func (t *Timeline) intern(s string) string {
 	if s == "" {
@@ -319,7 +332,6 @@ func (t *Timeline) Seal() {
 	for _, s := range t.streams {
 		s.seal()
 	}
-	t.streams = nil
 	for _, s := range t.snapByRV {
 		t.snaps = append(t.snaps, s)
 	}
@@ -359,6 +371,9 @@ func (t *Timeline) Seal() {
 	if t.progress < t.oldest {
 		t.progress = t.oldest
 	}
+	t.rescale()
+	t.streams = nil
+	t.oldest *= t.Scale()
 	if t.Kind == "" && strings.HasSuffix(t.ListKind, "List") {
 		t.Kind = strings.TrimSuffix(t.ListKind, "List")
 	}

@@ -23,8 +23,17 @@ func cm(name string, rv int) string {
 // ADDED b@101, MODIFIED a@102, then the extra frames.
 func build(t *testing.T, extra ...string) *timeline.Timeline {
 	t.Helper()
+	return buildWith(t, false, extra...)
+}
+
+// buildWith is build, of a timeline that takes writes when writes is set.
+func buildWith(t *testing.T, writes bool, extra ...string) *timeline.Timeline {
+	t.Helper()
 	rp, _ := apipath.Parse(path)
 	tl := timeline.New(path, rp)
+	if writes {
+		tl.TakeWrites()
+	}
 	list := &cassettes.Interaction{ID: 1, Response: &cassettes.Response{Status: 200}, End: &cassettes.End{Reason: cassettes.EndEOF},
 		Frames: []cassettes.Frame{{Data: []byte(`{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"100"},"items":[{"metadata":{"name":"a","namespace":"default","resourceVersion":"90"}}]}`)}}}
 	frames := []string{
@@ -55,7 +64,7 @@ func steps(t *testing.T, tl *timeline.Timeline, query string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ss, err := tl.Watch(q, sel)
+	ss, _, err := tl.Watch(q, sel)
 	if err != nil {
 		t.Fatal(err)
 	}

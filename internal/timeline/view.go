@@ -90,10 +90,25 @@ func (s Selector) Matches(o *Object) bool {
 	return s.fields.Empty() || s.fields.Matches(fields.Set{"metadata.name": o.Name(), "metadata.namespace": o.Namespace()})
 }
 
-// stateAt returns the objects at resourceVersion rv, sorted by
-// namespace/name as etcd orders them; ok is false when rv is older than
-// the oldest state recorded.
+// stateAt returns the objects at resourceVersion rv, writes included,
+// sorted by namespace/name as etcd orders them; ok is false when rv is
+// older than the oldest state recorded.
 func (t *Timeline) stateAt(rv int64) (objs []Object, ok bool) {
+	t.mu.Lock()
+	ws := t.writes
+	t.mu.Unlock()
+	return t.stateOf(rv, ws, "")
+}
+
+// stateOf returns the objects at resourceVersion rv, with the writes ws
+// (a snapshot of t.writes), only object key unless key is "".
+//
+// Writes and recorded changes are applied in resourceVersion order, so a
+// recorded change after a write wins, as on a live cluster. A write older
+// than the recorded list the state starts from is kept unless the list
+// holds a newer version of its object: the list was recorded in a world
+// without the write, so an object's absence from it is not a deletion.
+func (t *Timeline) stateOf(rv int64, ws []Event, key string) (objs []Object, ok bool) {
 	if rv < t.oldest {
 		return nil, false
 	}
@@ -101,25 +116,44 @@ func (t *Timeline) stateAt(rv int64) (objs []Object, ok bool) {
 	from := t.oldest
 	for i := len(t.snaps) - 1; i >= 0; i-- {
 		if t.snaps[i].rv <= rv {
-			for k, o := range t.snaps[i].items {
-				cur[k] = o
+			if key != "" {
+				if o, ok := t.snaps[i].items[key]; ok {
+					cur[key] = o
+				}
+			} else {
+				for k, o := range t.snaps[i].items {
+					cur[k] = o
+				}
 			}
 			from = t.snaps[i].rv
 			break
 		}
 	}
-	for _, e := range t.events {
-		if e.RV() <= from {
-			continue
-		}
-		if e.RV() > rv {
-			break
+	apply := func(e *Event) {
+		if key != "" && e.Obj.Key != key {
+			return
 		}
 		if e.Type == "DELETED" {
 			delete(cur, e.Obj.Key)
 		} else {
 			cur[e.Obj.Key] = e.Obj
 		}
+	}
+	w := 0
+	for ; w < len(ws) && ws[w].RV() <= min(from, rv); w++ {
+		if o, ok := cur[ws[w].Obj.Key]; !ok || o.RV < ws[w].RV() {
+			apply(&ws[w])
+		}
+	}
+	i := sort.Search(len(t.events), func(i int) bool { return t.events[i].RV() > from })
+	for ; i < len(t.events) && t.events[i].RV() <= rv; i++ {
+		for ; w < len(ws) && ws[w].RV() < t.events[i].RV(); w++ {
+			apply(&ws[w])
+		}
+		apply(&t.events[i])
+	}
+	for ; w < len(ws) && ws[w].RV() <= rv; w++ {
+		apply(&ws[w])
 	}
 	objs = make([]Object, 0, len(cur))
 	for _, o := range cur {
@@ -161,8 +195,8 @@ func (t *Timeline) List(q url.Values, sel Selector) (List, error) {
 		}
 	} else if rv != 0 {
 		switch {
-		case rv > t.last:
-			return List{}, statusErr(http.StatusGatewayTimeout, metav1.StatusReasonTimeout, 1, "Too large resource version: %d, current: %d", rv, t.last)
+		case rv > t.Newest():
+			return List{}, statusErr(http.StatusGatewayTimeout, metav1.StatusReasonTimeout, 1, "Too large resource version: %d, current: %d", rv, t.Newest())
 		case q.Get("resourceVersionMatch") == string(metav1.ResourceVersionMatchExact):
 			at = rv
 		case rv > at:
@@ -284,15 +318,15 @@ type Step struct {
 //
 // Events are paced by their recorded times: the first event's Gap is its
 // time since the watch's starting point was recorded. The marks the watch
-// crosses are steps in place.
-func (t *Timeline) Watch(q url.Values, sel Selector) ([]Step, error) {
+// crosses are steps in place. from is the resourceVersion the watch starts
+// after: the writes after it are the watch's too (see [Timeline.Follow]).
+func (t *Timeline) Watch(q url.Values, sel Selector) (steps []Step, from int64, err error) {
 	rv, err := rvParam(q)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	from := rv
+	from = rv
 	initial := q.Get("sendInitialEvents") == "true"
-	var steps []Step
 	if v := q.Get("resourceVersion"); initial || v == "" || v == "0" {
 		now := t.Progress()
 		if initial && rv > now {
@@ -302,7 +336,7 @@ func (t *Timeline) Watch(q url.Values, sel Selector) ([]Step, error) {
 		}
 		objs, ok := t.stateAt(from)
 		if !ok {
-			return expired(from, t.oldest), nil
+			return expired(from, t.oldest), from, nil
 		}
 		for i := range objs {
 			if sel.Matches(&objs[i]) {
@@ -313,7 +347,7 @@ func (t *Timeline) Watch(q url.Values, sel Selector) ([]Step, error) {
 			steps = append(steps, Step{Kind: StepInitialEnd, RV: from})
 		}
 	} else if rv < t.oldest {
-		return expired(rv, t.oldest), nil
+		return expired(rv, t.oldest), from, nil
 	}
 	prevAt := t.atOf(from)
 	lastRV := from
@@ -346,7 +380,7 @@ func (t *Timeline) Watch(q url.Values, sel Selector) ([]Step, error) {
 			steps = append(steps, Step{Kind: StepMark, Mark: m})
 		}
 	}
-	return steps, nil
+	return steps, from, nil
 }
 
 func expired(rv, oldest int64) []Step {

@@ -26,7 +26,14 @@ func Status(code int, reason metav1.StatusReason, message string, retryAfter int
 }
 
 // StatusJSON is st as the API server writes it in JSON, newline-terminated.
+// A Status without kind and apiVersion (as apierrors makes them) gets
+// them: clients only decode a Status that says it is one.
 func StatusJSON(st *metav1.Status) []byte {
+	if st.Kind == "" {
+		c := *st
+		c.TypeMeta = metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}
+		st = &c
+	}
 	b, _ := json.Marshal(st) // a Status always marshals
 	return append(b, '\n')
 }

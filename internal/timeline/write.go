@@ -1,0 +1,237 @@
+package timeline
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/kwrec/kwrec/internal/wire"
+)
+
+// RVScale is how much a timeline that takes writes ([Timeline.TakeWrites])
+// multiplies every recorded resourceVersion by: recorded etcd revision R
+// is served as R×1000, and the writes made after the timeline reached R
+// get R×1000+1, R×1000+2, ... So resourceVersions only grow along the
+// collection, written and recorded events interleaved, up to 999 writes
+// between two recorded events (a 1,000th is refused with [ErrNoRoom]).
+const RVScale = 1000
+
+// ErrStale means the object changed between the read a write was computed
+// from and its commit: compute it again from the current version.
+var ErrStale = errors.New("the object changed while the write was computed")
+
+// ErrNoRoom means RVScale-1 writes already sit between the last recorded
+// event served and the next one.
+var ErrNoRoom = errors.New("no resourceVersion left for a write")
+
+// TakeWrites makes t a timeline the code under test can write to (see
+// [Timeline.Commit]): its recorded resourceVersions are scaled by
+// [RVScale]. Call it before [Timeline.Seal].
+func (t *Timeline) TakeWrites() { t.scale = RVScale }
+
+// Scale returns what t multiplies recorded resourceVersions by: 1, or
+// [RVScale] for a timeline that takes writes.
+func (t *Timeline) Scale() int64 {
+	if t.scale == 0 {
+		return 1
+	}
+	return t.scale
+}
+
+// Takes reports whether t takes writes.
+func (t *Timeline) Takes() bool { return t.scale > 1 }
+
+// rescale multiplies every recorded resourceVersion by the scale, at Seal.
+func (t *Timeline) rescale() {
+	k := t.Scale()
+	if k == 1 {
+		return
+	}
+	for i := range t.events {
+		t.events[i].Obj.RV *= k
+	}
+	for _, s := range t.snaps {
+		s.rv *= k
+		for key, o := range s.items {
+			o.RV *= k
+			s.items[key] = o
+		}
+	}
+	for _, m := range t.marks {
+		m.RV *= k
+	}
+	for _, s := range t.streams {
+		for i := range s.rvs {
+			s.rvs[i] *= k
+		}
+	}
+	t.last *= k
+	t.progress *= k
+}
+
+// Bytes returns the bytes a Ref with no interaction names: a held list
+// body, or a write's object.
+func (t *Timeline) Bytes(r Ref) ([]byte, error) {
+	if r.W {
+		t.mu.Lock()
+		b := t.written[r.I]
+		t.mu.Unlock()
+		return b, nil
+	}
+	return r.Of(t.held[r.I])
+}
+
+// Newest returns the highest resourceVersion of the timeline, recorded or
+// written.
+func (t *Timeline) Newest() int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if n := len(t.writes); n > 0 && t.writes[n-1].RV() > t.last {
+		return t.writes[n-1].RV()
+	}
+	return t.last
+}
+
+// Changed returns a channel closed at the next write.
+func (t *Timeline) Changed() <-chan struct{} {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.changed == nil {
+		t.changed = make(chan struct{})
+	}
+	return t.changed
+}
+
+// Current returns the current version of object key, as a write sees
+// it: the state at "now" ([Timeline.Progress]) with every write so far.
+func (t *Timeline) Current(key string) (Object, bool) {
+	t.mu.Lock()
+	now := t.progress
+	ws := t.writes
+	t.mu.Unlock()
+	objs, _ := t.stateOf(now, ws, key)
+	if len(objs) == 0 {
+		return Object{}, false
+	}
+	return objs[0], true
+}
+
+// Commit appends a write to the timeline: an event of type typ for object
+// key with labels, whose JSON (with kind and apiVersion) is data. base is
+// the resourceVersion of the version the write was computed from, 0 when
+// the object did not exist; when the object has changed since (a recorded
+// event touched it, or another write), Commit returns [ErrStale] and
+// nothing is written. The write gets the next resourceVersion after now
+// (see [RVScale]), set in the stored bytes, which Commit returns; now
+// moves to it, and every watch of the collection sends it.
+func (t *Timeline) Commit(typ, key, labels string, base int64, data []byte) (int64, []byte, error) {
+	if !t.Takes() {
+		return 0, nil, fmt.Errorf("the timeline of %s takes no writes", t.Path)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	objs, _ := t.stateOf(t.progress, t.writes, key)
+	var cur int64
+	if len(objs) > 0 {
+		cur = objs[0].RV
+	}
+	if cur != base {
+		return 0, nil, ErrStale
+	}
+	rv := t.progress + 1
+	if n := len(t.writes); n > 0 && t.writes[n-1].RV() >= rv {
+		rv = t.writes[n-1].RV() + 1
+	}
+	if next := t.nextRecorded(t.progress); next > 0 && rv >= next {
+		return 0, nil, fmt.Errorf("%w: %d writes since resourceVersion %d, the most that fit before the next recorded event (%d)", ErrNoRoom, RVScale-1, t.progress/RVScale*RVScale, next)
+	}
+	b, err := wire.SetRVJSON(data, strconv.FormatInt(rv, 10))
+	if err != nil {
+		return 0, nil, err
+	}
+	t.written = append(t.written, b)
+	ref := Ref{I: int32(len(t.written) - 1), N: int32(len(b)), Enc: JSON, Typed: true, W: true}
+	t.writes = append(t.writes, Event{Type: typ, Obj: Object{Key: key, RV: rv, Labels: labels, Ref: ref}})
+	t.progress = rv
+	if t.changed != nil {
+		close(t.changed)
+		t.changed = nil
+	}
+	return rv, b, nil
+}
+
+// nextRecorded returns the resourceVersion of the first recorded event or
+// list after rv, 0 for none.
+func (t *Timeline) nextRecorded(rv int64) int64 {
+	var next int64
+	for _, e := range t.events {
+		if e.RV() > rv {
+			next = e.RV()
+			break
+		}
+	}
+	for _, s := range t.snaps {
+		if s.rv > rv && (next == 0 || s.rv < next) {
+			next = s.rv
+		}
+	}
+	return next
+}
+
+// Writes returns the writes so far, in order, for reading only.
+func (t *Timeline) Writes() []Event {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.writes
+}
+
+// Follower walks the writes one watch sends, interleaved with its
+// recorded steps.
+type Follower struct {
+	t    *Timeline
+	next int
+	sel  Selector
+}
+
+// Follow returns the Follower of a watch that starts after resourceVersion
+// from, with selector sel.
+func (t *Timeline) Follow(from int64, sel Selector) *Follower {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	i := 0
+	for i < len(t.writes) && t.writes[i].RV() <= from {
+		i++
+	}
+	return &Follower{t: t, next: i, sel: sel}
+}
+
+// Next returns the next write the watch sends before a step that moves
+// the timeline to rv (0: after every recorded step, any write). With none,
+// it moves now to rv, so that every later write gets a higher
+// resourceVersion and this watch sends it after the step, and reports
+// whether that reached the last recorded resourceVersion for the first
+// time (see [Timeline.Advance]).
+func (f *Follower) Next(rv int64) (ev Event, ok, reachedLast bool) {
+	t := f.t
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for f.next < len(t.writes) {
+		w := t.writes[f.next]
+		if rv != 0 && w.RV() >= rv {
+			break
+		}
+		f.next++
+		if f.sel.Matches(&w.Obj) {
+			return w, true, false
+		}
+	}
+	return Event{}, false, t.advanceLocked(rv)
+}
+
+// Pending reports whether a write is waiting to be sent (that the
+// watch's selector may still filter out).
+func (f *Follower) Pending() bool {
+	f.t.mu.Lock()
+	defer f.t.mu.Unlock()
+	return f.next < len(f.t.writes)
+}

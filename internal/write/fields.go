@@ -1,0 +1,151 @@
+package write
+
+import (
+	"errors"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
+	"k8s.io/client-go/applyconfigurations"
+	"k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+)
+
+// fieldManagerMaxLength is k8s.io/apimachinery validation.FieldManagerMaxLength.
+const fieldManagerMaxLength = 128
+
+// fieldManager builds the managedfields machinery the API server installs
+// for the resource: client-go's OpenAPI models for built-in kinds, a
+// deduced (all-atomic) schema for custom resources, and the reset fields of
+// a resource with a status subresource (the main resource does not own
+// .status; the status subresource owns only .status).
+func (w *write) fieldManager() (*managedfields.FieldManager, error) {
+	conv := unstructuredConvertor{}
+	creater := unstructuredCreater{}
+	reset := w.resetFields()
+	if w.kind.typed {
+		return managedfields.NewDefaultFieldManager(applyconfigurations.NewTypeConverter(scheme.Scheme), conv, noDefaulter{}, creater, w.gvk, w.gvk.GroupVersion(), w.req.Subresource, reset)
+	}
+	return managedfields.NewDefaultCRDFieldManager(managedfields.NewDeducedTypeConverter(), conv, noDefaulter{}, creater, w.gvk, w.gvk.GroupVersion(), w.req.Subresource, reset)
+}
+
+func (w *write) resetFields() map[fieldpath.APIVersion]fieldpath.Filter {
+	if !w.kind.status {
+		return nil
+	}
+	var s *fieldpath.Set
+	if w.req.Subresource == "status" {
+		s = fieldpath.NewSet(fieldpath.MakePathOrDie("spec"), fieldpath.MakePathOrDie("metadata"))
+	} else {
+		s = fieldpath.NewSet(fieldpath.MakePathOrDie("status"))
+	}
+	return map[fieldpath.APIVersion]fieldpath.Filter{
+		fieldpath.APIVersion(w.gvk.GroupVersion().String()): fieldpath.NewExcludeSetFilter(s),
+	}
+}
+
+// manager returns the field manager name: the fieldManager query parameter,
+// else the user agent's prefix as the server derives it.
+func (w *write) manager() string {
+	if m := w.req.Query.Get("fieldManager"); m != "" {
+		return m
+	}
+	var b strings.Builder
+	for _, r := range strings.Split(w.req.UserAgent, "/")[0] {
+		if !unicode.IsPrint(r) {
+			continue
+		}
+		if b.Len()+utf8.RuneLen(r) > fieldManagerMaxLength {
+			break
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// stampManagedFields sets the time of every managedFields entry of obj that
+// differs from old's entry for the same manager to now: the field manager
+// stamps the wall clock, the engine the Stamp.
+func stampManagedFields(obj, old *object, now metav1.Time) {
+	type key struct{ manager, op, sub, apiVersion string }
+	prev := map[key]metav1.ManagedFieldsEntry{}
+	if old != nil {
+		for _, e := range old.GetManagedFields() {
+			prev[key{e.Manager, string(e.Operation), e.Subresource, e.APIVersion}] = e
+		}
+	}
+	mf := obj.GetManagedFields()
+	if len(mf) == 0 {
+		return
+	}
+	for i, e := range mf {
+		p, ok := prev[key{e.Manager, string(e.Operation), e.Subresource, e.APIVersion}]
+		if ok && p.Time.Equal(e.Time) && fieldsEqual(p.FieldsV1, e.FieldsV1) {
+			continue
+		}
+		t := now
+		mf[i].Time = &t
+	}
+	obj.SetManagedFields(mf)
+}
+
+func fieldsEqual(a, b *metav1.FieldsV1) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return string(a.Raw) == string(b.Raw)
+}
+
+// unstructuredConvertor is the object convertor of a single-version
+// resource of unstructured objects: converting to the object's own version
+// only sets apiVersion.
+type unstructuredConvertor struct{}
+
+var _ runtime.ObjectConvertor = unstructuredConvertor{}
+
+func (unstructuredConvertor) Convert(in, out, context any) error {
+	return errors.New("write: conversion between objects is not supported")
+}
+
+func (unstructuredConvertor) ConvertToVersion(in runtime.Object, gv runtime.GroupVersioner) (runtime.Object, error) {
+	u, ok := in.(*unstructured.Unstructured)
+	if !ok {
+		return nil, errors.New("write: only unstructured objects convert")
+	}
+	gvk := u.GroupVersionKind()
+	target, ok := gv.KindForGroupVersionKinds([]schema.GroupVersionKind{gvk})
+	if !ok {
+		return nil, errors.New("write: no version to convert " + gvk.String() + " to")
+	}
+	out := u.DeepCopy()
+	out.SetGroupVersionKind(target)
+	return out, nil
+}
+
+func (unstructuredConvertor) ConvertFieldLabel(gvk schema.GroupVersionKind, label, value string) (string, string, error) {
+	return label, value, nil
+}
+
+// unstructuredCreater creates empty unstructured objects of a kind.
+type unstructuredCreater struct{}
+
+var _ runtime.ObjectCreater = unstructuredCreater{}
+
+func (unstructuredCreater) New(gvk schema.GroupVersionKind) (runtime.Object, error) {
+	u := &unstructured.Unstructured{Object: map[string]any{}}
+	u.SetGroupVersionKind(gvk)
+	return u, nil
+}
+
+// noDefaulter applies no defaults: client-go's scheme registers no
+// defaulting functions, and the engine does not import the server's.
+type noDefaulter struct{}
+
+var _ runtime.ObjectDefaulter = noDefaulter{}
+
+func (noDefaulter) Default(runtime.Object) {}

@@ -1,0 +1,197 @@
+package write
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// update handles a PUT (the update handler, then registry Store.Update).
+func (w *write) update() (Result, error) {
+	obj, err := w.decodeBody()
+	if err != nil {
+		return Result{}, err
+	}
+	if err := w.checkName(obj); err != nil {
+		return Result{}, err
+	}
+	if w.cur == nil {
+		if !w.kind.createOnUpdate || w.req.Subresource != "" {
+			return Result{}, apierrors.NewNotFound(w.gr, w.req.Name)
+		}
+		// Create on update: the system fields are wiped after the
+		// managedFields update, as Store.Update does.
+		if err := w.trackUpdate(obj, w.newEmpty()); err != nil {
+			return Result{}, err
+		}
+		return w.createViaUpdate(obj)
+	}
+	if err := w.trackUpdate(obj, w.cur); err != nil {
+		return Result{}, err
+	}
+	return w.updated(obj)
+}
+
+// createViaUpdate creates obj from a PUT or an apply of a missing object.
+func (w *write) createViaUpdate(obj *object) (Result, error) {
+	wipeSystemFields(obj)
+	unstructured.RemoveNestedField(obj.Object, "metadata", "resourceVersion")
+	if err := w.beforeCreate(obj); err != nil {
+		return Result{}, err
+	}
+	return w.created(obj)
+}
+
+// checkName is the handlers' checkName: the object's name must be the URL's
+// and its namespace, if set, the request's.
+func (w *write) checkName(obj *object) error {
+	if obj.GetName() != w.req.Name {
+		return apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", obj.GetName(), w.req.Name))
+	}
+	if w.req.Namespace != "" && obj.GetNamespace() != "" && obj.GetNamespace() != w.req.Namespace {
+		return apierrors.NewBadRequest(fmt.Sprintf("the namespace of the object (%s) does not match the namespace on the request (%s)", obj.GetNamespace(), w.req.Namespace))
+	}
+	return nil
+}
+
+// updated finishes a write to an existing object: Store.Update's
+// resourceVersion rules, rest.BeforeUpdate, the strategy's PrepareForUpdate,
+// deletion when the last finalizer goes, and the no-op check.
+func (w *write) updated(obj *object) (Result, error) {
+	cur := w.cur
+	switch rv := obj.GetResourceVersion(); {
+	case rv == "" && w.kind.conditionalUpdate:
+		return Result{}, apierrors.NewInvalid(schema.GroupKind{Group: w.gr.Group, Kind: w.gr.Resource}, w.req.Name, field.ErrorList{
+			field.Invalid(field.NewPath("metadata", "resourceVersion"), 0, "must be specified for an update"),
+		})
+	case rv != "" && rv != cur.GetResourceVersion():
+		return Result{}, apierrors.NewConflict(w.gr, w.req.Name, errors.New(optimisticLockErrorMsg))
+	}
+	if err := w.ensureNamespace(obj); err != nil {
+		return Result{}, err
+	}
+	obj = w.prepareForUpdate(obj)
+	if obj.GetUID() == "" {
+		obj.SetUID(cur.GetUID())
+	} else if obj.GetUID() != cur.GetUID() {
+		return Result{}, apierrors.NewInvalid(w.gvk.GroupKind(), w.req.Name, field.ErrorList{
+			field.Invalid(field.NewPath("metadata", "uid"), obj.GetUID(), "field is immutable"),
+		})
+	}
+	if ts, ok, _ := unstructured.NestedFieldNoCopy(cur.Object, "metadata", "creationTimestamp"); ok && ts != nil {
+		_ = unstructured.SetNestedField(obj.Object, ts, "metadata", "creationTimestamp")
+	}
+	if cur.GetDeletionTimestamp() != nil {
+		obj.SetDeletionTimestamp(cur.GetDeletionTimestamp())
+	}
+	if cur.GetDeletionGracePeriodSeconds() != nil && obj.GetDeletionGracePeriodSeconds() == nil {
+		obj.SetDeletionGracePeriodSeconds(cur.GetDeletionGracePeriodSeconds())
+	}
+	if err := w.normalize(obj); err != nil {
+		return Result{}, statusError(err)
+	}
+	obj.SetResourceVersion(cur.GetResourceVersion())
+	if cur.GetDeletionTimestamp() != nil && len(obj.GetFinalizers()) == 0 {
+		return w.deletedByUpdate(obj)
+	}
+	if equalIgnoringTimes(obj, cur) {
+		return w.unchanged(cur, cur)
+	}
+	stampManagedFields(obj, cur, metav1.NewTime(w.st.Now))
+	obj.SetResourceVersion(w.st.RV)
+	data, err := encode(obj)
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{Object: data, Body: data, Code: http.StatusOK, Event: EventModified}, nil
+}
+
+// prepareForUpdate is the strategy's PrepareForUpdate: generation and the
+// split between the main resource and the status subresource. A status
+// update keeps everything of the current object but .status and
+// managedFields, as the custom resource status strategy does.
+func (w *write) prepareForUpdate(obj *object) *object {
+	cur := w.cur
+	if w.req.Subresource == "status" {
+		out := deepCopy(cur)
+		if st, ok := obj.Object["status"]; ok {
+			out.Object["status"] = st
+		} else {
+			delete(out.Object, "status")
+		}
+		out.SetManagedFields(obj.GetManagedFields())
+		out.SetResourceVersion(obj.GetResourceVersion())
+		return out
+	}
+	if w.kind.status {
+		if st, ok := cur.Object["status"]; ok {
+			obj.Object["status"] = st
+		} else {
+			delete(obj.Object, "status")
+		}
+	}
+	obj.SetGeneration(cur.GetGeneration())
+	if w.kind.generation && w.specChanged(obj) {
+		obj.SetGeneration(cur.GetGeneration() + 1)
+	}
+	return obj
+}
+
+// specChanged reports whether obj differs from the current object outside
+// metadata (and status, when the status subresource owns it).
+func (w *write) specChanged(obj *object) bool {
+	cur := deepCopy(w.cur)
+	next := deepCopy(obj)
+	if w.kind.typed {
+		// Compare normalized forms so omitted empty fields do not count.
+		_ = w.normalize(cur)
+		_ = w.normalize(next)
+	}
+	skip := []string{"metadata", "apiVersion", "kind"}
+	if w.kind.status {
+		skip = append(skip, "status")
+	}
+	if !equality.Semantic.DeepEqual(withoutKeys(next, skip...), withoutKeys(cur, skip...)) {
+		return true
+	}
+	return w.kind.annotationsBumpGeneration && !equality.Semantic.DeepEqual(next.GetAnnotations(), cur.GetAnnotations())
+}
+
+// unchanged answers a write that changed nothing: no event, no new
+// resourceVersion, the body being answer.
+func (w *write) unchanged(stored, answer *object) (Result, error) {
+	obj, err := encode(stored)
+	if err != nil {
+		return Result{}, err
+	}
+	body, err := encode(answer)
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{Object: obj, Body: body, Code: http.StatusOK}, nil
+}
+
+// deletedByUpdate answers an update that removed the last finalizer of an
+// object being deleted: the store deletes it and answers with the updated
+// object as it was before storage, still carrying the current
+// resourceVersion (Store.deleteWithoutFinalizers).
+func (w *write) deletedByUpdate(obj *object) (Result, error) {
+	stampManagedFields(obj, w.cur, metav1.NewTime(w.st.Now))
+	body, err := encode(obj)
+	if err != nil {
+		return Result{}, err
+	}
+	obj.SetResourceVersion(w.st.RV)
+	data, err := encode(obj)
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{Object: data, Body: body, Code: http.StatusOK, Event: EventDeleted}, nil
+}

@@ -1,0 +1,141 @@
+package write
+
+import (
+	"net/url"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Verbs of a [Request].
+const (
+	VerbCreate = "create"
+	VerbUpdate = "update"
+	VerbPatch  = "patch"
+	VerbDelete = "delete"
+)
+
+// Watch event types of a [Result]; the empty string means the write changed
+// nothing and makes no event.
+const (
+	EventAdded    = "ADDED"
+	EventModified = "MODIFIED"
+	EventDeleted  = "DELETED"
+)
+
+// Request is one write as the API server routes it.
+type Request struct {
+	// Verb is "create", "update" (PUT), "patch" or "delete".
+	Verb string
+	// Subresource is "" for the main resource or "status".
+	Subresource string
+	// Group, Version and Resource are the URL's resource ("" for the core
+	// group); Kind is its Kind, which the caller knows from discovery.
+	Group, Version, Resource, Kind string
+	// Namespaced says whether the resource is namespace-scoped.
+	Namespaced bool
+	// StatusSubresource says whether the resource has a status subresource
+	// (discovery lists "<resource>/status"). When true the main resource
+	// ignores changes to .status and the status subresource changes only
+	// .status, as the API server's strategies do.
+	StatusSubresource bool
+	// Namespace and Name come from the URL; Name is "" for a create.
+	Namespace, Name string
+	// ContentType is the media type of Body without parameters:
+	// application/json for create and update; for a patch one of
+	// application/json-patch+json, application/merge-patch+json,
+	// application/strategic-merge-patch+json (built-in types only) and
+	// application/apply-patch+yaml. The caller converts protobuf bodies to
+	// JSON first. It is not consulted for create, update and delete.
+	ContentType string
+	// Body is the request body: the object, the patch, or for a delete
+	// optional DeleteOptions.
+	Body []byte
+	// Query holds the URL's query: fieldManager, force, and for a delete
+	// propagationPolicy. dryRun is the caller's business (it does not store
+	// the result); fieldValidation is ignored (unknown fields of built-in
+	// types are dropped, as the server's default "Warn" does).
+	Query url.Values
+	// UserAgent is the request's User-Agent; the field manager defaults to
+	// its part before the first "/" when the query has no fieldManager.
+	UserAgent string
+}
+
+// Stamp holds what the server sets on one write.
+type Stamp struct {
+	// RV is the resourceVersion the written object gets.
+	RV string
+	// Now is the creationTimestamp of a create, the deletionTimestamp of a
+	// delete and the time of changed managedFields entries. It is written
+	// with one-second precision, as metav1.Time is.
+	Now time.Time
+	// UID is the uid of a created object.
+	UID string
+	// Suffix is appended to metadata.generateName; the server uses 5
+	// random characters.
+	Suffix string
+}
+
+// Result is the outcome of a write that succeeded.
+type Result struct {
+	// Object is the JSON of the object as stored after the write, with
+	// kind and apiVersion. For a delete that removes the object it is the
+	// object as it was, with the Stamp's resourceVersion (as a watch's
+	// DELETED event carries it). When Event is "" it is the current object
+	// unchanged.
+	Object []byte
+	// Body is the JSON the API server answers with: the object, or for a
+	// delete that removes the object of most resources a Success Status.
+	Body []byte
+	// Code is the HTTP status: 201 when the write created the object, 200
+	// otherwise.
+	Code int
+	// Event is the watch event the write makes: [EventAdded],
+	// [EventModified], [EventDeleted], or "" when nothing changed (the
+	// server neither bumps the resourceVersion nor notifies watchers then).
+	Event string
+}
+
+// Engine applies writes. It holds no state: the zero value is ready and
+// safe for concurrent use.
+type Engine struct{}
+
+// Apply applies req to the current object cur (its JSON, nil when absent)
+// and returns the result, or an error that is always a
+// *[apierrors.StatusError] carrying the status the API server answers with.
+func (e *Engine) Apply(req Request, cur []byte, st Stamp) (res Result, err error) {
+	defer func() {
+		// The machinery below is apimachinery's; a panic on odd input must
+		// still be an answer, not a crashed replay server.
+		if r := recover(); r != nil {
+			res, err = Result{}, apierrors.NewInternalError(panicError{r})
+		}
+	}()
+	w, err := newWrite(req, cur, st)
+	if err != nil {
+		return Result{}, err
+	}
+	switch req.Verb {
+	case VerbCreate:
+		return w.create()
+	case VerbUpdate:
+		return w.update()
+	case VerbPatch:
+		return w.patch()
+	case VerbDelete:
+		return w.delete()
+	}
+	return Result{}, apierrors.NewMethodNotSupported(w.gr, req.Verb)
+}
+
+// write is one request in flight: the request, its kind facts and the
+// decoded current object.
+type write struct {
+	req  Request
+	st   Stamp
+	gvk  schema.GroupVersionKind
+	gr   schema.GroupResource
+	kind kindFacts
+	cur  *object // nil when absent
+}

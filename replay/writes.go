@@ -1,0 +1,323 @@
+package replay
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/kwrec/kwrec/cassettes"
+	"github.com/kwrec/kwrec/internal/apipath"
+	"github.com/kwrec/kwrec/internal/timeline"
+	"github.com/kwrec/kwrec/internal/wire"
+	"github.com/kwrec/kwrec/internal/write"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/uuid"
+)
+
+// WriteMode says what a [Replayer] does with a write (POST, PUT, PATCH or
+// DELETE) that matches no recorded one.
+type WriteMode int
+
+// The write modes.
+const (
+	// WritesStrict fails such a write with [ErrNoMatch]: a write is
+	// answered only by the recorded response to the same request. Through
+	// [Server] the client reads a 500 InternalError carrying the error's
+	// text, never a status that says something about the object.
+	WritesStrict WriteMode = iota
+	// WritesOverlay applies it to the recorded world as the API server
+	// would (see the package documentation, "Writes"), and every watch,
+	// list and get of its collection sees it from then on.
+	WritesOverlay
+)
+
+// String returns "strict" or "overlay".
+func (m WriteMode) String() string {
+	if m == WritesOverlay {
+		return "overlay"
+	}
+	return "strict"
+}
+
+// ParseWriteMode parses "strict" or "overlay".
+func ParseWriteMode(s string) (WriteMode, error) {
+	switch s {
+	case "strict":
+		return WritesStrict, nil
+	case "overlay":
+		return WritesOverlay, nil
+	}
+	return 0, fmt.Errorf("kwrec replay: unknown write mode %q: use strict or overlay", s)
+}
+
+func (r *Replayer) overlay() bool { return r.opts.Writes == WritesOverlay }
+
+// writeRetries bounds how often a write is computed again because a
+// recorded event changed its object meanwhile.
+const writeRetries = 16
+
+// writePlan applies a write to its collection's timeline (Overlay mode),
+// and answers it as the API server would. It returns nil for a request
+// that is not a write of a resource.
+func (r *Replayer) writePlan(req *http.Request, body []byte) *plan {
+	rp, sub, verb := writeOf(req)
+	if verb == "" {
+		return nil
+	}
+	proto := wire.Accepts(req.Header.Get("Accept"), wire.MediaProtobuf) && !wire.Accepts(req.Header.Get("Accept"), wire.MediaJSON)
+	fail := func(code int, reason metav1.StatusReason, format string, a ...any) *plan {
+		return r.statusPlan(wire.Status(code, reason, fmt.Sprintf(format, a...), 0), 0, false)
+	}
+	if sub != "" && sub != "status" {
+		return fail(http.StatusMethodNotAllowed, metav1.StatusReasonMethodNotAllowed,
+			"kwrec replay: writes to the %s subresource are not simulated (only status is)", sub)
+	}
+	if verb == "deletecollection" {
+		return fail(http.StatusMethodNotAllowed, metav1.StatusReasonMethodNotAllowed,
+			"kwrec replay: deletecollection is not simulated; delete the objects one by one")
+	}
+	docs, err := r.discoveryDocs()
+	if err != nil {
+		return fail(http.StatusInternalServerError, metav1.StatusReasonInternalError, "kwrec replay: discovery: %v", err)
+	}
+	kind, namespaced, ok := docs.Lookup(rp.Group, rp.Version, rp.Resource)
+	if !ok {
+		return fail(http.StatusNotFound, metav1.StatusReasonNotFound, "the server could not find the requested resource")
+	}
+	if namespaced != (rp.Namespace != "") {
+		return fail(http.StatusNotFound, metav1.StatusReasonNotFound, "the server could not find the requested resource")
+	}
+	t := r.writeTimeline(rp, kind)
+	if why := t.Broken(); why != "" {
+		return fail(http.StatusInternalServerError, metav1.StatusReasonInternalError,
+			"kwrec replay: the timeline of %s cannot be rebuilt: %s", t.Path, why)
+	}
+	proto = proto && r.codec.CanProtobuf(t)
+	ct := wire.MediaType(req.Header.Get("Content-Type"))
+	if ct == wire.MediaProtobuf {
+		if body, err = r.codec.ToJSON(t, body); err != nil {
+			return fail(http.StatusBadRequest, metav1.StatusReasonBadRequest, "%v", err)
+		}
+		ct = wire.MediaJSON
+	}
+	w := write.Request{Verb: verb, Subresource: sub, Group: rp.Group, Version: rp.Version, Resource: rp.Resource, Kind: kind,
+		Namespaced: namespaced, Namespace: rp.Namespace, Name: rp.Name, ContentType: ct, Body: body,
+		Query: req.URL.Query(), UserAgent: req.Header.Get("User-Agent")}
+	dry := req.URL.Query().Get("dryRun") == "All"
+	for range writeRetries {
+		name := rp.Name
+		suffix := nameSuffix()
+		if verb == "create" {
+			name = createName(body, suffix)
+		}
+		key := rp.Namespace + "/" + name
+		cur, exists := t.Current(key)
+		var curJSON []byte
+		if exists {
+			if curJSON, err = r.objectJSON(t, &cur); err != nil {
+				return fail(http.StatusInternalServerError, metav1.StatusReasonInternalError, "kwrec replay: %v", err)
+			}
+		}
+		res, err := r.writes.Apply(w, curJSON, write.Stamp{Now: r.clock.Now(), UID: string(uuid.NewUUID()), Suffix: suffix})
+		if err != nil {
+			return r.writeError(err, proto)
+		}
+		if dry || res.Event == "" {
+			return r.writeAnswer(t, res.Code, res.Body, proto)
+		}
+		m, err := wire.MetaJSON(res.Object)
+		if err != nil {
+			return fail(http.StatusInternalServerError, metav1.StatusReasonInternalError, "kwrec replay: the written object: %v", err)
+		}
+		_, stored, err := t.Commit(res.Event, m.Key(), m.Labels, cur.RV, res.Object)
+		switch {
+		case errors.Is(err, timeline.ErrStale):
+			continue
+		case err != nil:
+			return fail(http.StatusInternalServerError, metav1.StatusReasonInternalError, "kwrec replay: %s: %v", t.Path, err)
+		}
+		answer := res.Body
+		if bytes.Equal(res.Body, res.Object) {
+			answer = stored
+		}
+		r.noteWrite(req, body, res.Code, answer)
+		return r.writeAnswer(t, res.Code, answer, proto)
+	}
+	return fail(http.StatusConflict, metav1.StatusReasonConflict,
+		"kwrec replay: the object changed %d times while the write was computed; try again", writeRetries)
+}
+
+// writeOf splits a write's path: the resource, the subresource ("" for
+// none) and the API verb; verb is "" for a request that is not a write of
+// a resource.
+func writeOf(req *http.Request) (rp apipath.Path, sub, verb string) {
+	path := req.URL.Path
+	var ok bool
+	if rp, ok = apipath.Parse(path); !ok {
+		i := strings.LastIndexByte(strings.TrimSuffix(path, "/"), '/')
+		if i < 0 {
+			return rp, "", ""
+		}
+		if rp, ok = apipath.Parse(path[:i]); !ok || rp.Name == "" {
+			return rp, "", ""
+		}
+		sub = strings.Trim(path[i+1:], "/")
+	}
+	rp, verb = verbOf(&http.Request{Method: req.Method, URL: req.URL})
+	if sub != "" {
+		rp, _ = apipath.Parse(path[:strings.LastIndexByte(strings.TrimSuffix(path, "/"), '/')])
+		verb = map[string]string{http.MethodPost: "create", http.MethodPut: "update", http.MethodPatch: "patch", http.MethodDelete: "delete"}[req.Method]
+	}
+	switch verb {
+	case "create", "update", "patch", "delete", "deletecollection":
+		return rp, sub, verb
+	}
+	return rp, "", ""
+}
+
+// writeTimeline returns the timeline a write of rp's collection goes to:
+// the all-namespaces one when the recording has it (so its watchers see
+// every write), else the collection's own, else a new empty one.
+func (r *Replayer) writeTimeline(rp apipath.Path, kind string) *timeline.Timeline {
+	if t, _ := r.timelineFor(rp); t != nil {
+		return t
+	}
+	return r.made(rp, kind)
+}
+
+// made returns the timeline of a collection the cassette never recorded,
+// of a resource of kind kind: empty as of the newest resourceVersion
+// recorded, made at its first request and kept (in Overlay mode the code
+// under test writes to it).
+func (r *Replayer) made(rp apipath.Path, kind string) *timeline.Timeline {
+	rp.Name = ""
+	path := rp.Collection()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if t := r.empties[path]; t != nil {
+		return t
+	}
+	t := timeline.Empty(path, rp, kind, r.newestRV(), r.overlay())
+	r.empties[path] = t
+	return t
+}
+
+// newestRV is the newest resourceVersion recorded of any collection: they
+// are one etcd revision sequence.
+func (r *Replayer) newestRV() int64 {
+	var rv int64
+	for _, t := range r.tlOrder {
+		rv = max(rv, t.Last())
+	}
+	return rv
+}
+
+// objectJSON returns the current bytes of o as typed JSON with its
+// (scaled) resourceVersion.
+func (r *Replayer) objectJSON(t *timeline.Timeline, o *timeline.Object) ([]byte, error) {
+	raws, err := r.raws(t, []timeline.Object{*o})
+	if err != nil {
+		return nil, err
+	}
+	b, err := r.codec.Object(t, o, raws[0], false)
+	return bytes.TrimRight(b, "\n"), err
+}
+
+// writeAnswer answers a write with the object (or Status) JSON b.
+func (r *Replayer) writeAnswer(t *timeline.Timeline, code int, b []byte, proto bool) *plan {
+	ct := wire.MediaJSON
+	if proto {
+		if m, err := wire.MetaJSON(b); err == nil && m.Kind == t.Kind {
+			o := timeline.Object{Ref: timeline.Ref{Enc: timeline.JSON, Typed: true}}
+			if pb, err := r.codec.Object(t, &o, b, true); err == nil {
+				b, ct = pb, wire.MediaProtobuf
+			}
+		}
+	}
+	if ct == wire.MediaJSON && !bytes.HasSuffix(b, []byte("\n")) {
+		b = append(b, '\n')
+	}
+	return &plan{status: code, header: http.Header{"Content-Type": {ct}}, pace: r.pacing(nil), end: endEOF,
+		frames: []outFrame{{data: b}}}
+}
+
+// writeError answers a write with the API server's Status for err.
+func (r *Replayer) writeError(err error, proto bool) *plan {
+	var se apierrors.APIStatus
+	if errors.As(err, &se) {
+		st := se.Status()
+		return r.statusPlan(&st, 0, proto)
+	}
+	st := wire.Status(http.StatusInternalServerError, metav1.StatusReasonInternalError, "kwrec replay: "+err.Error(), 0)
+	return r.statusPlan(st, 0, proto)
+}
+
+// createName is the name a create makes: the body's name, else its
+// generateName plus suffix.
+func createName(body []byte, suffix string) string {
+	var o struct {
+		Metadata struct{ Name, GenerateName string }
+	}
+	if json.Unmarshal(body, &o) != nil || o.Metadata.Name != "" {
+		return o.Metadata.Name
+	}
+	if o.Metadata.GenerateName != "" {
+		return o.Metadata.GenerateName + suffix
+	}
+	return ""
+}
+
+// nameSuffix is five random characters from the API server's alphabet
+// for generateName (no vowels, no confusable digits).
+func nameSuffix() string {
+	const alphabet = "bcdfghjklmnpqrstvwxz2456789"
+	var b [5]byte
+	rand.Read(b[:])
+	for i := range b {
+		b[i] = alphabet[int(b[i])%len(alphabet)]
+	}
+	return string(b[:])
+}
+
+// noteWrite keeps an applied write, and appends it to Options.WritesOut.
+func (r *Replayer) noteWrite(req *http.Request, body []byte, code int, answer []byte) {
+	r.wmu.Lock()
+	defer r.wmu.Unlock()
+	at := r.clock.Since(r.started)
+	h := http.Header{}
+	for _, k := range []string{"Content-Type", "Accept", "User-Agent"} {
+		if v := req.Header.Get(k); v != "" {
+			h.Set(k, v)
+		}
+	}
+	if wire.MediaType(h.Get("Content-Type")) == wire.MediaProtobuf {
+		h.Set("Content-Type", wire.MediaJSON) // the body kept is the JSON it was read as
+	}
+	in := &cassettes.Interaction{
+		ID:       len(r.written) + 1,
+		At:       at,
+		Request:  cassettes.Request{Method: req.Method, URL: req.URL.String(), Header: h, Body: body},
+		Response: &cassettes.Response{Status: code, Header: http.Header{"Content-Type": {wire.MediaJSON}}},
+		Frames:   []cassettes.Frame{{Data: answer}},
+		End:      &cassettes.End{Reason: cassettes.EndEOF},
+	}
+	r.written = append(r.written, in)
+	if r.opts.WritesOut != nil {
+		if _, err := r.opts.WritesOut.WriteInteraction(in); err != nil && r.writesErr == nil {
+			r.writesErr = err
+		}
+	}
+}
+
+// Writes returns the writes applied in Overlay mode, in order: each an
+// interaction with the request, its JSON body, and the answer.
+func (r *Replayer) Writes() []*cassettes.Interaction {
+	r.wmu.Lock()
+	defer r.wmu.Unlock()
+	return append([]*cassettes.Interaction(nil), r.written...)
+}

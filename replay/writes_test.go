@@ -1,0 +1,171 @@
+package replay_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/kwrec/kwrec/replay"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// overlay replays testdata/configmaps.kwrec (a@90 and b@95 listed at 100,
+// then ADDED c@101, MODIFIED a@102, DELETED b@103, ADDED d@104) taking
+// writes.
+func overlay(t *testing.T, edits ...replay.Edit) *replay.Replayer {
+	t.Helper()
+	return newReplayer(t, fixture(t, "configmaps.kwrec"), replay.Options{Writes: replay.WritesOverlay, Edits: edits})
+}
+
+func newCM(name, value string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}, Data: map[string]string{"k": value}}
+}
+
+func TestOverlayWritesReachEveryReader(t *testing.T) {
+	r := overlay(t)
+	cs := clientset(t, r.Config())
+	ctx := ctxT(t)
+	cms := cs.CoreV1().ConfigMaps("default")
+	w, err := cms.Watch(ctx, metav1.ListOptions{ResourceVersion: "100000"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	// The recorded events first: the watch reaches the end of the recording.
+	recorded := recv(t, w, 4)
+	created, err := cms.Create(ctx, newCM("mine", "1"), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if created.ResourceVersion != "104001" || created.UID == "" || created.CreationTimestamp.IsZero() {
+		t.Errorf("created %s@%s uid %q at %v: want resourceVersion 104001 and the server-set fields", created.Name, created.ResourceVersion, created.UID, created.CreationTimestamp)
+	}
+	created.Data["k"] = "2"
+	updated, err := cms.Update(ctx, created, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = cms.Update(ctx, created, metav1.UpdateOptions{}) // created's resourceVersion is stale now
+	if !apierrors.IsConflict(err) || err.Error() != `Operation cannot be fulfilled on configmaps "mine": the object has been modified; please apply your changes to the latest version and try again` {
+		t.Errorf("stale update: err = %v, want the API server's Conflict", err)
+	}
+	if _, err := cms.Patch(ctx, "a", types.MergePatchType, []byte(`{"data":{"k":"patched"}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cms.Delete(ctx, "mine", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	written := recv(t, w, 4)
+	want := []string{"ADDED mine@104001=1", "MODIFIED mine@104002=2", "MODIFIED a@104003=patched", "DELETED mine@104004=2"}
+	if diff := cmp.Diff(want, strs(written)); diff != "" {
+		t.Errorf("the watch saw the writes (-want +got):\n%s\nafter the recorded %v", diff, recorded)
+	}
+	if updated.ResourceVersion != "104002" {
+		t.Errorf("updated at %s, want 104002", updated.ResourceVersion)
+	}
+	l, err := cms.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, o := range l.Items {
+		names = append(names, o.Name+"@"+o.ResourceVersion+"="+o.Data["k"])
+	}
+	if diff := cmp.Diff([]string{"a@104003=patched", "c@101000=3", "d@104000=4"}, names); diff != "" {
+		t.Errorf("list after the writes at %s (-want +got):\n%s", l.ResourceVersion, diff)
+	}
+	_, err = cms.Get(ctx, "mine", metav1.GetOptions{})
+	if !apierrors.IsNotFound(err) {
+		t.Errorf("get of the deleted object: err = %v, want NotFound", err)
+	}
+	if n := len(r.Writes()); n != 4 {
+		t.Errorf("Writes() has %d writes, want the 4 applied (the refused update is not one)", n)
+	}
+}
+
+func strs(gs []got) []string {
+	var out []string
+	for _, g := range gs {
+		out = append(out, g.String())
+	}
+	return out
+}
+
+func TestOverlayTakesWritesToCollectionsNeverRecorded(t *testing.T) {
+	r := overlay(t)
+	cfg := r.Config()
+	cfg.ContentType = "application/vnd.kubernetes.protobuf" // as a typed client may send them
+	cs := kubernetes.NewForConfigOrDie(cfg)
+	ctx := ctxT(t)
+	holder := "me"
+	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "leader", Namespace: "kube-system"}, Spec: coordinationv1.LeaseSpec{HolderIdentity: &holder}}
+	got, err := cs.CoordinationV1().Leases("kube-system").Create(ctx, lease, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := cs.CoordinationV1().Leases("kube-system").Get(ctx, "leader", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *again.Spec.HolderIdentity != "me" || again.ResourceVersion != got.ResourceVersion {
+		t.Errorf("get after create: %+v", again)
+	}
+	_, err = cs.CoordinationV1().Leases("kube-system").Create(ctx, lease, metav1.CreateOptions{})
+	if !apierrors.IsAlreadyExists(err) {
+		t.Errorf("second create: err = %v, want AlreadyExists", err)
+	}
+}
+
+func TestAnEditFailsTheFirstUpdateWithAConflict(t *testing.T) {
+	e, err := replay.ParseEdit("error:resource=configmaps,verb=update,nth=1,status=409")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := overlay(t, e)
+	cms := clientset(t, r.Config()).CoreV1().ConfigMaps("default")
+	ctx := ctxT(t)
+	a, err := cms.Get(ctx, "a", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Data["k"] = "x"
+	if _, err := cms.Update(ctx, a, metav1.UpdateOptions{}); !apierrors.IsConflict(err) {
+		t.Fatalf("first update: err = %v, want the injected Conflict", err)
+	}
+	if _, err := cms.Update(ctx, a, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("second update: %v", err)
+	}
+}
+
+func TestAStrictMissIsNoMatchInProcessAndThroughTheServer(t *testing.T) {
+	r := newReplayer(t, fixture(t, "configmaps.kwrec"), replay.Options{})
+	srv := &replay.Server{Replayer: r}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	for name, cfg := range map[string]*rest.Config{"in process": r.Config(), "through the server": srv.Config()} {
+		t.Run(name, func(t *testing.T) {
+			err := clientset(t, cfg).CoreV1().ConfigMaps("default").Delete(context.Background(), "a", metav1.DeleteOptions{})
+			if !replay.IsNoMatch(err) || apierrors.IsNotFound(err) {
+				t.Fatalf("delete: err = %v, want ErrNoMatch and not NotFound", err)
+			}
+			if !strings.Contains(err.Error(), "DELETE "+cmPath+"/a") {
+				t.Errorf("the error does not name the request: %v", err)
+			}
+			var se *apierrors.StatusError
+			if name == "through the server" && (!errors.As(err, &se) || se.ErrStatus.Code != http.StatusInternalServerError) {
+				t.Errorf("through the server: err = %#v, want a 500 InternalError", err)
+			}
+		})
+	}
+}
