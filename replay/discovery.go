@@ -85,12 +85,16 @@ func (r *Replayer) discoveryDocs() (*discovery.Docs, error) {
 			return
 		}
 		var extra []discovery.Resource
+		var verbs []string // get, list, watch
+		if r.overlay() {
+			verbs = []string{"create", "delete", "get", "list", "patch", "update", "watch"}
+		}
 		for _, t := range r.tlOrder {
 			if t.Kind == "" {
 				continue
 			}
 			extra = append(extra, discovery.Resource{Group: t.Res.Group, Version: t.Res.Version, Resource: t.Res.Resource,
-				Kind: t.Kind, Namespaced: t.Res.Namespace != ""})
+				Kind: t.Kind, Namespaced: t.Namespaced(), Verbs: verbs})
 		}
 		r.disc, r.discErr = d.With(extra)
 	})

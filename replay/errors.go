@@ -19,7 +19,7 @@ var (
 	// with [Options.ErrorWhenExhausted], as a RoundTrip error for a request
 	// with no remaining match and as the body read error of a stream that
 	// would otherwise idle, so a test can never hang on a finished replay.
-	ErrExhausted = errors.New("replay exhausted: every recorded interaction has been served")
+	ErrExhausted = errors.New("replay exhausted: the cassette is consumed, every recorded change has been served")
 	// ErrBadEdit means an edit could not be parsed or does not fit the
 	// cassette (an interaction or frame that does not exist).
 	ErrBadEdit = errors.New("bad replay edit")

@@ -161,7 +161,8 @@ func (r *Replayer) recordedPlan(iv *ivState, req *http.Request) *plan {
 			e.fire(fmt.Sprintf("interaction %d", in.ID))
 		}
 	}
-	p := &plan{iv: iv, pace: r.pacing(iv), timeout: wire.TimeoutSeconds(req.URL.Query()), tl: iv.tl}
+	p := &plan{iv: iv, pace: r.pacing(iv), timeout: wire.TimeoutSeconds(req.URL.Query()), tl: iv.tl,
+		watch: wire.IsWatch(req.URL.Query())}
 	if in.End != nil {
 		p.endErr = in.End.Error
 	}

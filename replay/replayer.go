@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kwrec/kwrec/cassettes"
@@ -47,12 +49,26 @@ type Options struct {
 	// views. Default false.
 	Strict bool
 	// ErrorWhenExhausted makes a fully served replay fail fast instead of
-	// idling: once [Replayer.Done] is closed, a request with no remaining
+	// idling: once [Replayer.Consumed] is closed, a request with no remaining
 	// match fails with [ErrExhausted], and every stream that would idle
 	// (a recorded watch that the recording stopped, or a timeline watch
 	// with no events left) ends with a body read error wrapping
 	// [ErrExhausted], so no test can hang. Default false.
 	ErrorWhenExhausted bool
+	// Linger is how long, once [Replayer.Done] is closed, the clients must
+	// have made no request before the cassette counts as consumed
+	// ([Replayer.Consumed]): the code under test may still react to the
+	// last recorded change. Waits run on Clock. Default 0: consumed when
+	// done.
+	Linger time.Duration
+	// Hold keeps every recorded change back until [Replayer.Play]: lists
+	// and gets answer the state the recording starts with, watches send
+	// their initial state, and then wait. A controller registers its
+	// handlers after its informers start; without Hold, at speed 0 the
+	// informers can run through the whole recording first, and the
+	// handlers see only the final state. Writes of the code under test
+	// are never held. Default false.
+	Hold bool
 	// Writes says what happens to a write that matches no recorded one.
 	// Default [WritesStrict]: it fails with [ErrNoMatch].
 	Writes WriteMode
@@ -86,6 +102,16 @@ type Replayer struct {
 
 	writes  write.Engine
 	started time.Time
+	rmu     sync.Mutex
+	rand    *rand.Rand // names and uids of writes
+	// activity is when the last request came, in clock UnixNano, for
+	// Linger.
+	activity atomic.Int64
+	playing  chan struct{} // closed by Play, or at once without Hold
+	playOnce sync.Once
+	consumed chan struct{} // closed Linger after done with no request
+	closed   chan struct{} // closed by Close
+	closeOne sync.Once
 
 	mu         sync.Mutex // guards the fields below and ivState.claimed/finished/errs
 	done       chan struct{}
@@ -134,11 +160,16 @@ func newReplayer(opts Options, src source) (*Replayer, error) {
 	}
 	r := &Replayer{opts: opts, clock: opts.Clock, match: opts.Matcher, src: src,
 		timelines: map[string]*timeline.Timeline{}, tables: map[string]*table.Index{}, done: make(chan struct{}),
-		empties: map[string]*timeline.Timeline{}}
+		empties: map[string]*timeline.Timeline{}, playing: make(chan struct{}), consumed: make(chan struct{}), closed: make(chan struct{})}
 	if r.clock == nil {
 		r.clock = clock.RealClock{}
 	}
 	r.started = r.clock.Now()
+	r.rand = rand.New(rand.NewPCG(1, 2))
+	r.activity.Store(r.started.UnixNano())
+	if !opts.Hold {
+		r.Play()
+	}
 	if r.match == nil {
 		r.match = DefaultMatcher
 	}
@@ -201,8 +232,42 @@ func (r *Replayer) Interactions() []*cassettes.Interaction {
 }
 
 // Close releases the cassette file of a Replayer made by [Open]; bodies
-// still being served fail once it is closed. It is a no-op for [New].
-func (r *Replayer) Close() error { return r.src.close() }
+// still being served fail once it is closed.
+func (r *Replayer) Close() error {
+	r.closeOne.Do(func() { close(r.closed) })
+	return r.src.close()
+}
+
+// Play releases the recorded changes [Options.Hold] keeps back. Call it
+// once the code under test is ready, for a controller once its manager
+// has started and its caches have synced. It is a no-op without Hold and
+// after the first call.
+func (r *Replayer) Play() { r.playOnce.Do(func() { close(r.playing) }) }
+
+// Consumed returns a channel closed once the replay is [Replayer.Done] and
+// the clients have then made no request for [Options.Linger]: every
+// recorded change delivered and the code under test idle. A test that
+// replays into code that keeps watching waits for it (or passes
+// ErrorWhenExhausted, which ends the watches then).
+func (r *Replayer) Consumed() <-chan struct{} { return r.consumed }
+
+// linger closes consumed once the clients have been idle for Linger.
+func (r *Replayer) linger() {
+	for {
+		idle := r.clock.Since(time.Unix(0, r.activity.Load()))
+		if idle >= r.opts.Linger {
+			close(r.consumed)
+			return
+		}
+		t := r.clock.NewTimer(r.opts.Linger - idle)
+		select {
+		case <-t.C():
+		case <-r.closed:
+			t.Stop()
+			return
+		}
+	}
+}
 
 // Done returns a channel closed once the whole cassette has been served:
 // every recorded interaction answered to its end (or closed by the client),
@@ -280,6 +345,11 @@ func (r *Replayer) checkDoneLocked() {
 	}
 	r.doneClosed = true
 	close(r.done)
+	if r.opts.Linger > 0 {
+		go r.linger()
+	} else {
+		close(r.consumed)
+	}
 }
 
 // optional reports whether a replay can be done without iv served: a GET
@@ -309,6 +379,7 @@ func (r *Replayer) RoundTrip(req *http.Request) (*http.Response, error) {
 		got.Body = b
 	}
 	ctx := req.Context()
+	r.activity.Store(r.clock.Now().UnixNano())
 	p, err := r.planFor(req, got)
 	if err != nil {
 		return nil, err
@@ -359,7 +430,7 @@ func (r *Replayer) noResponse(ctx context.Context, p *plan) error {
 	}
 	var exhausted <-chan struct{}
 	if r.opts.ErrorWhenExhausted {
-		exhausted = r.done
+		exhausted = r.consumed
 	}
 	select {
 	case <-ctx.Done():
@@ -417,8 +488,8 @@ func (r *Replayer) planFor(req *http.Request, got *cassettes.Request) (*plan, er
 		r.mu.Unlock()
 		return r.recordedPlan(iv, req), nil
 	}
-	exhausted := r.opts.ErrorWhenExhausted && r.doneClosed
 	r.mu.Unlock()
+	exhausted := r.opts.ErrorWhenExhausted && isClosed(r.consumed)
 	if p := r.discoveryPlan(req); p != nil {
 		return p, nil
 	}
@@ -464,4 +535,13 @@ func (r *Replayer) pacing(iv *ivState) pacing {
 		}
 	}
 	return p
+}
+
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }

@@ -91,6 +91,7 @@ type plan struct {
 	iv      *ivState           // finish is reported here, nil for answers not from a recorded interaction
 	steps   []timeline.Step    // a timeline watch, after frames
 	follow  *timeline.Follower // the writes a timeline watch sends, interleaved with steps
+	watch   bool               // a watch: Options.Hold holds its recorded changes
 	// table serves the watch steps in kubectl's Table form, version tableGV.
 	table   *table.Index
 	tableGV table.GroupVersion
@@ -130,6 +131,7 @@ type body struct {
 	// waited says the pacing wait before frame next is over (a write was
 	// served in front of it).
 	waited bool
+	played bool // Options.Hold no longer holds this watch
 	// tableSent says a Table watch event went out (the next carries no columns).
 	tableSent bool
 
@@ -208,6 +210,11 @@ func (b *body) Read(p []byte) (int, error) {
 		}
 		if fr, ok := b.p.frame(b.next); ok && !b.cut {
 			f := &fr
+			if b.p.watch && !b.played && !initial(f) {
+				if b.hold(f) {
+					continue
+				}
+			}
 			if f.mark != nil {
 				if b.writeBefore(f.mark.RV) {
 					continue
@@ -256,6 +263,47 @@ func (b *body) Read(p []byte) (int, error) {
 	}
 }
 
+// initial reports whether f is a timeline watch's initial state, which
+// Options.Hold does not hold.
+func initial(f *outFrame) bool {
+	return f.step != nil && (f.step.Kind == timeline.StepInitial || f.step.Kind == timeline.StepInitialEnd)
+}
+
+// hold waits, before the first recorded change of a watch, until the
+// replay plays, serving the writes that come meanwhile; it reports whether
+// the caller must look at the frame again (a write was served, or the
+// wait ended with b.err set).
+func (b *body) hold(f *outFrame) bool {
+	select {
+	case <-b.r.playing:
+		b.played = true
+		return false
+	default:
+	}
+	var wake <-chan struct{}
+	if b.p.follow != nil {
+		wake = b.p.tl.Changed()
+		rv := f.rv
+		if f.mark != nil {
+			rv = f.mark.RV
+		}
+		if ev, ok := b.p.follow.Before(rv); ok {
+			return b.sendWrite(ev)
+		}
+	}
+	select {
+	case <-b.r.playing:
+		b.played = true
+		b.due = b.r.clock.Now() // recorded gaps count from the release
+	case <-wake:
+	case <-b.ctx.Done():
+		b.err = b.ctx.Err()
+	case <-b.closed:
+		b.err = errClosedBody
+	}
+	return true
+}
+
 // writeBefore serves the next write of a timeline watch that goes before
 // a step moving the timeline to rv (0: any write, the steps being out),
 // and reports whether it did. With none, now moves to rv: a write from
@@ -268,9 +316,11 @@ func (b *body) writeBefore(rv int64) bool {
 	if reachedLast {
 		b.r.reached()
 	}
-	if !ok {
-		return false
-	}
+	return ok && b.sendWrite(ev)
+}
+
+// sendWrite makes write ev the body's next bytes; it returns true.
+func (b *body) sendWrite(ev timeline.Event) bool {
 	f := outFrame{step: &timeline.Step{Kind: timeline.StepEvent, Ev: &ev, RV: ev.RV()}, rv: ev.RV()}
 	data, err := b.view(&f)
 	if err != nil {
@@ -490,7 +540,7 @@ func (b *body) finish() error {
 	b.r.finish(p.iv)
 	var exhausted <-chan struct{}
 	if b.r.opts.ErrorWhenExhausted {
-		exhausted = b.r.done
+		exhausted = b.r.consumed
 	}
 	forever := p.timeout <= 0
 	var wake <-chan struct{}

@@ -170,7 +170,7 @@ func (r *Replayer) watchView(p *plan, enc encoding, q url.Values, sel timeline.S
 	if enc.proto {
 		p.header.Set("Content-Type", wire.MediaProtobufWatch)
 	}
-	p.steps, p.end = steps, endIdle
+	p.steps, p.end, p.watch = steps, endIdle, true
 	if len(steps) == 1 && steps[0].Kind == timeline.StepExpired {
 		p.end, p.follow = endEOF, nil
 	}
@@ -190,8 +190,9 @@ func (r *Replayer) emptyTimeline(rp apipath.Path) *timeline.Timeline {
 	if err != nil {
 		return nil
 	}
-	kind, namespaced, ok := docs.Lookup(rp.Group, rp.Version, rp.Resource)
-	if !ok || !namespaced && rp.Namespace != "" {
+	info, ok := docs.Lookup(rp.Group, rp.Version, rp.Resource)
+	kind := info.Kind
+	if !ok || !info.Namespaced && rp.Namespace != "" {
 		return nil
 	}
 	if rp.Namespace == "" {

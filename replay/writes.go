@@ -2,7 +2,6 @@ package replay
 
 import (
 	"bytes"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,7 +15,6 @@ import (
 	"github.com/kwrec/kwrec/internal/write"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/uuid"
 )
 
 // WriteMode says what a [Replayer] does with a write (POST, PUT, PATCH or
@@ -85,7 +83,8 @@ func (r *Replayer) writePlan(req *http.Request, body []byte) *plan {
 	if err != nil {
 		return fail(http.StatusInternalServerError, metav1.StatusReasonInternalError, "kwrec replay: discovery: %v", err)
 	}
-	kind, namespaced, ok := docs.Lookup(rp.Group, rp.Version, rp.Resource)
+	info, ok := docs.Lookup(rp.Group, rp.Version, rp.Resource)
+	kind, namespaced := info.Kind, info.Namespaced
 	if !ok {
 		return fail(http.StatusNotFound, metav1.StatusReasonNotFound, "the server could not find the requested resource")
 	}
@@ -106,12 +105,12 @@ func (r *Replayer) writePlan(req *http.Request, body []byte) *plan {
 		ct = wire.MediaJSON
 	}
 	w := write.Request{Verb: verb, Subresource: sub, Group: rp.Group, Version: rp.Version, Resource: rp.Resource, Kind: kind,
-		Namespaced: namespaced, Namespace: rp.Namespace, Name: rp.Name, ContentType: ct, Body: body,
+		Namespaced: namespaced, StatusSubresource: info.Status, Namespace: rp.Namespace, Name: rp.Name, ContentType: ct, Body: body,
 		Query: req.URL.Query(), UserAgent: req.Header.Get("User-Agent")}
 	dry := req.URL.Query().Get("dryRun") == "All"
 	for range writeRetries {
 		name := rp.Name
-		suffix := nameSuffix()
+		suffix, uid := r.nameSuffix()
 		if verb == "create" {
 			name = createName(body, suffix)
 		}
@@ -123,7 +122,7 @@ func (r *Replayer) writePlan(req *http.Request, body []byte) *plan {
 				return fail(http.StatusInternalServerError, metav1.StatusReasonInternalError, "kwrec replay: %v", err)
 			}
 		}
-		res, err := r.writes.Apply(w, curJSON, write.Stamp{Now: r.clock.Now(), UID: string(uuid.NewUUID()), Suffix: suffix})
+		res, err := r.writes.Apply(w, curJSON, write.Stamp{Now: r.clock.Now(), UID: uid, Suffix: suffix})
 		if err != nil {
 			return r.writeError(err, proto)
 		}
@@ -272,16 +271,25 @@ func createName(body []byte, suffix string) string {
 	return ""
 }
 
-// nameSuffix is five random characters from the API server's alphabet
-// for generateName (no vowels, no confusable digits).
-func nameSuffix() string {
+// nameSuffix is five characters from the API server's alphabet for
+// generateName (no vowels, no confusable digits), and uid a UUID, both
+// from the replay's own seeded sequence: a replay makes the same names and
+// uids every time, so what a test wrote compares with a golden file.
+func (r *Replayer) nameSuffix() (suffix, uid string) {
 	const alphabet = "bcdfghjklmnpqrstvwxz2456789"
+	r.rmu.Lock()
+	defer r.rmu.Unlock()
 	var b [5]byte
-	rand.Read(b[:])
 	for i := range b {
-		b[i] = alphabet[int(b[i])%len(alphabet)]
+		b[i] = alphabet[r.rand.IntN(len(alphabet))]
 	}
-	return string(b[:])
+	var u [16]byte
+	for i := range u {
+		u[i] = byte(r.rand.Uint32())
+	}
+	u[6] = u[6]&0x0f | 0x40 // version 4
+	u[8] = u[8]&0x3f | 0x80 // RFC 4122 variant
+	return string(b[:]), fmt.Sprintf("%x-%x-%x-%x-%x", u[0:4], u[4:6], u[6:8], u[8:10], u[10:])
 }
 
 // noteWrite keeps an applied write, and appends it to Options.WritesOut.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -40,6 +41,8 @@ type Docs struct {
 	// types maps an archive name to the Content-Type the server sent it
 	// with; a document [Docs.With] added has none and is JSON.
 	types map[string]string
+	// parsed caches Lookup's parse of a group version's document, by path.
+	parsed sync.Map
 }
 
 // Builtin returns the embedded discovery of kube-apiserver v1.37.2. It
@@ -145,26 +148,59 @@ func jsonString(s string) ([]byte, error) {
 	return b[1 : len(b)-1], nil
 }
 
+// Info is what discovery says of one resource.
+type Info struct {
+	Kind       string
+	Namespaced bool
+	// Status says the resource has a status subresource.
+	Status bool
+}
+
 // Lookup returns what the legacy discovery of group/version says of
-// resource: its kind and whether it is namespaced; ok is false when the
-// docs do not know it.
-func (d *Docs) Lookup(group, version, resource string) (kind string, namespaced bool, ok bool) {
+// resource; ok is false when the docs do not know it. The group version's
+// document is parsed once and kept.
+func (d *Docs) Lookup(group, version, resource string) (info Info, ok bool) {
 	path := "/api/" + version
 	if group != "" {
 		path = "/apis/" + group + "/" + version
 	}
+	v, done := d.parsed.Load(path)
+	if !done {
+		v, _ = d.parsed.LoadOrStore(path, d.parse(path))
+	}
+	info, ok = v.(map[string]Info)[resource]
+	return info, ok
+}
+
+// parse reads the legacy discovery document at path into Infos by
+// resource name, none when it has none.
+func (d *Docs) parse(path string) map[string]Info {
+	out := map[string]Info{}
 	status, _, body, found := d.Answer(path, jsonContentType, "")
 	if !found || status != http.StatusOK {
-		return "", false, false
+		return out
 	}
 	var list metav1.APIResourceList
 	if json.Unmarshal(body, &list) != nil {
-		return "", false, false
+		return out
 	}
 	for _, r := range list.APIResources {
-		if r.Name == resource {
-			return r.Kind, r.Namespaced, true
+		if res, sub, isSub := strings.Cut(r.Name, "/"); isSub {
+			if sub == "status" {
+				i := out[res]
+				i.Status = true
+				out[res] = i
+			}
+			continue
+		}
+		i := out[r.Name]
+		i.Kind, i.Namespaced = r.Kind, r.Namespaced
+		out[r.Name] = i
+	}
+	for name, i := range out {
+		if i.Kind == "" { // a subresource of nothing listed
+			delete(out, name)
 		}
 	}
-	return "", false, false
+	return out
 }

@@ -44,6 +44,23 @@ func (t *Timeline) Selector(q url.Values, ns string) (Selector, error) {
 	return parseSelector(q, ns, t.holdsNothing())
 }
 
+// Namespaced reports whether t's objects live in namespaces: its path
+// names one, or a recorded object has one.
+func (t *Timeline) Namespaced() bool {
+	if t.Res.Namespace != "" {
+		return true
+	}
+	for _, s := range t.snaps {
+		for _, o := range s.items {
+			return o.Namespace() != ""
+		}
+	}
+	for i := range t.events {
+		return t.events[i].Obj.Namespace() != ""
+	}
+	return false
+}
+
 // holdsNothing reports whether no object was ever recorded.
 func (t *Timeline) holdsNothing() bool {
 	for _, s := range t.snaps {

@@ -212,6 +212,17 @@ func (t *Timeline) Follow(from int64, sel Selector) *Follower {
 // whether that reached the last recorded resourceVersion for the first
 // time (see [Timeline.Advance]).
 func (f *Follower) Next(rv int64) (ev Event, ok, reachedLast bool) {
+	return f.next1(rv, true)
+}
+
+// Before is Next that leaves now where it is: for a watch that is not
+// sending the step yet.
+func (f *Follower) Before(rv int64) (ev Event, ok bool) {
+	ev, ok, _ = f.next1(rv, false)
+	return ev, ok
+}
+
+func (f *Follower) next1(rv int64, advance bool) (ev Event, ok, reachedLast bool) {
 	t := f.t
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -224,6 +235,9 @@ func (f *Follower) Next(rv int64) (ev Event, ok, reachedLast bool) {
 		if f.sel.Matches(&w.Obj) {
 			return w, true, false
 		}
+	}
+	if !advance {
+		return Event{}, false, false
 	}
 	return Event{}, false, t.advanceLocked(rv)
 }

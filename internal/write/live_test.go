@@ -235,7 +235,9 @@ func liveStamp(t *testing.T, r write.Request, cur []byte, code int, body []byte)
 }
 
 func liveRV(obj []byte) string {
-	var m struct{ Metadata struct{ ResourceVersion string } }
+	var m struct {
+		Metadata struct{ ResourceVersion string }
+	}
 	_ = json.Unmarshal(obj, &m)
 	return m.Metadata.ResourceVersion
 }

@@ -151,7 +151,11 @@ func TestApplySucceeds(t *testing.T) {
 		},
 		{
 			name: "a status update changes only status",
-			req:  func() Request { r := with(deploy("update", "d"), `{"metadata":{"name":"d","labels":{"l":"x"}},"spec":{"replicas":7},"status":{"replicas":1}}`, "", nil); r.Subresource = "status"; return r }(),
+			req: func() Request {
+				r := with(deploy("update", "d"), `{"metadata":{"name":"d","labels":{"l":"x"}},"spec":{"replicas":7},"status":{"replicas":1}}`, "", nil)
+				r.Subresource = "status"
+				return r
+			}(),
 			cur:  `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d","namespace":"default","uid":"u","resourceVersion":"5","generation":4},"spec":{"replicas":2},"status":{"replicas":2}}`,
 			code: 200, event: EventModified,
 			want: map[string]any{"metadata.generation": float64(4), "status.replicas": float64(1), "spec.replicas": float64(2), "metadata.labels": nil},

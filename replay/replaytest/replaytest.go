@@ -29,6 +29,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -67,10 +68,13 @@ func New(t testing.TB, name string, opts replay.Options) *replay.Replayer {
 }
 
 // Config returns a rest.Config whose clients (typed, dynamic, informers)
-// replay the cassette name (see [Path]) with the zero [replay.Options]: as
-// fast as the client reads, answering unrecorded lists and watches from the
-// recorded state, idling at the end of a recorded watch like a live server.
-// Use [New] for other options, such as ErrorWhenExhausted.
+// replay the cassette name (see [Path]) with [Defaults]: as fast as the
+// client reads, answering unrecorded lists and watches from the recorded
+// state, and once every recorded change has been delivered and the
+// clients have made no request for a quarter of a second, ending every
+// watch with an error that says the cassette is consumed
+// ([replay.IsExhausted]), so a test's watch loop ends instead of idling
+// like a live server. Use [New] for other options.
 //
 // With $KWREC_RECORD set (see the package doc) it returns a config to the
 // live cluster that records into the cassette instead.
@@ -88,7 +92,40 @@ func Config(t testing.TB, name string) *rest.Config {
 	default:
 		t.Fatalf("replaytest: %s=%q; use once, 1 or 0", EnvRecord, mode)
 	}
-	return New(t, name, replay.Options{}).Config()
+	return New(t, name, Defaults()).Config()
+}
+
+// Linger is how long [Defaults] waits, once every recorded change is
+// delivered, for the clients to go quiet before the cassette counts as
+// consumed.
+const Linger = 250 * time.Millisecond
+
+// Defaults are the options [Config] replays with: ErrorWhenExhausted with
+// a Linger of [Linger], so nothing waits on a consumed cassette.
+func Defaults() replay.Options {
+	return replay.Options{ErrorWhenExhausted: true, Linger: Linger}
+}
+
+// Controller replays the cassette name (see [Path]) for a controller: its
+// writes applied to the recorded world ([replay.WritesOverlay]), every
+// recorded change held until the test calls Play on the Replayer once the
+// controller has started ([replay.Options.Hold]: its handlers then see
+// each change, not only the final state), and the end of [Defaults]. Wait
+// for the replay with Consumed, then compare what the controller wrote
+// with [CheckWrites]:
+//
+//	r := replaytest.Controller(t, "configmaps.kwrec.zst")
+//	mgr, _ := manager.New(r.Config(), manager.Options{...})
+//	go mgr.Start(ctx)
+//	mgr.GetCache().WaitForCacheSync(ctx)
+//	r.Play()
+//	<-r.Consumed()
+//	replaytest.CheckWrites(t, r, "mirror")
+func Controller(t testing.TB, name string) *replay.Replayer {
+	t.Helper()
+	opts := Defaults()
+	opts.Writes, opts.Hold = replay.WritesOverlay, true
+	return New(t, name, opts)
 }
 
 // EnvRecord names the environment variable that switches [Config] to
