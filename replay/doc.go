@@ -118,6 +118,59 @@
 // edit sits and whether it fired, so an edit no client reached is not
 // silent; kwrec serve and kwrec replay warn about those when they stop.
 //
+// # Writes
+//
+// By default ([WritesStrict]) a write (POST, PUT, PATCH, DELETE) must match
+// a recorded one and gets the recorded answer; any other fails with
+// [ErrNoMatch], which [Server] answers 500 InternalError with the same
+// text: never 404, which a client would read as an answer about the object
+// (kubectl delete --ignore-not-found would succeed).
+//
+// With [Options.Writes] set to [WritesOverlay], a write that matches no
+// recorded one is applied to its collection's timeline at the current
+// point of the replay, with the API server's rules (internal/write, checked
+// against kube-apiserver v1.37.2): create with generateName and 409
+// AlreadyExists; update with 409 Conflict on a stale resourceVersion;
+// JSON merge, strategic merge (built-in types), JSON patch and server-side
+// apply with field managers and conflicts; delete with finalizers
+// (deletionTimestamp, removal with the last finalizer); the status
+// subresource; dryRun=All; uid, creationTimestamp, generation,
+// managedFields and resourceVersion set by the server. Every watch of the
+// collection sends the write (the writer's own informer included), in the
+// encoding it negotiated, and later lists and gets hold it. A collection
+// the cassette never recorded (Events, Leases, a controller's CRD objects)
+// starts empty and takes writes. Reads of recorded collections are then
+// always views of their timelines, never recorded bytes, since the world
+// now holds the writes; kubectl's Table form is left to kubectl.
+//
+// Recorded changes keep coming on their recorded schedule. One that touches
+// an object the code also changed wins, and a later update carrying the
+// old resourceVersion gets 409, as on a live cluster.
+//
+// resourceVersions only grow along a collection, recorded and written
+// alike: in Overlay mode every recorded resourceVersion R is served as
+// R×1000, and the writes made after the replay reached R get R×1000+1,
+// R×1000+2, and so on (999 at most before the next recorded change; a
+// 1,000th is refused with 500). A write gets the next one after the
+// highest served, so every watch sends it after what it has sent.
+//
+// [Replayer.Writes] returns the writes applied, with their requests and
+// answers, and [Options.WritesOut] appends them to a cassette as they
+// happen (kwrec serve --writes-out). Generated names and uids come from a
+// seeded sequence, so a replay writes the same every time and
+// replaytest.CheckWrites can compare it with a golden file.
+//
+// # Waiting for the end
+//
+// [Replayer.Done] closes once every recorded change has been delivered;
+// [Replayer.Consumed] once it is done and the clients have been idle for
+// [Options.Linger]. With [Options.ErrorWhenExhausted] every idle watch then
+// ends with [ErrExhausted] ("the cassette is consumed"), so a loop over a
+// watch's events ends. [Options.Hold] keeps recorded changes back until
+// [Replayer.Play], so that a controller whose handlers register after its
+// informers start still sees each change: replaytest.Controller sets it,
+// and the test calls Play once the manager's caches have synced.
+//
 // # Servers
 //
 // [Server] serves the same engine on 127.0.0.1 over HTTPS with HTTP/2 (and

@@ -438,9 +438,9 @@ func (b *body) tableStep(s *timeline.Step) ([]byte, error) {
 	var ok bool
 	switch s.Kind {
 	case timeline.StepInitial:
-		data, ok = x.WatchEvent(gv, "ADDED", tableVersion(s.Obj), first)
+		data, ok = x.WatchEvent(gv, "ADDED", b.r.rowOf(x, b.p.tl, s.Obj), first)
 	case timeline.StepEvent:
-		data, ok = x.WatchEvent(gv, s.Ev.Type, tableVersion(&s.Ev.Obj), first)
+		data, ok = x.WatchEvent(gv, s.Ev.Type, b.r.rowOf(x, b.p.tl, &s.Ev.Obj), first)
 	case timeline.StepInitialEnd, timeline.StepBookmark:
 		// Without a recorded Table bookmark to shape it, the bookmark is
 		// left out: kubectl, the only Table client, asks for none.

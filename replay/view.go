@@ -108,10 +108,10 @@ type encoding struct {
 // negotiate picks the encoding of an answer about t for a client with
 // this Accept header; ok is false when the client takes none kwrec serves.
 func (r *Replayer) negotiate(t *timeline.Timeline, accept string) (enc encoding, ok bool) {
-	// Recorded Table rows carry recorded resourceVersions and writes have
-	// none: in Overlay mode kubectl prints the objects itself.
-	if gv, wants := table.Wants(accept); wants && !r.overlay() {
-		if x := r.tables[t.Path]; x != nil && x.Len() > 0 {
+	// In Overlay mode a write needs a row too: the Table form is served
+	// only where kwrec can print one (table.Index.AddObject).
+	if gv, wants := table.Wants(accept); wants {
+		if x := r.tables[t.Path]; x != nil && x.Len() > 0 && (!r.overlay() || x.CanAdd()) {
 			enc.table, enc.gv = x, gv
 		}
 	}
@@ -130,7 +130,7 @@ func (r *Replayer) getView(p *plan, enc encoding, rp apipath.Path) error {
 	}
 	p.frames = []outFrame{{obj: &o}}
 	if enc.table != nil {
-		if b, ok := enc.table.Get(enc.gv, tableVersion(&o)); ok {
+		if b, ok := enc.table.Get(enc.gv, r.rowOf(enc.table, p.tl, &o)); ok {
 			p.frames = []outFrame{{data: b}}
 		}
 	}
@@ -147,7 +147,7 @@ func (r *Replayer) listView(p *plan, enc encoding, q url.Values, sel timeline.Se
 	if enc.table != nil {
 		vs := make([]table.Version, len(l.Items))
 		for i := range l.Items {
-			vs[i] = tableVersion(&l.Items[i])
+			vs[i] = r.rowOf(enc.table, p.tl, &l.Items[i])
 		}
 		var remaining *int64
 		if l.Continue != "" {
@@ -174,7 +174,7 @@ func (r *Replayer) watchView(p *plan, enc encoding, q url.Values, sel timeline.S
 	if len(steps) == 1 && steps[0].Kind == timeline.StepExpired {
 		p.end, p.follow = endEOF, nil
 	}
-	if enc.table != nil && tableHasRows(enc.table, steps) {
+	if enc.table != nil && r.tableHasRows(enc.table, p.tl, steps) {
 		p.table, p.tableGV = enc.table, enc.gv
 	}
 	return nil
@@ -207,22 +207,40 @@ func (r *Replayer) emptyTimeline(rp apipath.Path) *timeline.Timeline {
 	return r.made(rp, kind)
 }
 
-// tableVersion names an object's row in a table index.
-func tableVersion(o *timeline.Object) table.Version {
-	return table.Version{Key: o.Key, RV: strconv.FormatInt(o.RV, 10)}
+// tableVersion names an object's row in a table index: by its recorded
+// resourceVersion (a timeline that takes writes serves them scaled), or
+// for a write its own.
+func tableVersion(t *timeline.Timeline, o *timeline.Object) table.Version {
+	rv := o.RV
+	if !o.Ref.W {
+		rv /= t.Scale()
+	}
+	return table.Version{Key: o.Key, RV: strconv.FormatInt(rv, 10)}
+}
+
+// rowOf returns the name of o's row in x, making the row of a write the
+// first time it is asked for.
+func (r *Replayer) rowOf(x *table.Index, t *timeline.Timeline, o *timeline.Object) table.Version {
+	v := tableVersion(t, o)
+	if o.Ref.W && !x.Has(v) {
+		if b, err := t.Bytes(o.Ref); err == nil {
+			x.AddObject(v, b, r.clock.Now())
+		}
+	}
+	return v
 }
 
 // tableHasRows reports whether every object a watch sends has a recorded
 // Table row: a watch is served in the Table form whole or not at all (its
 // client then prints plain objects, as it does for a server without
-// server-side printing).
-func tableHasRows(x *table.Index, steps []timeline.Step) bool {
+// server-side printing). Writes to come get theirs when served.
+func (r *Replayer) tableHasRows(x *table.Index, t *timeline.Timeline, steps []timeline.Step) bool {
 	for _, s := range steps {
 		o := s.Obj
 		if s.Kind == timeline.StepEvent {
 			o = &s.Ev.Obj
 		}
-		if o != nil && !x.Has(tableVersion(o)) {
+		if o != nil && !x.Has(r.rowOf(x, t, o)) {
 			return false
 		}
 	}

@@ -5,9 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
+	"time"
 
+	"github.com/google/uuid"
 	"github.com/kwrec/kwrec/cassettes"
 	"github.com/kwrec/kwrec/internal/apipath"
 	"github.com/kwrec/kwrec/internal/timeline"
@@ -201,9 +205,32 @@ func (r *Replayer) made(rp apipath.Path, kind string) *timeline.Timeline {
 	if t := r.empties[path]; t != nil {
 		return t
 	}
-	t := timeline.Empty(path, rp, kind, r.newestRV(), r.overlay())
+	var objs [][]byte
+	rv := r.newestRV()
+	if rp.Group == "" && rp.Resource == "namespaces" {
+		objs = r.namespaces(rv)
+	}
+	t := timeline.Empty(path, rp, kind, rv, r.overlay(), objs...)
 	r.empties[path] = t
 	return t
+}
+
+// namespaces returns the Namespace objects of a recording that never
+// listed namespaces: the four every cluster has, and each one a recorded
+// collection lives in, Active (kubectl asks for the namespace when a get
+// in it finds nothing, and reports the namespace missing if it is).
+func (r *Replayer) namespaces(rv int64) [][]byte {
+	ns := map[string]bool{"default": true, "kube-system": true, "kube-public": true, "kube-node-lease": true}
+	for _, t := range r.tlOrder {
+		t.Namespaces(ns)
+	}
+	at := r.header.RecordedAt.UTC().Format(time.RFC3339)
+	var out [][]byte
+	for _, n := range slices.Sorted(maps.Keys(ns)) {
+		uid := uuid.NewSHA1(uuid.NameSpaceOID, []byte("kwrec namespace "+n))
+		out = append(out, fmt.Appendf(nil, `{"kind":"Namespace","apiVersion":"v1","metadata":{"name":%q,"uid":%q,"resourceVersion":"%d","creationTimestamp":%q,"labels":{"kubernetes.io/metadata.name":%q}},"spec":{"finalizers":["kubernetes"]},"status":{"phase":"Active"}}`, n, uid, rv, at, n))
+	}
+	return out
 }
 
 // newestRV is the newest resourceVersion recorded of any collection: they

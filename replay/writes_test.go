@@ -169,3 +169,22 @@ func TestAStrictMissIsNoMatchInProcessAndThroughTheServer(t *testing.T) {
 		})
 	}
 }
+
+func TestTheNamespacesOfTheRecordingExist(t *testing.T) {
+	for _, mode := range []replay.WriteMode{replay.WritesStrict, replay.WritesOverlay} {
+		t.Run(mode.String(), func(t *testing.T) {
+			r := newReplayer(t, fixture(t, "configmaps.kwrec"), replay.Options{Writes: mode})
+			ns := clientset(t, r.Config()).CoreV1().Namespaces()
+			got, err := ns.Get(ctxT(t), "default", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Status.Phase != corev1.NamespaceActive {
+				t.Errorf("default is %q, want Active", got.Status.Phase)
+			}
+			if _, err := ns.Get(ctxT(t), "nowhere", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				t.Errorf("a namespace nothing lives in: err = %v, want NotFound", err)
+			}
+		})
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -309,5 +310,31 @@ func TestARowSeenTwiceIsStoredOnce(t *testing.T) {
 	// epsilon as watched.
 	if got, want := x.Len(), 8; got != want {
 		t.Errorf("Len = %d, want %d (final state %v)", got, want, final)
+	}
+}
+
+func TestAWrittenObjectGetsTheRowTheServerWouldPrint(t *testing.T) {
+	x := new(table.Index)
+	cols := `[{"name":"Name","type":"string","format":"name","description":"","priority":0},{"name":"Data","type":"string","format":"","description":"","priority":0},{"name":"Age","type":"string","format":"","description":"","priority":0}]`
+	if err := x.AddList([]byte(`{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":"5"},"columnDefinitions":` + cols + `,"rows":[]}`)); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 12, 1, 0, 10, 0, 0, time.UTC)
+	obj := `{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"w","namespace":"default","resourceVersion":"5001","creationTimestamp":"2026-12-01T00:00:00Z"},"data":{"a":"1","b":"2"},"binaryData":{"c":"AA=="}}`
+	v := table.Version{Key: "default/w", RV: "5001"}
+	if !x.AddObject(v, []byte(obj), now) {
+		t.Fatal("AddObject = false")
+	}
+	b, ok := x.Get("", v)
+	if !ok {
+		t.Fatal("no row")
+	}
+	if want := `"cells":["w",3,"10m"]`; !strings.Contains(string(b), want) {
+		t.Errorf("Get = %s, want cells %s", b, want)
+	}
+	x2 := new(table.Index)
+	x2.AddList([]byte(`{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{},"columnDefinitions":[{"name":"Holder","type":"string"}],"rows":[]}`))
+	if x2.AddObject(v, []byte(obj), now) {
+		t.Error("AddObject made a row for a column it cannot compute")
 	}
 }

@@ -188,8 +188,21 @@ func New(path string, res apipath.Path) *Timeline {
 // resourceVersion rv and after. A list is empty, a watch waits, a get is
 // NotFound, as on a server where none exist. With writes it takes writes
 // (see [Timeline.TakeWrites]); rv is then already scaled.
-func Empty(path string, res apipath.Path, kind string, rv int64, writes bool) *Timeline {
+//
+// objs are objects the collection holds nonetheless (JSON with kind and
+// apiVersion), at rv: the namespaces of a recording that never listed
+// them, which a server has.
+func Empty(path string, res apipath.Path, kind string, rv int64, writes bool, objs ...[]byte) *Timeline {
 	t := &Timeline{Path: path, Res: res, Kind: kind, snaps: []*snapshot{{rv: rv, items: map[string]Object{}}}, last: rv}
+	for _, b := range objs {
+		m, err := wire.MetaJSON(b)
+		if err != nil {
+			continue
+		}
+		t.held = append(t.held, b)
+		ref := Ref{I: int32(len(t.held) - 1), N: int32(len(b)), Enc: JSON, Typed: true}
+		t.snaps[0].items[m.Key()] = Object{Key: m.Key(), RV: rv, Labels: m.Labels, Ref: ref}
+	}
 	t.Seal()
 	if writes {
 		t.scale = RVScale

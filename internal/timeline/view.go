@@ -61,6 +61,27 @@ func (t *Timeline) Namespaced() bool {
 	return false
 }
 
+// Namespaces adds to ns the namespaces t's path or recorded objects
+// name.
+func (t *Timeline) Namespaces(ns map[string]bool) {
+	if t.Res.Namespace != "" {
+		ns[t.Res.Namespace] = true
+		return
+	}
+	for _, s := range t.snaps {
+		for _, o := range s.items {
+			if n := o.Namespace(); n != "" {
+				ns[n] = true
+			}
+		}
+	}
+	for i := range t.events {
+		if n := t.events[i].Obj.Namespace(); n != "" {
+			ns[n] = true
+		}
+	}
+}
+
 // holdsNothing reports whether no object was ever recorded.
 func (t *Timeline) holdsNothing() bool {
 	for _, s := range t.snaps {
