@@ -2,6 +2,7 @@ package replay_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
@@ -184,6 +185,52 @@ func TestTheNamespacesOfTheRecordingExist(t *testing.T) {
 			}
 			if _, err := ns.Get(ctxT(t), "nowhere", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 				t.Errorf("a namespace nothing lives in: err = %v, want NotFound", err)
+			}
+		})
+	}
+}
+
+func TestBadWritesGetTheAPIServersAnswers(t *testing.T) {
+	tests := []struct {
+		name, method, path, ct, body string
+		code                         int
+		reason                       metav1.StatusReason
+		message                      string
+	}{
+		{"malformed JSON", "POST", "configmaps", "application/json", `{"kind":`, 400, metav1.StatusReasonBadRequest, ""},
+		{"a namespace that disagrees with the URL", "POST", "configmaps", "application/json",
+			`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x","namespace":"other"}}`, 400, metav1.StatusReasonBadRequest,
+			"the namespace of the provided object does not match the namespace sent on the request"},
+		{"a kind that disagrees with the URL", "POST", "configmaps", "application/json",
+			`{"apiVersion":"v1","kind":"Secret","metadata":{"name":"x"}}`, 400, metav1.StatusReasonBadRequest, ""},
+		{"an unknown patch type", "PATCH", "configmaps/a", "text/plain", `x`, 415, metav1.StatusReasonUnsupportedMediaType, "415: Unsupported Media Type"},
+		{"an update of an object that does not exist", "PUT", "configmaps/nope", "application/json",
+			`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"nope"}}`, 404, metav1.StatusReasonNotFound, `configmaps "nope" not found`},
+		{"a subresource kwrec does not simulate", "POST", "pods/p/eviction", "application/json", `{}`, 405, metav1.StatusReasonMethodNotAllowed,
+			"kwrec replay: writes to the eviction subresource are not simulated (only status is)"},
+		{"a resource no discovery knows", "POST", "widgets", "application/json", `{}`, 404, metav1.StatusReasonNotFound,
+			"the server could not find the requested resource"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := overlay(t)
+			req, _ := http.NewRequest(tt.method, "https://x"+cmPath[:len(cmPath)-len("configmaps")]+tt.path, strings.NewReader(tt.body))
+			req.Header.Set("Content-Type", tt.ct)
+			req.Header.Set("Accept", "application/json")
+			resp, err := r.RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var st metav1.Status
+			if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+				t.Fatal(err)
+			}
+			if resp.StatusCode != tt.code || st.Kind != "Status" || st.Code != int32(tt.code) || st.Reason != tt.reason {
+				t.Errorf("got %d %s %s (%d): %s; want %d %s", resp.StatusCode, st.Kind, st.Reason, st.Code, st.Message, tt.code, tt.reason)
+			}
+			if tt.message != "" && st.Message != tt.message {
+				t.Errorf("message %q, want %q", st.Message, tt.message)
 			}
 		})
 	}

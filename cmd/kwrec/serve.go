@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -62,7 +63,7 @@ times 1000, so that writes fit between recorded events. With the default
 				return err
 			}
 			if writesOut != "" && mode != replay.WritesOverlay {
-				return fmt.Errorf("kwrec: --writes-out needs --writes overlay")
+				return errors.New("--writes-out needs --writes overlay")
 			}
 			opts := replay.Options{Speed: speed, Edits: es, Strict: strict, Writes: mode}
 			if writesOut != "" {
