@@ -5,6 +5,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/kwrec/kwrec/internal/discovery"
@@ -84,11 +85,13 @@ func (r *Replayer) discoveryDocs() (*discovery.Docs, error) {
 			r.discErr = err
 			return
 		}
-		var extra []discovery.Resource
 		var verbs []string // get, list, watch
 		if r.overlay() {
 			verbs = []string{"create", "delete", "get", "list", "patch", "update", "watch"}
 		}
+		// The definitions first: they know the scope and the status
+		// subresource of resources that were perhaps never listed.
+		extra := r.recordedCRDs(verbs)
 		for _, t := range r.tlOrder {
 			if t.Kind == "" {
 				continue
@@ -109,4 +112,59 @@ func versionJSON(server string) []byte {
 	}
 	b, _ := json.Marshal(map[string]string{"major": major, "minor": minor, "gitVersion": server, "platform": "linux/amd64"})
 	return append(b, '\n')
+}
+
+// crdJSON is what discovery needs of a CustomResourceDefinition.
+type crdJSON struct {
+	Spec struct {
+		Group string
+		Names struct{ Plural, Kind string }
+		Scope    string
+		Versions []struct {
+			Name         string
+			Served       bool
+			Subresources struct {
+				Status *struct{}
+			}
+		}
+	}
+}
+
+// recordedCRDs returns the resources the CustomResourceDefinitions the
+// cassette recorded define, as of the end of the recording, for writes and
+// reads of their objects even where none was recorded.
+func (r *Replayer) recordedCRDs(verbs []string) []discovery.Resource {
+	var out []discovery.Resource
+	for _, t := range r.tlOrder {
+		if t.Res.Group != "apiextensions.k8s.io" || t.Res.Resource != "customresourcedefinitions" || t.Broken() != "" {
+			continue
+		}
+		sel, err := t.Selector(url.Values{}, "")
+		if err != nil {
+			continue
+		}
+		l, err := t.List(url.Values{"resourceVersion": {strconv.FormatInt(t.Last(), 10)}, "resourceVersionMatch": {"Exact"}}, sel)
+		if err != nil {
+			continue
+		}
+		raws, err := r.raws(t, l.Items)
+		if err != nil {
+			continue
+		}
+		for i, raw := range raws {
+			b, err := r.codec.Object(t, &l.Items[i], raw, false)
+			var crd crdJSON
+			if err != nil || json.Unmarshal(b, &crd) != nil {
+				continue
+			}
+			for _, v := range crd.Spec.Versions {
+				if !v.Served {
+					continue
+				}
+				out = append(out, discovery.Resource{Group: crd.Spec.Group, Version: v.Name, Resource: crd.Spec.Names.Plural,
+					Kind: crd.Spec.Names.Kind, Namespaced: crd.Spec.Scope == "Namespaced", Verbs: verbs, Status: v.Subresources.Status != nil})
+			}
+		}
+	}
+	return out
 }

@@ -31,6 +31,9 @@ type Resource struct {
 	// Verbs are the verbs discovery lists; nil means get, list, watch
 	// (what a replay answers).
 	Verbs []string
+	// Status says the resource has a status subresource (a CRD's
+	// subresources.status).
+	Status bool
 }
 
 // ErrInvalidResource means a [Resource] lacks a field discovery needs.
@@ -140,6 +143,11 @@ func (m merger) addLegacy(r Resource) (added bool, err error) {
 			Name: r.Resource, SingularName: strings.ToLower(r.Kind), Namespaced: r.Namespaced,
 			Kind: r.Kind, Verbs: r.verbs(),
 		})
+		if r.Status {
+			list.APIResources = append(list.APIResources, metav1.APIResource{
+				Name: r.Resource + "/status", Namespaced: r.Namespaced, Kind: r.Kind, Verbs: []string{"get", "patch", "update"},
+			})
+		}
 		added = true
 		return true
 	})
@@ -209,10 +217,15 @@ func (m merger) addAggregated(r Resource) error {
 		if r.Namespaced {
 			scope = apidiscoveryv2.ScopeNamespace
 		}
-		g.Versions[j].Resources = append(g.Versions[j].Resources, apidiscoveryv2.APIResourceDiscovery{
+		rd := apidiscoveryv2.APIResourceDiscovery{
 			Resource: r.Resource, SingularResource: strings.ToLower(r.Kind), Scope: scope, Verbs: r.verbs(),
 			ResponseKind: &metav1.GroupVersionKind{Group: r.Group, Version: r.Version, Kind: r.Kind},
-		})
+		}
+		if r.Status {
+			rd.Subresources = []apidiscoveryv2.APISubresourceDiscovery{{Subresource: "status", Verbs: []string{"get", "patch", "update"},
+				ResponseKind: &metav1.GroupVersionKind{Group: r.Group, Version: r.Version, Kind: r.Kind}}}
+		}
+		g.Versions[j].Resources = append(g.Versions[j].Resources, rd)
 		return true
 	})
 }
