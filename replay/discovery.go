@@ -117,8 +117,8 @@ func versionJSON(server string) []byte {
 // crdJSON is what discovery needs of a CustomResourceDefinition.
 type crdJSON struct {
 	Spec struct {
-		Group string
-		Names struct{ Plural, Kind string }
+		Group    string
+		Names    struct{ Plural, Kind string }
 		Scope    string
 		Versions []struct {
 			Name         string
