@@ -56,6 +56,9 @@ type Reader struct {
 	lineOff int64
 	lineLen int
 	seeks   []seekPoint // the compressed form's seek comments, in order
+	// check is how much of a JSON frame is checked: all of it (the
+	// zero value), or for an Index only that it is one whole value.
+	check check
 }
 
 type readState struct {
@@ -235,7 +238,7 @@ func (r *Reader) next() (Entry, error) {
 		}
 		if errors.Is(err, io.ErrUnexpectedEOF) && r.dec == nil {
 			// A last line without a newline: complete if it parses, else cut.
-			if e, perr := decodeEntry(r.line, line); perr == nil {
+			if e, perr := decodeEntry(r.line, line, r.check); perr == nil {
 				if verr := r.validate(&e); verr != nil {
 					return Entry{}, verr
 				}
@@ -256,7 +259,7 @@ func (r *Reader) next() (Entry, error) {
 			}
 			continue
 		}
-		e, perr := decodeEntry(r.line, t)
+		e, perr := decodeEntry(r.line, t, r.check)
 		if perr != nil {
 			perr.File = r.name
 			if incompleteJSON(t) && r.atEnd() {

@@ -220,15 +220,29 @@ func parseOffset(n int, field string, s *string) (time.Duration, *ParseError) {
 // (hand-edited spacing, other frame kinds, errors), which decodeEntry then
 // parses and reports in full. line must be a private copy: the frame's
 // Data aliases it.
-func fastJSONFrame(n int, line []byte) (Entry, bool) { return jsonFrameLine(n, line, true) }
+func fastJSONFrame(n int, line []byte, c check) (Entry, bool) { return jsonFrameLine(n, line, c) }
+
+// check is how much of a JSON frame's value is checked.
+type check uint8
+
+const (
+	// checkValid: the value is valid JSON (json.Valid).
+	checkValid check = iota
+	// checkBounds: the value's braces, brackets and strings balance
+	// (see balanced).
+	checkBounds
+	// checkNone: a line read again after a check.
+	checkNone
+)
 
 const base64Key = `","base64":"`
 
 // jsonFrameLine is fastJSONFrame, for "json" and "base64" frames, checking
-// a JSON value only if valid is set: an [Index] re-reading a line the
-// [Reader] checked skips the check, by far the largest cost of reading a
-// frame.
-func jsonFrameLine(n int, line []byte, valid bool) (Entry, bool) {
+// that a JSON value is valid only if valid is set, else only that its
+// braces, brackets and strings balance (see balanced): json.Valid is by far
+// the largest cost of reading a frame, and an [Index] (replay's open) only
+// needs the frame's bounds; kwrec lint and Load check every value.
+func jsonFrameLine(n int, line []byte, c check) (Entry, bool) {
 	const prefix, atKey, jsonKey = `{"frame":`, `,"at":"`, `","json":`
 	if !bytes.HasPrefix(line, []byte(prefix)) || line[len(line)-1] != '}' {
 		return Entry{}, false
@@ -267,7 +281,7 @@ func jsonFrameLine(n int, line []byte, valid bool) (Entry, bool) {
 		return Entry{}, false
 	}
 	v := rest[j+len(jsonKey) : len(rest)-1]
-	if len(v) == 0 || (v[0] != '{' && v[0] != '[') || (v[len(v)-1] != '}' && v[len(v)-1] != ']') || (valid && !json.Valid(v)) {
+	if len(v) == 0 || (v[0] != '{' && v[0] != '[') || (v[len(v)-1] != '}' && v[len(v)-1] != ']') || (c == checkValid && !json.Valid(v)) || (c == checkBounds && !balanced(v)) {
 		return Entry{}, false
 	}
 	// The frame is the value and a newline: reuse the line's closing
@@ -277,9 +291,55 @@ func jsonFrameLine(n int, line []byte, valid bool) (Entry, bool) {
 	return Entry{Line: n, ID: id, Frame: &Frame{At: at, Data: data}}, true
 }
 
-// decodeEntry parses one non-header line.
-func decodeEntry(n int, line []byte) (Entry, *ParseError) {
-	if e, ok := fastJSONFrame(n, line); ok {
+// balanced reports whether v's braces and brackets balance outside
+// strings and it ends outside a string: the frame is one whole value, not
+// cut or spliced, at a fraction of json.Valid's cost.
+func balanced(v []byte) bool {
+	depth := 0
+	for i := 0; i < len(v); i++ {
+		for i < len(v) && !structural[v[i]] {
+			i++
+		}
+		if i == len(v) {
+			break
+		}
+		switch v[i] {
+		case '"':
+			for i++; i < len(v) && !inString[v[i]]; i++ {
+			}
+			for i < len(v) && v[i] == '\\' {
+				for i += 2; i < len(v) && !inString[v[i]]; i++ {
+				}
+			}
+			if i >= len(v) {
+				return false
+			}
+		case '{', '[':
+			depth++
+		default: // '}', ']'
+			depth--
+			if depth < 0 || depth == 0 && i != len(v)-1 {
+				return false
+			}
+		}
+	}
+	return depth == 0
+}
+
+// structural and inString mark the bytes balanced stops at outside and
+// inside a string.
+var structural, inString = func() (s, in [256]bool) {
+	for _, c := range `"{}[]` {
+		s[c] = true
+	}
+	in['"'], in['\\'] = true, true
+	return
+}()
+
+// decodeEntry parses one non-header line, checking a JSON frame's value
+// as c says.
+func decodeEntry(n int, line []byte, c check) (Entry, *ParseError) {
+	if e, ok := fastJSONFrame(n, line, c); ok {
 		return e, nil
 	}
 	var l entryLine

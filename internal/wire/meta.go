@@ -43,6 +43,15 @@ type jsonMeta struct {
 // stops there: the API server writes them first, so the spec and status
 // that make up most of an object are not even scanned.
 func MetaJSON(raw []byte) (Meta, error) {
+	if m, ok := metaScan(raw); ok {
+		return m, nil
+	}
+	return metaDecode(raw)
+}
+
+// metaDecode is MetaJSON through encoding/json, for what metaScan does not
+// read plainly.
+func metaDecode(raw []byte) (Meta, error) {
 	var m Meta
 	var jm jsonMeta
 	dec := json.NewDecoder(bytes.NewReader(raw))
