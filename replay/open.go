@@ -22,15 +22,22 @@ func Open(path string, opts Options) (*Replayer, error) {
 		return nil, err
 	}
 	byID := map[int]*ivState{}
-	x, err := cassettes.OpenIndex(path, cassettes.IndexOptions{Visit: func(in *cassettes.Interaction, i int, f cassettes.Frame) error {
+	// The frames are read (decompressed and split) here and observed by
+	// the timelines on a second goroutine, in order: the two halves of an
+	// open take about as long each.
+	obs := newObserver(func(in *cassettes.Interaction, i int, f cassettes.Frame) {
 		iv := byID[in.ID]
 		if iv == nil {
 			iv = r.add(in)
 			byID[in.ID] = iv
 		}
 		iv.observe(i, f)
+	})
+	x, err := cassettes.OpenIndex(path, cassettes.IndexOptions{Visit: func(in *cassettes.Interaction, i int, f cassettes.Frame) error {
+		obs.add(in, i, f)
 		return nil
 	}})
+	obs.wait()
 	if err != nil {
 		if x != nil {
 			x.Close()
@@ -81,3 +88,66 @@ func (it indexIter) next() ([]byte, error) {
 }
 
 func (it indexIter) close() { it.fr.Close() }
+
+// observer runs fn over frames on its own goroutine, in the order they
+// are added, in batches of copied frames.
+type observer struct {
+	fn    func(in *cassettes.Interaction, i int, f cassettes.Frame)
+	batch *frameBatch
+	ch    chan *frameBatch
+	done  chan struct{}
+}
+
+type frameBatch struct {
+	ins  []*cassettes.Interaction
+	is   []int
+	fs   []cassettes.Frame
+	data []byte
+}
+
+// batchBytes is how much frame data a batch carries before it is handed
+// over; with the channel's capacity it bounds what an open holds extra.
+const batchBytes = 1 << 20
+
+func newObserver(fn func(in *cassettes.Interaction, i int, f cassettes.Frame)) *observer {
+	o := &observer{fn: fn, ch: make(chan *frameBatch, 4), done: make(chan struct{}), batch: &frameBatch{}}
+	go func() {
+		defer close(o.done)
+		for b := range o.ch {
+			for k, in := range b.ins {
+				o.fn(in, b.is[k], b.fs[k])
+			}
+		}
+	}()
+	return o
+}
+
+// add queues frame i of in; f.Data is copied.
+func (o *observer) add(in *cassettes.Interaction, i int, f cassettes.Frame) {
+	b := o.batch
+	if len(b.data)+len(f.Data) > cap(b.data) && len(b.ins) > 0 {
+		o.flush()
+		b = o.batch
+	}
+	if cap(b.data) == 0 {
+		b.data = make([]byte, 0, max(batchBytes, len(f.Data)))
+	}
+	start := len(b.data)
+	b.data = append(b.data, f.Data...)
+	f.Data = b.data[start:len(b.data):len(b.data)]
+	b.ins, b.is, b.fs = append(b.ins, in), append(b.is, i), append(b.fs, f)
+}
+
+func (o *observer) flush() {
+	o.ch <- o.batch
+	o.batch = &frameBatch{}
+}
+
+// wait observes what is queued and returns once every frame is observed.
+func (o *observer) wait() {
+	if len(o.batch.ins) > 0 {
+		o.flush()
+	}
+	close(o.ch)
+	<-o.done
+}
