@@ -346,6 +346,10 @@ func (r *Replayer) checkDoneLocked() {
 	r.doneClosed = true
 	close(r.done)
 	if r.opts.Linger > 0 {
+		// Linger counts from done, not from the last request: the
+		// clients may have been idle for longer while Hold held the
+		// recorded changes, and need Linger to react to the last one.
+		r.activity.Store(r.clock.Now().UnixNano())
 		go r.linger()
 	} else {
 		close(r.consumed)
