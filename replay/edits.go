@@ -16,8 +16,12 @@ import (
 // editState is one resolved edit and whether it fired.
 type editState struct {
 	Edit
-	// where says where the edit sits, for reports.
-	where string
+	// where says where the edit sits, for reports; interaction, paths
+	// and rv say it as data (see EditReport).
+	where       string
+	interaction int
+	paths       []string
+	rv          int64
 	// mark is the timeline point of a watch-error, reset or truncate.
 	mark *timeline.Mark
 
@@ -43,6 +47,14 @@ type EditReport struct {
 	// Where is the edit's place: an interaction and frame, a collection
 	// and resourceVersion, or "nowhere" with the reason.
 	Where string
+	// Interaction is the ID of the interaction the edit names (with
+	// request= or match=), 0 for none.
+	Interaction int
+	// Collections and RV are the timeline point of a watch-error, reset
+	// or truncate: the collection paths it sits on and the recorded
+	// resourceVersion after which it fires; nil and 0 for other edits.
+	Collections []string
+	RV          int64
 	// Fired counts the times it took effect: at most 1 for a watch-error,
 	// reset or truncate (they fire once), one per attempt for an error.
 	Fired int
@@ -68,7 +80,12 @@ func (r *Replayer) Edits() []EditReport {
 		if e.mark != nil {
 			n = e.mark.Fired()
 		}
-		out = append(out, EditReport{Edit: e.Edit, Where: e.where, Fired: n})
+		rv := e.rv
+		if e.mark != nil && len(e.paths) > 0 {
+			rv = e.mark.RV / r.timelines[e.paths[0]].Scale()
+		}
+		out = append(out, EditReport{Edit: e.Edit, Where: e.where, Fired: n, Interaction: e.interaction,
+			Collections: e.paths, RV: rv})
 	}
 	return out
 }
@@ -105,6 +122,7 @@ func (r *Replayer) resolve(e Edit, byID map[int]*ivState) error {
 		return fmt.Errorf("kwrec replay: %w %s: the cassette has no interaction %d (it has %d interactions)", ErrBadEdit, e, e.Request, len(r.ivs))
 	}
 	es.where = fmt.Sprintf("interaction %d", iv.in.ID)
+	es.interaction = iv.in.ID
 	nf := len(iv.in.Frames)
 	switch e.Kind {
 	case EditError:
@@ -124,7 +142,8 @@ func (r *Replayer) resolve(e Edit, byID map[int]*ivState) error {
 			// The same point on the timeline: whichever watch of the
 			// collection crosses it first gets the failure.
 			iv.tl.AddMark(es.mark)
-			es.where += fmt.Sprintf(" (%s at resourceVersion %d)", iv.tl.Path, es.mark.RV)
+			es.paths = []string{iv.tl.Path}
+			es.where += fmt.Sprintf(" (%s at resourceVersion %d)", iv.tl.Path, es.mark.RV/iv.tl.Scale())
 		}
 	case EditPause, EditDrop, EditDup:
 		if e.Frame > nf {
@@ -206,9 +225,11 @@ func (r *Replayer) resolveAnchored(es *editState) error {
 		t.AddMark(es.mark)
 		paths = append(paths, t.Path)
 	}
-	es.where = fmt.Sprintf("%s at resourceVersion %d", strings.Join(paths, ", "), es.mark.RV)
+	es.paths = paths
+	scale := ts[0].Scale()
+	es.where = fmt.Sprintf("%s at resourceVersion %d", strings.Join(paths, ", "), es.mark.RV/scale)
 	if last := ts[0].Last(); es.mark.RV > last {
-		es.where += fmt.Sprintf(", past the last recorded one (%d): no watch will reach it", last)
+		es.where += fmt.Sprintf(", past the last recorded one (%d): no watch will reach it", last/scale)
 	}
 	return nil
 }

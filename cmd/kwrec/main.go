@@ -91,6 +91,8 @@ inject failures.`,
 		newShowCmd(), newCatCmd(), newTextconvCmd(),
 		newLintCmd(), newConvertCmd(), newEditCmd(),
 		newRecordCmd(), newReplayCmd(), newServeCmd(), newInjectCmd(),
+		newReportCmd(),
+		newExportCmd(), newDiffCmd(),
 	)
 	return root
 }

@@ -1,0 +1,306 @@
+package mirror_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/url"
+	"path"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/kwrec/kwrec/internal/mirror"
+	"github.com/kwrec/kwrec/replay"
+	"github.com/kwrec/kwrec/replay/replaytest"
+)
+
+func init() { log.SetLogger(logr.Discard()) }
+
+// watchdog bounds every wait of these tests.
+const watchdog = 30 * time.Second
+
+// TestMirrorReplay runs the controller on the recording, one recorded
+// change at a time (see controllerOptions): its writes are the golden
+// testdata/mirror.writes, every recorded change of a mirror=true
+// ConfigMap was mirrored, and the world ends as the script wants it (see
+// wantFinal).
+func TestMirrorReplay(t *testing.T) {
+	r := replaytest.New(t, cassette, controllerOptions())
+	final := runController(t, r)
+	replaytest.CheckWrites(t, r, "mirror")
+	if diff := cmp.Diff(wantFinal(), final); diff != "" {
+		t.Errorf("final ConfigMaps (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(everyChange(), mirrored(t, r)); diff != "" {
+		t.Errorf("the data each mirror was applied with (-want +got):\n%s", diff)
+	}
+}
+
+// TestMirrorSpeedZero replays at speed 0 as replaytest.Controller does:
+// once Play releases them, the recorded changes reach the informer
+// faster than the controller reconciles, the workqueue folds the changes
+// of one ConfigMap into one reconcile, and which intermediate versions a
+// reconcile sees depends on the scheduler. The world still ends as the
+// script wants it.
+func TestMirrorSpeedZero(t *testing.T) {
+	r := replaytest.Controller(t, cassette)
+	final := runController(t, r)
+	if diff := cmp.Diff(wantFinal(), final); diff != "" {
+		t.Errorf("final ConfigMaps (-want +got):\n%s", diff)
+	}
+	t.Logf("mirrored: %v", mirrored(t, r))
+}
+
+// TestMirrorOpen is a manager on a plain replay.Open of the recording
+// (kwrec record configmaps) in Overlay mode at speed 0, without Hold: it
+// starts and ends in the script's final world, but its informer has run
+// through the recording before the controller's handlers are registered,
+// so it reconciles the final state only: alpha at a=3, never epsilon
+// (deleted) or gamma (unlabelled). Reconciling every recorded change
+// takes Hold, Play and pacing (TestMirrorReplay).
+func TestMirrorOpen(t *testing.T) {
+	// Linger: consumed once the controller, which starts reconciling up
+	// to 100 ms after its cache syncs, has been idle for a second.
+	r, err := replay.Open(replaytest.Path(cassette), replay.Options{Writes: replay.WritesOverlay, Linger: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	mgr, err := newManager(r.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := startManager(t, mgr)
+	final := waitFinal(t, ctx, mgr, r)
+	if diff := cmp.Diff(wantFinal(), final); diff != "" {
+		t.Errorf("final ConfigMaps (-want +got):\n%s", diff)
+	}
+	want := map[string][]string{"alpha": {`{"a":"3"}`}, "delta": {`{"d":"1"}`}}
+	if diff := cmp.Diff(want, mirrored(t, r)); diff != "" {
+		t.Errorf("the data each mirror was applied with (-want +got):\n%s", diff)
+	}
+}
+
+// everyChange is what mirrored returns when the controller reconciled
+// every recorded change of a mirror=true ConfigMap.
+func everyChange() map[string][]string {
+	return map[string][]string{
+		"alpha":   {`{"a":"1"}`, `{"a":"2"}`, `{"a":"3"}`},
+		"delta":   {`{"d":"1"}`},
+		"epsilon": {`{"e":"1"}`},
+		"gamma":   {`{"g":"1"}`},
+	}
+}
+
+// TestMirrorRetriesAConflict injects a 409 on the controller's first
+// Update of a ConfigMap: the reconcile fails, the workqueue retries it,
+// and the world ends as without the conflict.
+func TestMirrorRetriesAConflict(t *testing.T) {
+	e, err := replay.ParseEdit("error:resource=configmaps,verb=update,nth=1,status=409")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := controllerOptions()
+	opts.Edits = []replay.Edit{e}
+	r := replaytest.New(t, cassette, opts)
+	final := runController(t, r)
+	if diff := cmp.Diff(wantFinal(), final); diff != "" {
+		t.Errorf("final ConfigMaps (-want +got):\n%s", diff)
+	}
+	fired := false
+	for _, er := range r.Edits() {
+		fired = fired || er.Fired > 0
+	}
+	if !fired {
+		t.Errorf("the 409 never fired: %+v", r.Edits())
+	}
+}
+
+// gap is how long the replay waits between two recorded changes (the
+// script made them 300 ms apart): long enough for the controller to
+// reconcile one before the next, even under -race, short enough to
+// replay the script in under a second.
+const gap = 100 * time.Millisecond
+
+// controllerOptions are replaytest.Controller's options, paced: at
+// speed 1 with every wait capped at gap, so that the controller
+// reconciles each recorded change (see TestMirrorSpeedZero).
+func controllerOptions() replay.Options {
+	opts := replaytest.Defaults()
+	opts.Writes, opts.Hold = replay.WritesOverlay, true
+	opts.Speed, opts.MaxGap = 1, gap
+	return opts
+}
+
+// runController runs the controller on r until the replay is consumed,
+// and returns the ConfigMaps its cache ends with.
+func runController(t *testing.T, r *replay.Replayer) []object {
+	t.Helper()
+	mgr, err := newManager(r.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := startManager(t, mgr)
+	wctx, wcancel := context.WithTimeout(ctx, watchdog)
+	defer wcancel()
+	if !mgr.GetCache().WaitForCacheSync(wctx) {
+		t.Fatal("watchdog: the cache did not sync")
+	}
+	settle(t, r)
+	r.Play()
+	return waitFinal(t, ctx, mgr, r)
+}
+
+// waitFinal waits until r is consumed and returns the ConfigMaps mgr's
+// cache ends with.
+func waitFinal(t *testing.T, ctx context.Context, mgr ctrl.Manager, r *replay.Replayer) []object {
+	t.Helper()
+	wctx, wcancel := context.WithTimeout(ctx, watchdog)
+	defer wcancel()
+	select {
+	case <-r.Consumed():
+	case <-wctx.Done():
+		t.Fatalf("watchdog: the replay was not consumed in %v", watchdog)
+	}
+	// The cache has seen every event: the recorded ones and the
+	// controller's writes. (A list through the replay now would fail:
+	// ErrorWhenExhausted answers nothing once consumed.)
+	var l corev1.ConfigMapList
+	if err := mgr.GetCache().List(ctx, &l, client.InNamespace(namespace)); err != nil {
+		t.Fatal(err)
+	}
+	return objects(l.Items)
+}
+
+// startManager starts mgr until t ends, and returns its context.
+func startManager(t *testing.T, mgr ctrl.Manager) context.Context {
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("manager: %v", err)
+		}
+	})
+	return ctx
+}
+
+// settle waits until the controller has written and then made no write
+// for 3×gap: it has reconciled the recorded start. (Its first reconcile
+// comes up to 100 ms after the cache syncs, and its first Lease read
+// waits as long for the Lease informer: client-go polls for sync every
+// 100 ms.)
+func settle(t *testing.T, r *replay.Replayer) {
+	t.Helper()
+	deadline := time.Now().Add(watchdog)
+	for n, last := 0, time.Now(); n == 0 || time.Since(last) < 3*gap; time.Sleep(gap / 10) {
+		if time.Now().After(deadline) {
+			t.Fatalf("watchdog: the controller kept writing for %v", watchdog)
+		}
+		if m := len(r.Writes()); m != n {
+			n, last = m, time.Now()
+		}
+	}
+}
+
+// newManager returns a manager running the controller on cfg, with its
+// cache limited to the script's namespace and no listeners.
+func newManager(cfg *rest.Config) (ctrl.Manager, error) {
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{namespace: {}}},
+		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return mgr, mirror.Setup(mgr)
+}
+
+// object is what the tests compare of a ConfigMap: what the script and
+// the controller set, not what the server does.
+type object struct {
+	Name        string
+	Labels      map[string]string
+	Annotations map[string]string
+	Data        map[string]string
+}
+
+func objects(cms []corev1.ConfigMap) []object {
+	var out []object
+	for _, cm := range cms {
+		o := object{Name: cm.Name, Labels: cm.Labels, Annotations: cm.Annotations, Data: cm.Data}
+		if len(o.Labels) == 0 {
+			o.Labels = nil // none, recorded as {} or left out
+		}
+		out = append(out, o)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// wantFinal is the world once the script has run and the controller has
+// caught up: alpha and delta mirrored, gamma's mirror gone with its
+// label, epsilon's with it, beta never mirrored.
+func wantFinal() []object {
+	src := func(name, mirrorLabel string, data map[string]string) object {
+		o := object{Name: name, Data: data}
+		if mirrorLabel != "" {
+			o.Labels = map[string]string{"mirror": mirrorLabel}
+		}
+		if mirrorLabel == "true" {
+			o.Annotations = map[string]string{mirror.Mirrored: mirror.Hash(data)}
+		}
+		return o
+	}
+	dst := func(name string, data map[string]string) object {
+		return object{Name: name + mirror.MirrorSuffix, Labels: map[string]string{mirror.MirrorOf: name}, Data: data}
+	}
+	return []object{
+		src("alpha", "true", map[string]string{"a": "3"}),
+		dst("alpha", map[string]string{"a": "3"}),
+		src("beta", "", map[string]string{"b": "1"}),
+		src("delta", "true", map[string]string{"d": "1"}),
+		dst("delta", map[string]string{"d": "1"}),
+		src("gamma", "false", map[string]string{"g": "1"}),
+	}
+}
+
+// mirrored returns, per source, the data of each apply of its mirror, in
+// order: the data versions the controller reconciled.
+func mirrored(t *testing.T, r *replay.Replayer) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	for _, w := range r.Writes() {
+		u, err := url.Parse(w.Request.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w.Request.Method != "PATCH" || !strings.HasSuffix(u.Path, mirror.MirrorSuffix) {
+			continue
+		}
+		var cm corev1.ConfigMap
+		if err := json.Unmarshal(w.Request.Body, &cm); err != nil {
+			t.Fatal(err)
+		}
+		d, _ := json.Marshal(cm.Data)
+		src := strings.TrimSuffix(path.Base(u.Path), mirror.MirrorSuffix)
+		out[src] = append(out[src], string(d))
+	}
+	return out
+}
