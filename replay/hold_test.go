@@ -82,3 +82,26 @@ func TestConsumedWaitsForTheClientsToGoQuiet(t *testing.T) {
 		t.Fatal("watchdog: not consumed 1s after the last request")
 	}
 }
+
+func TestSettleSendsEachRecordedChangeOnceTheClientsAreIdle(t *testing.T) {
+	fc := testclock.NewFakeClock(time.Unix(0, 0))
+	r := newReplayer(t, fixture(t, "configmaps.kwrec"), replay.Options{Clock: fc, Settle: time.Second})
+	cms := clientset(t, r.Config()).CoreV1().ConfigMaps("default")
+	w, err := cms.Watch(ctxT(t), metav1.ListOptions{ResourceVersion: "100"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	for i, want := range []string{"ADDED c@101=3", "MODIFIED a@102=1b", "DELETED b@103=2", "ADDED d@104=4"} {
+		waitWaiters(t, fc)
+		select {
+		case ev := <-w.ResultChan():
+			t.Fatalf("change %d came before the clients were idle for Settle: %v", i+1, summarize(ev))
+		default:
+		}
+		fc.Step(time.Second)
+		if got := recv(t, w, 1)[0].String(); got != want {
+			t.Errorf("change %d = %s, want %s", i+1, got, want)
+		}
+	}
+}

@@ -61,6 +61,15 @@ type Options struct {
 	// last recorded change. Waits run on Clock. Default 0: consumed when
 	// done.
 	Linger time.Duration
+	// Settle paces recorded changes by the code under test instead of by
+	// the recording: before a watch sends a recorded change no client has
+	// been sent yet, it waits until Settle has passed since the last
+	// request and since the previous recorded change. At speed 0 a
+	// controller then reconciles each change before the next comes
+	// (a workqueue merges changes to one object that come faster than it
+	// reconciles), deterministically. Waits run on Clock. Default 0: no
+	// wait.
+	Settle time.Duration
 	// Hold keeps every recorded change back until [Replayer.Play]: lists
 	// and gets answer the state the recording starts with, watches send
 	// their initial state, and then wait. A controller registers its
@@ -107,6 +116,8 @@ type Replayer struct {
 	// activity is when the last request came, in clock UnixNano, for
 	// Linger.
 	activity atomic.Int64
+	// changed is when the last recorded change was sent, for Settle.
+	changed  atomic.Int64
 	playing  chan struct{} // closed by Play, or at once without Hold
 	playOnce sync.Once
 	consumed chan struct{} // closed Linger after done with no request

@@ -224,6 +224,12 @@ func (b *body) Read(p []byte) (int, error) {
 				}
 				continue
 			}
+			if b.r.opts.Settle > 0 && b.p.watch && !b.waited && b.unsent(f) {
+				if err := b.settle(); err != nil {
+					b.err = err
+					continue
+				}
+			}
 			if w := b.p.pace.wait(f.gap) + f.pause; w > 0 && !b.waited {
 				b.due = b.due.Add(w)
 				if err := b.waitUntil(b.due, false, nil, nil); err != nil {
@@ -261,6 +267,33 @@ func (b *body) Read(p []byte) (int, error) {
 			b.cur = b.gzbuf.Bytes()
 		}
 	}
+}
+
+// unsent reports whether f is a recorded change no client has been sent
+// yet: a timeline event past now, or a frame of a recorded watch.
+func (b *body) unsent(f *outFrame) bool {
+	if f.step != nil {
+		return f.step.Kind == timeline.StepEvent && f.rv > b.p.tl.Progress()
+	}
+	return true
+}
+
+// settle waits until Options.Settle has passed since the last request and
+// the last recorded change (see Options.Settle), then notes this change.
+func (b *body) settle() error {
+	r := b.r
+	for {
+		last := max(r.activity.Load(), r.changed.Load())
+		idle := r.clock.Since(time.Unix(0, last))
+		if idle >= r.opts.Settle {
+			break
+		}
+		if err := b.waitUntil(r.clock.Now().Add(r.opts.Settle-idle), false, nil, nil); err != nil {
+			return err
+		}
+	}
+	r.changed.Store(r.clock.Now().UnixNano())
+	return nil
 }
 
 // initial reports whether f is a timeline watch's initial state, which

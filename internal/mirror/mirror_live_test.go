@@ -37,7 +37,7 @@ func TestLiveMirrorEndsLikeTheReplay(t *testing.T) {
 	if err := play(ctx, cs, 300*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
-	r := replaytest.New(t, cassette, controllerOptions())
+	r := replaytest.Controller(t, cassette)
 	replayed := runController(t, r)
 	// Live, wait until the controller has caught up with the script.
 	var live []object

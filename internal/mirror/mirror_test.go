@@ -32,13 +32,14 @@ func init() { log.SetLogger(logr.Discard()) }
 // watchdog bounds every wait of these tests.
 const watchdog = 30 * time.Second
 
-// TestMirrorReplay runs the controller on the recording, one recorded
-// change at a time (see controllerOptions): its writes are the golden
-// testdata/mirror.writes, every recorded change of a mirror=true
+// TestMirrorReplay runs the controller on the recording as
+// replaytest.Controller replays it (speed 0, each recorded change sent once
+// the controller has been idle for replaytest.Settle): its writes are the
+// golden testdata/mirror.writes, every recorded change of a mirror=true
 // ConfigMap was mirrored, and the world ends as the script wants it (see
 // wantFinal).
 func TestMirrorReplay(t *testing.T) {
-	r := replaytest.New(t, cassette, controllerOptions())
+	r := replaytest.Controller(t, cassette)
 	final := runController(t, r)
 	replaytest.CheckWrites(t, r, "mirror")
 	if diff := cmp.Diff(wantFinal(), final); diff != "" {
@@ -49,14 +50,16 @@ func TestMirrorReplay(t *testing.T) {
 	}
 }
 
-// TestMirrorSpeedZero replays at speed 0 as replaytest.Controller does:
+// TestMirrorWithoutSettle replays at speed 0 with Hold but no Settle:
 // once Play releases them, the recorded changes reach the informer
 // faster than the controller reconciles, the workqueue folds the changes
 // of one ConfigMap into one reconcile, and which intermediate versions a
 // reconcile sees depends on the scheduler. The world still ends as the
 // script wants it.
-func TestMirrorSpeedZero(t *testing.T) {
-	r := replaytest.Controller(t, cassette)
+func TestMirrorWithoutSettle(t *testing.T) {
+	opts := replaytest.ControllerOptions()
+	opts.Settle = 0
+	r := replaytest.New(t, cassette, opts)
 	final := runController(t, r)
 	if diff := cmp.Diff(wantFinal(), final); diff != "" {
 		t.Errorf("final ConfigMaps (-want +got):\n%s", diff)
@@ -70,7 +73,7 @@ func TestMirrorSpeedZero(t *testing.T) {
 // through the recording before the controller's handlers are registered,
 // so it reconciles the final state only: alpha at a=3, never epsilon
 // (deleted) or gamma (unlabelled). Reconciling every recorded change
-// takes Hold, Play and pacing (TestMirrorReplay).
+// takes Hold, Play and Settle (TestMirrorReplay).
 func TestMirrorOpen(t *testing.T) {
 	// Linger: consumed once the controller, which starts reconciling up
 	// to 100 ms after its cache syncs, has been idle for a second.
@@ -113,7 +116,7 @@ func TestMirrorRetriesAConflict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := controllerOptions()
+	opts := replaytest.ControllerOptions()
 	opts.Edits = []replay.Edit{e}
 	r := replaytest.New(t, cassette, opts)
 	final := runController(t, r)
@@ -127,22 +130,6 @@ func TestMirrorRetriesAConflict(t *testing.T) {
 	if !fired {
 		t.Errorf("the 409 never fired: %+v", r.Edits())
 	}
-}
-
-// gap is how long the replay waits between two recorded changes (the
-// script made them 300 ms apart): long enough for the controller to
-// reconcile one before the next, even under -race, short enough to
-// replay the script in under a second.
-const gap = 100 * time.Millisecond
-
-// controllerOptions are replaytest.Controller's options, paced: at
-// speed 1 with every wait capped at gap, so that the controller
-// reconciles each recorded change (see TestMirrorSpeedZero).
-func controllerOptions() replay.Options {
-	opts := replaytest.Defaults()
-	opts.Writes, opts.Hold = replay.WritesOverlay, true
-	opts.Speed, opts.MaxGap = 1, gap
-	return opts
 }
 
 // runController runs the controller on r until the replay is consumed,
@@ -199,15 +186,18 @@ func startManager(t *testing.T, mgr ctrl.Manager) context.Context {
 	return ctx
 }
 
+// quiet is how long settle wants the controller without a write.
+const quiet = 300 * time.Millisecond
+
 // settle waits until the controller has written and then made no write
-// for 3×gap: it has reconciled the recorded start. (Its first reconcile
+// for quiet: it has reconciled the recorded start. (Its first reconcile
 // comes up to 100 ms after the cache syncs, and its first Lease read
 // waits as long for the Lease informer: client-go polls for sync every
 // 100 ms.)
 func settle(t *testing.T, r *replay.Replayer) {
 	t.Helper()
 	deadline := time.Now().Add(watchdog)
-	for n, last := 0, time.Now(); n == 0 || time.Since(last) < 3*gap; time.Sleep(gap / 10) {
+	for n, last := 0, time.Now(); n == 0 || time.Since(last) < quiet; time.Sleep(quiet / 30) {
 		if time.Now().After(deadline) {
 			t.Fatalf("watchdog: the controller kept writing for %v", watchdog)
 		}

@@ -110,7 +110,9 @@ func Defaults() replay.Options {
 // writes applied to the recorded world ([replay.WritesOverlay]), every
 // recorded change held until the test calls Play on the Replayer once the
 // controller has started ([replay.Options.Hold]: its handlers then see
-// each change, not only the final state), and the end of [Defaults]. Wait
+// each change, not only the final state), each change sent once the
+// controller has been idle for [Settle] (so it reconciles every one, in
+// the same order every run), and the end of [Defaults]. Wait
 // for the replay with Consumed, then compare what the controller wrote
 // with [CheckWrites]:
 //
@@ -123,10 +125,20 @@ func Defaults() replay.Options {
 //	replaytest.CheckWrites(t, r, "mirror")
 func Controller(t testing.TB, name string) *replay.Replayer {
 	t.Helper()
-	opts := Defaults()
-	opts.Writes, opts.Hold = replay.WritesOverlay, true
-	return New(t, name, opts)
+	return New(t, name, ControllerOptions())
 }
+
+// ControllerOptions are the options of [Controller], to add edits to:
+// [Defaults] with Overlay writes, Hold and Settle.
+func ControllerOptions() replay.Options {
+	opts := Defaults()
+	opts.Writes, opts.Hold, opts.Settle = replay.WritesOverlay, true, Settle
+	return opts
+}
+
+// Settle is how long [Controller] lets the code under test be idle
+// before each recorded change ([replay.Options.Settle]).
+const Settle = 50 * time.Millisecond
 
 // EnvRecord names the environment variable that switches [Config] to
 // recording.
