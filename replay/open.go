@@ -2,6 +2,7 @@ package replay
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/kwrec/kwrec/cassettes"
 )
@@ -44,7 +45,7 @@ func Open(path string, opts Options) (*Replayer, error) {
 		}
 		return nil, err
 	}
-	r.src = indexSource{x}
+	r.src = indexSource{x: x, cache: newFrameCache(frameCacheBytes)}
 	r.header = x.Header
 	for _, in := range x.Interactions {
 		iv := byID[in.ID]
@@ -60,8 +61,13 @@ func Open(path string, opts Options) (*Replayer, error) {
 	return r, nil
 }
 
-// indexSource reads frames back from an indexed cassette file.
-type indexSource struct{ x *cassettes.Index }
+// indexSource reads frames back from an indexed cassette file. readMany
+// (gets, lists and writes, which read the same objects again and again)
+// goes through a small cache of frames.
+type indexSource struct {
+	x     *cassettes.Index
+	cache *frameCache
+}
 
 func (s indexSource) frames(in *cassettes.Interaction, from int) (frameIter, error) {
 	fr, err := s.x.Frames(in, from)
@@ -72,10 +78,72 @@ func (s indexSource) frames(in *cassettes.Interaction, from int) (frameIter, err
 }
 
 func (s indexSource) readMany(refs []cassettes.FrameRef, fn func(int, []byte) error) error {
-	if len(refs) == 0 {
+	var miss []cassettes.FrameRef
+	var missK []int
+	for k, ref := range refs {
+		if d, ok := s.cache.get(ref); ok {
+			if err := fn(k, d); err != nil {
+				return err
+			}
+			continue
+		}
+		miss, missK = append(miss, ref), append(missK, k)
+	}
+	if len(miss) == 0 {
 		return nil
 	}
-	return s.x.ReadFrames(refs, func(k int, f cassettes.Frame) error { return fn(k, f.Data) })
+	return s.x.ReadFrames(miss, func(j int, f cassettes.Frame) error {
+		s.cache.put(miss[j], f.Data)
+		return fn(missK[j], f.Data)
+	})
+}
+
+// frameCache keeps copies of the frames read last, up to a byte budget,
+// first in first out. Reading one frame again from a compressed cassette
+// means decompressing its segment up to it, so a cache hit saves up to
+// megabytes of work; a frame larger than a quarter of the budget is not
+// kept.
+type frameCache struct {
+	mu     sync.Mutex
+	budget int
+	size   int
+	data   map[cassettes.FrameRef][]byte
+	order  []cassettes.FrameRef
+}
+
+// frameCacheBytes is the cache's budget: small next to what a replay of a
+// long recording holds, large enough for a list of thousands of objects.
+const frameCacheBytes = 8 << 20
+
+func newFrameCache(budget int) *frameCache {
+	return &frameCache{budget: budget, data: map[cassettes.FrameRef][]byte{}}
+}
+
+func (c *frameCache) get(ref cassettes.FrameRef) ([]byte, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	d, ok := c.data[ref]
+	return d, ok
+}
+
+func (c *frameCache) put(ref cassettes.FrameRef, d []byte) {
+	if len(d) > c.budget/4 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.data[ref]; ok {
+		return
+	}
+	for c.size+len(d) > c.budget && len(c.order) > 0 {
+		old := c.order[0]
+		c.order = c.order[1:]
+		c.size -= len(c.data[old])
+		delete(c.data, old)
+	}
+	c.data[ref] = append([]byte(nil), d...)
+	c.order = append(c.order, ref)
+	c.size += len(d)
 }
 
 func (s indexSource) close() error { return s.x.Close() }

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -128,12 +129,22 @@ func (r *Replayer) getView(p *plan, enc encoding, rp apipath.Path) error {
 	if err != nil {
 		return err
 	}
-	p.frames = []outFrame{{obj: &o}}
 	if enc.table != nil {
 		if b, ok := enc.table.Get(enc.gv, r.rowOf(enc.table, p.tl, &o)); ok {
 			p.frames = []outFrame{{data: b}}
+			return nil
 		}
 	}
+	// One object, read now (through the source's cache: gets repeat).
+	raws, err := r.raws(p.tl, []timeline.Object{o})
+	if err != nil {
+		return err
+	}
+	b, err := r.codec.Object(p.tl, &o, raws[0], enc.proto)
+	if err != nil {
+		return err
+	}
+	p.frames = []outFrame{{data: b}}
 	return nil
 }
 
@@ -249,7 +260,10 @@ func (r *Replayer) tableHasRows(x *table.Index, t *timeline.Timeline, steps []ti
 
 // errorPlanOf answers with the Status of a timeline view's error.
 func (r *Replayer) errorPlanOf(err error, proto bool) *plan {
-	se := err.(*timeline.StatusError)
+	var se *timeline.StatusError
+	if !errors.As(err, &se) { // reading the recording failed
+		return r.statusPlan(wire.Status(http.StatusInternalServerError, metav1.StatusReasonInternalError, "kwrec replay: "+err.Error(), 0), 0, proto)
+	}
 	return r.statusPlan(se.Status, se.RetryAfter, proto)
 }
 

@@ -261,11 +261,8 @@ func (t *Timeline) List(q url.Values, sel Selector) (List, error) {
 
 // Get returns object ns/name as of now, or the API server's 404.
 func (t *Timeline) Get(ns, name string) (Object, error) {
-	objs, _ := t.stateAt(t.Progress())
-	key := ns + "/" + name
-	i := sort.Search(len(objs), func(i int) bool { return objs[i].Key >= key })
-	if i < len(objs) && objs[i].Key == key {
-		return objs[i], nil
+	if o, ok := t.Current(ns + "/" + name); ok {
+		return o, nil
 	}
 	res := t.Res.Resource
 	if t.Res.Group != "" {

@@ -11,8 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
-	"k8s.io/client-go/applyconfigurations"
-	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
 
@@ -29,9 +27,9 @@ func (w *write) fieldManager() (*managedfields.FieldManager, error) {
 	creater := unstructuredCreater{}
 	reset := w.resetFields()
 	if w.kind.typed {
-		return managedfields.NewDefaultFieldManager(applyconfigurations.NewTypeConverter(scheme.Scheme), conv, noDefaulter{}, creater, w.gvk, w.gvk.GroupVersion(), w.req.Subresource, reset)
+		return managedfields.NewDefaultFieldManager(w.engine.typeConverter(true), conv, noDefaulter{}, creater, w.gvk, w.gvk.GroupVersion(), w.req.Subresource, reset)
 	}
-	return managedfields.NewDefaultCRDFieldManager(managedfields.NewDeducedTypeConverter(), conv, noDefaulter{}, creater, w.gvk, w.gvk.GroupVersion(), w.req.Subresource, reset)
+	return managedfields.NewDefaultCRDFieldManager(w.engine.typeConverter(false), conv, noDefaulter{}, creater, w.gvk, w.gvk.GroupVersion(), w.req.Subresource, reset)
 }
 
 func (w *write) resetFields() map[fieldpath.APIVersion]fieldpath.Filter {

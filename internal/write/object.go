@@ -44,11 +44,10 @@ func newWrite(req Request, cur []byte, st Stamp) (*write, error) {
 		if err := kjson.UnmarshalCaseSensitivePreserveInts(cur, &m); err != nil {
 			return nil, apierrors.NewInternalError(fmt.Errorf("decoding the current object: %v", err))
 		}
+		// Not normalized: the current object is always the API server's
+		// own form, recorded from it or stored by this engine.
 		w.cur = &object{Object: m}
 		w.cur.SetGroupVersionKind(w.gvk)
-		if err := w.normalize(w.cur); err != nil {
-			return nil, apierrors.NewInternalError(fmt.Errorf("decoding the current object: %v", err))
-		}
 	}
 	return w, nil
 }

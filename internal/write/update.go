@@ -147,13 +147,10 @@ func (w *write) prepareForUpdate(obj *object) *object {
 // specChanged reports whether obj differs from the current object outside
 // metadata (and status, when the status subresource owns it).
 func (w *write) specChanged(obj *object) bool {
+	// Both are in the normalized form already: the current object as the
+	// server stores it, obj through normalize.
 	cur := deepCopy(w.cur)
 	next := deepCopy(obj)
-	if w.kind.typed {
-		// Compare normalized forms so omitted empty fields do not count.
-		_ = w.normalize(cur)
-		_ = w.normalize(next)
-	}
 	skip := []string{"metadata", "apiVersion", "kind"}
 	if w.kind.status {
 		skip = append(skip, "status")

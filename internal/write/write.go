@@ -2,10 +2,14 @@ package write
 
 import (
 	"net/url"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
+	"k8s.io/client-go/applyconfigurations"
+	"k8s.io/client-go/kubernetes/scheme"
 )
 
 // Verbs of a [Request].
@@ -97,9 +101,26 @@ type Result struct {
 	Event string
 }
 
-// Engine applies writes. It holds no state: the zero value is ready and
-// safe for concurrent use.
-type Engine struct{}
+// Engine applies writes. It holds no state but the type converters of
+// server-side apply, built at its first write that needs one: the zero
+// value is ready and safe for concurrent use. Do not copy an Engine.
+type Engine struct {
+	typed, deduced sync.Once
+	typedTC        managedfields.TypeConverter
+	deducedTC      managedfields.TypeConverter
+}
+
+// typeConverter returns the converter of built-in kinds (client-go's
+// OpenAPI models) or, for custom resources, the deduced one: the first
+// costs milliseconds to build, so it is built once.
+func (e *Engine) typeConverter(typed bool) managedfields.TypeConverter {
+	if typed {
+		e.typed.Do(func() { e.typedTC = applyconfigurations.NewTypeConverter(scheme.Scheme) })
+		return e.typedTC
+	}
+	e.deduced.Do(func() { e.deducedTC = managedfields.NewDeducedTypeConverter() })
+	return e.deducedTC
+}
 
 // Apply applies req to the current object cur (its JSON, nil when absent)
 // and returns the result, or an error that is always a
@@ -116,6 +137,7 @@ func (e *Engine) Apply(req Request, cur []byte, st Stamp) (res Result, err error
 	if err != nil {
 		return Result{}, err
 	}
+	w.engine = e
 	switch req.Verb {
 	case VerbCreate:
 		return w.create()
@@ -132,10 +154,11 @@ func (e *Engine) Apply(req Request, cur []byte, st Stamp) (res Result, err error
 // write is one request in flight: the request, its kind facts and the
 // decoded current object.
 type write struct {
-	req  Request
-	st   Stamp
-	gvk  schema.GroupVersionKind
-	gr   schema.GroupResource
-	kind kindFacts
-	cur  *object // nil when absent
+	engine *Engine
+	req    Request
+	st     Stamp
+	gvk    schema.GroupVersionKind
+	gr     schema.GroupResource
+	kind   kindFacts
+	cur    *object // nil when absent
 }
