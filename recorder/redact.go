@@ -427,3 +427,26 @@ func redactField(x map[string]any, parent, field string) bool {
 	}
 	return false
 }
+
+// RedactInteraction applies the redactions a [Recorder] with opts applies
+// (see [DefaultRedactions]) to in, recorded some other way: the request,
+// the response head, then each frame. replay's Overlay writes use it, so
+// that a Secret the code under test writes does not land in a cassette.
+func RedactInteraction(in *cassettes.Interaction, opts Options) {
+	r := &Recorder{opts: opts, tokens: map[string]struct{}{}}
+	if !opts.DisableRedaction {
+		r.rules = append(r.rules, DefaultRedactions()...)
+	}
+	r.rules = append(r.rules, opts.Redactions...)
+	ex := &Exchange{Request: &in.Request}
+	r.redact(ex)
+	if in.Response == nil {
+		return
+	}
+	ex.Response = in.Response
+	r.redact(ex)
+	for i := range in.Frames {
+		ex.Frame = &in.Frames[i]
+		r.redact(ex)
+	}
+}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/kwrec/kwrec/cassettes"
+	"github.com/kwrec/kwrec/recorder"
 	"github.com/kwrec/kwrec/internal/apipath"
 	"github.com/kwrec/kwrec/internal/timeline"
 	"github.com/kwrec/kwrec/internal/wire"
@@ -341,6 +342,9 @@ func (r *Replayer) noteWrite(req *http.Request, body []byte, code int, answer []
 		Frames:   []cassettes.Frame{{Data: answer}},
 		End:      &cassettes.End{Reason: cassettes.EndEOF},
 	}
+	// As in any cassette: no Secret data, no token (the answers here do
+	// not come from a real server, but the code's bodies may hold them).
+	recorder.RedactInteraction(in, recorder.Options{})
 	r.written = append(r.written, in)
 	if r.opts.WritesOut != nil {
 		if _, err := r.opts.WritesOut.WriteInteraction(in); err != nil && r.writesErr == nil {

@@ -235,3 +235,25 @@ func TestBadWritesGetTheAPIServersAnswers(t *testing.T) {
 		})
 	}
 }
+
+func TestAWrittenSecretIsRedactedInTheWritesKept(t *testing.T) {
+	r := overlay(t)
+	secrets := clientset(t, r.Config()).CoreV1().Secrets("default")
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s"}, StringData: map[string]string{"password": "hunter2"}, Data: map[string][]byte{"token": []byte("abc")}}
+	got, err := secrets.Create(ctxT(t), s, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got.Data["token"]) != "abc" {
+		t.Errorf("the code reads back %q, want its own data", got.Data["token"])
+	}
+	ws := r.Writes()
+	if len(ws) != 1 {
+		t.Fatalf("%d writes kept, want 1", len(ws))
+	}
+	for _, b := range [][]byte{ws[0].Request.Body, ws[0].Body()} {
+		if strings.Contains(string(b), "hunter2") || strings.Contains(string(b), "YWJj") {
+			t.Errorf("secret data kept: %s", b)
+		}
+	}
+}
