@@ -13,11 +13,11 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/kwrec/kwrec/cassettes"
-	"github.com/kwrec/kwrec/recorder"
 	"github.com/kwrec/kwrec/internal/apipath"
 	"github.com/kwrec/kwrec/internal/timeline"
 	"github.com/kwrec/kwrec/internal/wire"
 	"github.com/kwrec/kwrec/internal/write"
+	"github.com/kwrec/kwrec/recorder"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
