@@ -163,6 +163,7 @@ type observer struct {
 	fn    func(in *cassettes.Interaction, i int, f cassettes.Frame)
 	batch *frameBatch
 	ch    chan *frameBatch
+	free  chan *frameBatch // observed batches, to fill again
 	done  chan struct{}
 }
 
@@ -175,15 +176,21 @@ type frameBatch struct {
 
 // batchBytes is how much frame data a batch carries before it is handed
 // over; with the channel's capacity it bounds what an open holds extra.
-const batchBytes = 1 << 20
+const batchBytes = 256 << 10
 
 func newObserver(fn func(in *cassettes.Interaction, i int, f cassettes.Frame)) *observer {
-	o := &observer{fn: fn, ch: make(chan *frameBatch, 4), done: make(chan struct{}), batch: &frameBatch{}}
+	o := &observer{fn: fn, ch: make(chan *frameBatch, 2), free: make(chan *frameBatch, 4), done: make(chan struct{}), batch: &frameBatch{}}
 	go func() {
 		defer close(o.done)
 		for b := range o.ch {
 			for k, in := range b.ins {
 				o.fn(in, b.is[k], b.fs[k])
+			}
+			clear(b.ins) // drop the references before the batch waits
+			b.ins, b.is, b.fs, b.data = b.ins[:0], b.is[:0], b.fs[:0], b.data[:0]
+			select {
+			case o.free <- b:
+			default:
 			}
 		}
 	}()
@@ -208,7 +215,11 @@ func (o *observer) add(in *cassettes.Interaction, i int, f cassettes.Frame) {
 
 func (o *observer) flush() {
 	o.ch <- o.batch
-	o.batch = &frameBatch{}
+	select {
+	case o.batch = <-o.free:
+	default:
+		o.batch = &frameBatch{}
+	}
 }
 
 // wait observes what is queued and returns once every frame is observed.
