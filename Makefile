@@ -9,6 +9,7 @@ BIN := bin
 # KUBEBUILDER_ASSETS (envtest's variable).
 ASSETS = $$(controlplane/build.sh | tail -n 1)
 FUZZTIME ?= 20s
+FUZZMINIMIZE ?= 1s
 BENCHCOUNT ?= 6
 BENCHSTAT := golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 
@@ -43,11 +44,16 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count $(BENCHCOUNT) -timeout 60m $(or $(BENCHPKGS),./internal/benchmarks/) | tee $(BIN)/bench.txt
 	$(GO) run $(BENCHSTAT) $(BIN)/bench.txt
 
-## fuzz: every Fuzz target for FUZZTIME (default 20s) each.
+## fuzz: every Fuzz target for FUZZTIME (default 20s) each, printing its execs. New
+## interesting inputs are minimized for at most FUZZMINIMIZE (Go's default, 60s, would
+## spend a short run minimizing instead of fuzzing).
 fuzz:
-	for pkg in $$($(GO) list ./...); do \
+	@for pkg in $$($(GO) list ./...); do \
 	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
-	    echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
+	    out=$$($(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) $$pkg 2>&1) \
+	      || { echo "$$out"; echo "fuzz: $$pkg $$f failed; the input is in $$pkg's testdata/fuzz/$$f"; exit 1; }; \
+	    execs=$$(echo "$$out" | grep -o 'execs: [0-9]*' | tail -n 1 | cut -d' ' -f2); \
+	    printf '%-45s %-28s %10s execs in %s\n' "$${pkg#github.com/kwrec/kwrec/}" "$$f" "$${execs:-0}" "$(FUZZTIME)"; \
 	  done; \
 	done
 

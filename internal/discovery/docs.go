@@ -45,10 +45,14 @@ type Docs struct {
 	parsed sync.Map
 }
 
-// Builtin returns the embedded discovery of kube-apiserver v1.37.2. It
-// decompresses the snapshot (7 MB of documents, a few milliseconds) on every
-// call: call it once and keep the Docs.
-func Builtin() (*Docs, error) {
+// Builtin returns the embedded discovery of kube-apiserver v1.37.2: the
+// snapshot (7 MB of documents) is decompressed at the first call, and every
+// call returns those same Docs, which nothing can change.
+func Builtin() (*Docs, error) { return builtin() }
+
+var builtin = sync.OnceValues(decodeBuiltin)
+
+func decodeBuiltin() (*Docs, error) {
 	files, types, err := decodeArchive([]byte(builtinArchive))
 	if err != nil {
 		return nil, fmt.Errorf("discovery: the embedded snapshot: %w", err)
