@@ -126,6 +126,57 @@ func TestOverlayTakesWritesToCollectionsNeverRecorded(t *testing.T) {
 	}
 }
 
+func TestEditsFailWritesAsTheServerWould(t *testing.T) {
+	tests := []struct {
+		edit string
+		// check is the first write's error; nil for a status client-go
+		// retries by itself after the Retry-After it was given.
+		check func(error) bool
+	}{
+		{"error:resource=configmaps,verb=update,nth=1,status=500", apierrors.IsInternalError},
+		{"error:resource=configmaps,verb=update,nth=1,status=429,retry-after=1", nil},
+		{"error:resource=configmaps,verb=create,nth=1,status=503,retry-after=1", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.edit, func(t *testing.T) {
+			e, err := replay.ParseEdit(tt.edit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := overlay(t, e)
+			cms := clientset(t, r.Config()).CoreV1().ConfigMaps("default")
+			ctx := ctxT(t)
+			write := func() error {
+				if e.Verb == "create" {
+					_, err := cms.Create(ctx, newCM("n", "1"), metav1.CreateOptions{})
+					return err
+				}
+				a, err := cms.Get(ctx, "a", metav1.GetOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				a.Data["k"] = "x"
+				_, err = cms.Update(ctx, a, metav1.UpdateOptions{})
+				return err
+			}
+			err = write()
+			switch {
+			case tt.check == nil && err != nil:
+				t.Fatalf("first %s: %v, want client-go to retry after the Retry-After and succeed", e.Verb, err)
+			case tt.check != nil && !tt.check(err):
+				t.Fatalf("first %s: err = %v", e.Verb, err)
+			case tt.check != nil:
+				if err := write(); err != nil {
+					t.Errorf("second %s: %v", e.Verb, err)
+				}
+			}
+			if fired := r.Edits()[0].Fired; fired != 1 {
+				t.Errorf("the edit fired %d times, want 1", fired)
+			}
+		})
+	}
+}
+
 func TestAnEditFailsTheFirstUpdateWithAConflict(t *testing.T) {
 	e, err := replay.ParseEdit("error:resource=configmaps,verb=update,nth=1,status=409")
 	if err != nil {
