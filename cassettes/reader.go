@@ -70,6 +70,11 @@ type readState struct {
 
 // NewReader reads the header of the cassette in r, compressed or plain
 // (detected by zstd's magic bytes). name is used in error messages.
+//
+// A file cut before its header line is whole (empty, inside the zstd magic,
+// inside the header line) holds nothing to recover: the error wraps
+// [ErrTruncated] and names the byte offset of the cut, and no Reader is
+// returned. An empty file also wraps [ErrNotCassette].
 func NewReader(r io.Reader, name string) (*Reader, error) {
 	cr := &countingReader{r: r}
 	raw := bufio.NewReaderSize(cr, 64<<10)
@@ -77,9 +82,15 @@ func NewReader(r io.Reader, name string) (*Reader, error) {
 	magic, err := raw.Peek(4)
 	switch {
 	case len(magic) == 0 && (err == io.EOF || err == nil):
-		return nil, &ParseError{File: name, Offset: -1, Err: ErrNotCassette, Msg: "empty file, not a kwrec cassette"}
+		return nil, &ParseError{File: name, Offset: 0, Err: errEmpty,
+			Msg: "empty file (a cassette cut before its first byte, or not a cassette): nothing can be recovered; re-record it"}
 	case err != nil && err != io.EOF:
 		return nil, &ParseError{File: name, Offset: -1, Err: err, Msg: err.Error()}
+	case len(magic) < len(zstdMagic) && bytes.HasPrefix(zstdMagic, magic):
+		// What a recorder killed inside its first write leaves of the
+		// compressed form; nothing else starts with these bytes.
+		return nil, &ParseError{File: name, Offset: int64(len(magic)), Err: ErrTruncated,
+			Msg: "cut inside the zstd magic (the first 4 bytes of a compressed cassette): nothing can be recovered; re-record it"}
 	}
 	if IsCompressed(magic) {
 		dec, err := newDecoder(raw)
@@ -89,7 +100,6 @@ func NewReader(r io.Reader, name string) (*Reader, error) {
 		rd.dec = dec
 		rd.br = bufio.NewReaderSize(dec, 64<<10)
 	} else {
-		rd.cr = nil
 		rd.br = raw
 	}
 	line, err := rd.readLine()
@@ -97,7 +107,7 @@ func NewReader(r io.Reader, name string) (*Reader, error) {
 	case errors.Is(err, io.EOF):
 		rd.Close()
 		return nil, &ParseError{File: name, Offset: -1, Err: ErrNotCassette, Msg: "empty cassette, not a kwrec cassette"}
-	case err != nil && (rd.dec != nil || !errors.Is(err, io.ErrUnexpectedEOF)):
+	case err != nil && !errors.Is(err, errNoNewline):
 		err = rd.wrap(err)
 		rd.Close()
 		return nil, err
@@ -105,12 +115,22 @@ func NewReader(r io.Reader, name string) (*Reader, error) {
 	h, perr := decodeHeader(line)
 	if perr != nil {
 		rd.Close()
+		if incompleteJSON(bytes.TrimSpace(line)) && (err != nil || rd.atEnd()) {
+			// The start of a JSON object, and nothing after it: the
+			// header line cut.
+			return nil, &ParseError{File: name, Line: 1, Offset: rd.pos(), Err: ErrTruncated,
+				Msg: "cut inside the header line: nothing can be recovered; re-record it"}
+		}
 		perr.File = name
 		return nil, perr
 	}
 	rd.header = h
 	return rd, nil
 }
+
+// errEmpty is what an empty file wraps: a cut before the first byte, and
+// not (or no longer) a cassette.
+var errEmpty = errors.Join(ErrTruncated, ErrNotCassette)
 
 // Open opens the cassette file path for streaming; Close it when done.
 func Open(path string) (*Reader, error) {
@@ -160,13 +180,13 @@ func (r *Reader) wrap(err error) error {
 		return err
 	}
 	if r.dec != nil && !errors.Is(err, io.EOF) {
-		off := r.cr.n
+		off := r.pos()
 		// readLine counted the line it failed to read: the lines before
 		// it are the complete ones.
 		done := max(r.line-1, 0)
 		if errors.Is(err, io.ErrUnexpectedEOF) && r.header.Version == 0 {
 			return &ParseError{File: r.name, Offset: off, Err: ErrTruncated,
-				Msg: "compressed stream cut before the header line (a recorder killed before its first flush?); nothing is readable: re-record"}
+				Msg: "compressed stream cut inside the header line (a recorder killed before its first flush?): nothing can be recovered; re-record it"}
 		}
 		if errors.Is(err, io.ErrUnexpectedEOF) {
 			return &ParseError{File: r.name, Offset: off, Err: ErrTruncated,
@@ -178,8 +198,22 @@ func (r *Reader) wrap(err error) error {
 	return &ParseError{File: r.name, Line: r.line, Offset: -1, Err: err, Msg: err.Error()}
 }
 
+// errNoNewline comes with a last line that has no newline: complete if
+// it parses, else cut. (io.ErrUnexpectedEOF is the zstd decoder's: a cut
+// compressed stream.)
+var errNoNewline = errors.New("last line without a newline")
+
+// pos returns the byte offset in the file read so far: for the compressed
+// form what the decoder consumed, which at a cut is the file's size.
+func (r *Reader) pos() int64 {
+	if r.dec != nil {
+		return r.cr.n
+	}
+	return r.cr.n - int64(r.br.Buffered())
+}
+
 // readLine returns the next line without its newline. A last line with no
-// newline is returned with io.ErrUnexpectedEOF.
+// newline is returned with errNoNewline.
 func (r *Reader) readLine() ([]byte, error) {
 	var acc []byte
 	for {
@@ -209,7 +243,7 @@ func (r *Reader) readLine() ([]byte, error) {
 				r.line--
 				return nil, io.EOF
 			}
-			return frag, io.ErrUnexpectedEOF
+			return frag, errNoNewline
 		}
 		return frag, err
 	}
@@ -236,15 +270,18 @@ func (r *Reader) next() (Entry, error) {
 		if errors.Is(err, io.EOF) {
 			return Entry{}, r.atEOF()
 		}
-		if errors.Is(err, io.ErrUnexpectedEOF) && r.dec == nil {
+		if errors.Is(err, errNoNewline) {
 			// A last line without a newline: complete if it parses, else cut.
+			if t := bytes.TrimSpace(line); len(t) == 0 || t[0] == '#' {
+				return Entry{}, r.atEOF()
+			}
 			if e, perr := decodeEntry(r.line, line, r.check); perr == nil {
 				if verr := r.validate(&e); verr != nil {
 					return Entry{}, verr
 				}
 				return e, nil
 			}
-			return Entry{}, &ParseError{File: r.name, Line: r.line, Offset: -1, Err: ErrTruncated,
+			return Entry{}, &ParseError{File: r.name, Line: r.line, Offset: r.pos(), Err: ErrTruncated,
 				Msg: "the last line is cut (no newline and not a complete entry); everything before it is readable: run `kwrec lint --fix` to keep it"}
 		}
 		if err != nil {
@@ -265,6 +302,7 @@ func (r *Reader) next() (Entry, error) {
 			if incompleteJSON(t) && r.atEnd() {
 				// The last line is not complete JSON: cut mid-line.
 				perr.Err = ErrTruncated
+				perr.Offset = r.pos()
 				perr.Msg = "the last line is cut (not a complete entry); everything before it is readable: run `kwrec lint --fix` to keep it"
 			}
 			return Entry{}, perr
@@ -378,7 +416,7 @@ func (r *Reader) atEOF() error {
 	for i, id := range open {
 		ids[i] = fmt.Sprint(id)
 	}
-	return &ParseError{File: r.name, Line: r.line, Offset: -1, Err: ErrTruncated,
+	return &ParseError{File: r.name, Line: r.line, Offset: r.pos(), Err: ErrTruncated,
 		Msg: fmt.Sprintf("cassette ends with interaction(s) %s still open (no end line): the recording was cut; run `kwrec lint --fix` to end them as stopped", strings.Join(ids, ", "))}
 }
 

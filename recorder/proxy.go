@@ -66,6 +66,12 @@ func NewProxy(cfg *rest.Config, rec *Recorder) (*Proxy, error) {
 		// A client closing a watch is normal; the cassette records it as
 		// stopped. Don't print it on the recorded command's stderr.
 		ErrorLog: log.New(io.Discard, "", 0),
+		// A transport error before the response head (a refused dial, a
+		// reset: a crashed API server) reaches the client as one, the
+		// connection dropped, as it is recorded and replayed; not as the
+		// 502 no API server sends, after which client-go recovers
+		// differently (it re-lists where a reset makes it re-watch).
+		ErrorHandler: func(http.ResponseWriter, *http.Request, error) { panic(http.ErrAbortHandler) },
 	}
 	p := &Proxy{
 		URL: "http://" + ln.Addr().String(),

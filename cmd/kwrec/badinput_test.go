@@ -6,9 +6,12 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/kwrec/kwrec/cassettes"
 )
@@ -109,9 +112,9 @@ func TestLintReportsEachCompressedFaultAsOneLine(t *testing.T) {
 		{name: "random bytes after the zstd magic are corrupt data", data: afterMagic,
 			want: "x.kwrec.zst: byte 68: corrupt zstd data after line 0: reserved bit set on frame header"},
 		{name: "only the zstd magic is a stream cut before its header", data: fc.data[:4],
-			want: "x.kwrec.zst: byte 4: compressed stream cut before the header line (a recorder killed before its first flush?); nothing is readable: re-record"},
+			want: "x.kwrec.zst: byte 4: compressed stream cut inside the header line (a recorder killed before its first flush?): nothing can be recovered; re-record it"},
 		{name: "a stream cut inside the header block", data: fc.data[:fc.marks[0]-10],
-			want: fmt.Sprintf("x.kwrec.zst: byte %d: compressed stream cut before the header line (a recorder killed before its first flush?); nothing is readable: re-record", fc.marks[0]-10)},
+			want: fmt.Sprintf("x.kwrec.zst: byte %d: compressed stream cut inside the header line (a recorder killed before its first flush?): nothing can be recovered; re-record it", fc.marks[0]-10)},
 		{name: "a stream cut right after the header block", data: fc.data[:fc.marks[0]],
 			want: cutMsg(fc.marks[0], fc.lines[0])},
 		{name: "a stream cut inside a block names the last complete line", data: fc.data[:fc.marks[1]+5],
@@ -152,52 +155,85 @@ func TestLintReportsEachCompressedFaultAsOneLine(t *testing.T) {
 	}
 }
 
-// TestLintFixRepairsEveryCutItOffersToRepair cuts the recorder-like cassette
-// at every byte and checks lint's promise: a cut reported as repairable is
-// repaired by lint --fix into a cassette that lints clean and keeps every
-// interaction whose request was flushed before the cut.
-func TestLintFixRepairsEveryCutItOffersToRepair(t *testing.T) {
-	fc := writeFlushed(t)
-	dir := t.TempDir()
-	t.Chdir(dir)
-	skipped := 0
-	for n := 4; n < len(fc.data); n++ {
-		if err := os.WriteFile("x.kwrec.zst", fc.data[:n], 0o644); err != nil {
-			t.Fatal(err)
-		}
-		code, stdout, _ := kwrecIn(t, "lint", "x.kwrec.zst")
-		if code != 1 || !strings.Contains(stdout, "compressed stream cut") {
-			t.Fatalf("cut at byte %d: lint exit %d, %q; want a cut reported, exit 1", n, code, stdout)
-		}
-		if !strings.Contains(stdout, "kwrec lint --fix") {
-			continue
-		}
-		if n < fc.marks[0] {
-			// Known bug, reported: before the header block is complete
-			// lint still offers --fix, which cannot repair it.
-			skipped++
-			continue
-		}
-		code, stdout, stderr := kwrecIn(t, "lint", "--fix", "x.kwrec.zst")
-		if code != 0 || !strings.Contains(stdout, "x.kwrec.zst: repaired: ") {
-			t.Fatalf("cut at byte %d: lint --fix exit %d, stdout %q, stderr %q; want a repair", n, code, stdout, stderr)
-		}
-		if code, stdout, _ := kwrecIn(t, "lint", "x.kwrec.zst"); code != 0 {
-			t.Fatalf("cut at byte %d: repaired cassette does not lint clean: %q", n, stdout)
-		}
-		c, err := cassettes.Load("x.kwrec.zst")
-		if err != nil {
-			t.Fatalf("cut at byte %d: %v", n, err)
-		}
-		want := 0
-		if n >= fc.marks[1] {
-			want = 1
-		}
-		if len(c.Interactions) != want {
-			t.Fatalf("cut at byte %d: repaired cassette has %d interaction(s), want %d", n, len(c.Interactions), want)
-		}
+// TestLintSaysWhatEveryCutLeaves cuts a small cassette of each form at every
+// byte (cassettes' own sweep checks the reader's side: every cut is named,
+// with its byte) and checks, in-process, that lint prints exactly what the
+// reader says and lint --fix does what lint says: a whole cassette is left
+// alone, a cut before the header is whole leaves the file untouched with
+// "nothing can be recovered", any other cut is rewritten to everything
+// readable before it, with the open interactions ended, and lints clean.
+func TestLintSaysWhatEveryCutLeaves(t *testing.T) {
+	z := writeFlushed(t).data
+	pr, err := cassettes.Plain(bytes.NewReader(z))
+	if err != nil {
+		t.Fatal(err)
 	}
-	if skipped > 0 {
-		t.Logf("TODO(issue 8): %d cut(s) before the header block offer an impossible --fix (known bug, reported)", skipped)
+	var plain bytes.Buffer
+	if _, err := plain.ReadFrom(pr); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		data []byte
+	}{{"x.kwrec", plain.Bytes()}, {"x.kwrec.zst", z}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			start := time.Now()
+			name := filepath.Join(t.TempDir(), tc.name)
+			var whole, repaired, lost int
+			for n := 0; n <= len(tc.data); n++ {
+				cut := tc.data[:n]
+				c, rerr := cassettes.Read(bytes.NewReader(cut), name)
+				if err := os.WriteFile(name, cut, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				msg := lintFile(name, false)
+				switch {
+				case rerr == nil && msg != "":
+					t.Fatalf("cut at byte %d: a whole cassette, and lint says %q", n, msg)
+				case rerr != nil && msg != rerr.Error():
+					t.Fatalf("cut at byte %d: lint says\n\t%s\nthe reader\n\t%v", n, msg, rerr)
+				case rerr != nil && !strings.Contains(msg, fmt.Sprintf(" byte %d: ", n)):
+					t.Fatalf("cut at byte %d: lint does not name the byte: %s", n, msg)
+				}
+				fix := lintFile(name, true)
+				after, err := os.ReadFile(name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				switch {
+				case rerr == nil || c == nil:
+					if fix != msg || !bytes.Equal(after, cut) {
+						t.Fatalf("cut at byte %d: lint --fix says %q (want %q) and changed the file: %v", n, fix, msg, !bytes.Equal(after, cut))
+					}
+					if rerr == nil {
+						whole++
+						continue
+					}
+					if !strings.HasSuffix(fix, ": nothing can be recovered; re-record it") {
+						t.Fatalf("cut at byte %d: lint --fix does not say nothing can be recovered: %s", n, fix)
+					}
+					lost++
+				default:
+					ended := cassettes.Repair(c)
+					want := fmt.Sprintf("%s: repaired: kept %d interaction(s), ended %d left open as stopped (%v)", name, len(c.Interactions), len(ended), rerr)
+					if fix != want {
+						t.Fatalf("cut at byte %d: lint --fix says\n\t%s\nwant\n\t%s", n, fix, want)
+					}
+					if msg := lintFile(name, false); msg != "" {
+						t.Fatalf("cut at byte %d: the repaired cassette does not lint clean: %s", n, msg)
+					}
+					got, err := cassettes.Load(name)
+					if err != nil {
+						t.Fatalf("cut at byte %d: the repaired cassette: %v", n, err)
+					}
+					if !reflect.DeepEqual(c, got) {
+						t.Fatalf("cut at byte %d: the repaired cassette is not what was readable before the cut, ended:\n%s", n, cmp.Diff(c, got))
+					}
+					repaired++
+				}
+			}
+			t.Logf("%d bytes, %d prefixes: %d whole, %d repaired, %d with nothing to recover; %v", len(tc.data), len(tc.data)+1, whole, repaired, lost, time.Since(start).Round(time.Millisecond))
+		})
 	}
 }

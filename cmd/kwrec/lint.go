@@ -19,12 +19,17 @@ func newLintCmd() *cobra.Command {
 		Short: "Validate cassettes",
 		Long: `Validate cassettes: every line of the text form, the order of interactions,
 frames and ends, and the replay edits stored in the header. Problems are
-printed as FILE:LINE: MESSAGE (FILE: byte N: MESSAGE for corrupt compressed
-data) and make the exit status 1.
+printed as FILE:LINE: MESSAGE and make the exit status 1. A cassette cut
+anywhere (a recorder killed mid-way) is reported as cut with the byte offset
+of the cut: FILE:LINE: byte N: MESSAGE, or FILE: byte N: MESSAGE for the
+compressed form, whose lines are not in the file; so is corrupt compressed
+data.
 
---fix repairs a truncated cassette (a recorder killed mid-way): it keeps
-everything readable before the cut, ends the interactions left open as
-"stopped" and rewrites the file atomically.`,
+--fix repairs a truncated cassette: it keeps everything readable before the
+cut, ends the interactions left open as "stopped" and rewrites the file
+atomically. A cassette cut before its header line is whole (an empty file, a
+cut inside the zstd magic or the header line) holds nothing to keep: --fix
+says so and leaves the file as it is.`,
 		Example: `  kwrec lint testdata/*.kwrec*
   kwrec lint --fix crashed.kwrec.zst`,
 		Args: cobra.MinimumNArgs(1),
@@ -75,6 +80,10 @@ func lintFile(path string, fix bool) string {
 		return err.Error()
 	}
 	c, lerr := cassettes.Load(path)
+	if c == nil {
+		// Unreachable while Open reads the header; never write nothing.
+		return lerr.Error()
+	}
 	if lerr != nil && !errors.Is(lerr, cassettes.ErrTruncated) {
 		return lerr.Error()
 	}

@@ -6,11 +6,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 )
 
@@ -58,27 +61,22 @@ func recordTable(ctx context.Context, cfg *rest.Config, path, labelSelector, fie
 		req.Header.Set("User-Agent", "kwrec-record (table)")
 		return hc.Do(req)
 	}
+	// A server that goes away (restarted, its etcd down) is waited for,
+	// as a reflector does: the recording goes on when it is back.
+	backoff := wait.Backoff{Duration: 200 * time.Millisecond, Factor: 2, Cap: 5 * time.Second, Steps: math.MaxInt32}
 	for ctx.Err() == nil {
-		resp, err := get(url.Values{"limit": {"500"}})
+		rv, code, err := listTable(get, path)
+		if err != nil && code >= 400 && code < 500 && code != http.StatusTooManyRequests {
+			return err // refused for good (forbidden, not found): waiting will not help
+		}
 		if err != nil {
-			return err
+			select {
+			case <-ctx.Done():
+			case <-time.After(backoff.Step()):
+			}
+			continue
 		}
-		var list struct {
-			Metadata struct {
-				ResourceVersion string `json:"resourceVersion"`
-			} `json:"metadata"`
-		}
-		// Read to the end, so the recording ends with the server's EOF
-		// rather than the client closing early.
-		body, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err == nil {
-			err = json.Unmarshal(body, &list)
-		}
-		if err != nil || resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("table list of %s: %d %v", path, resp.StatusCode, err)
-		}
-		rv := list.Metadata.ResourceVersion
+		backoff.Duration = 200 * time.Millisecond
 		for ctx.Err() == nil && rv != "" {
 			rv, err = watchTable(get, rv)
 			if err != nil {
@@ -87,6 +85,31 @@ func recordTable(ctx context.Context, cfg *rest.Config, path, labelSelector, fie
 		}
 	}
 	return nil
+}
+
+// listTable lists the collection in the Table form and returns the
+// list's resourceVersion, and the HTTP status of a failed answer.
+func listTable(get func(url.Values) (*http.Response, error), path string) (string, int, error) {
+	resp, err := get(url.Values{"limit": {"500"}})
+	if err != nil {
+		return "", 0, err
+	}
+	var list struct {
+		Metadata struct {
+			ResourceVersion string `json:"resourceVersion"`
+		} `json:"metadata"`
+	}
+	// Read to the end, so the recording ends with the server's EOF
+	// rather than the client closing early.
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err == nil {
+		err = json.Unmarshal(body, &list)
+	}
+	if err != nil || resp.StatusCode != http.StatusOK {
+		return "", resp.StatusCode, fmt.Errorf("table list of %s: %d %v", path, resp.StatusCode, err)
+	}
+	return list.Metadata.ResourceVersion, 0, nil
 }
 
 // watchTable reads one Table-form watch from rv to its end and returns the

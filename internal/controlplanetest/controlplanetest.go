@@ -49,6 +49,11 @@ type ControlPlane struct {
 	Kubeconfig string
 
 	env *envtest.Environment
+	// restarted are the processes [ControlPlane.Restart] started; envtest
+	// knows only the first ones.
+	restarted map[Component]*restarted
+	// argv are the command lines [ControlPlane.Kill] found.
+	argv map[Component][]string
 }
 
 // AssetsDir returns the directory holding kube-apiserver and etcd:
@@ -139,12 +144,25 @@ func StartEnv() (*ControlPlane, error) {
 // returning every error met.
 func (cp *ControlPlane) Stop() error {
 	var errs []error
+	// A restarted kube-apiserver before envtest's Stop, which removes the
+	// certificates it uses; a restarted etcd after it, so that envtest's
+	// kube-apiserver shuts down with its etcd still there.
+	kill := func(c Component) {
+		if p := cp.restarted[c]; p != nil {
+			if err := p.kill(); err != nil {
+				errs = append(errs, err)
+			}
+			delete(cp.restarted, c)
+		}
+	}
+	kill(APIServer)
 	if cp.env != nil {
 		if err := cp.env.Stop(); err != nil {
 			errs = append(errs, err)
 		}
 		cp.env = nil
 	}
+	kill(Etcd)
 	if cp.Kubeconfig != "" {
 		if err := os.Remove(cp.Kubeconfig); err != nil && !errors.Is(err, os.ErrNotExist) {
 			errs = append(errs, err)
