@@ -175,5 +175,10 @@
 //
 // [Server] serves the same engine on 127.0.0.1 over HTTPS with HTTP/2 (and
 // HTTP/1.1), so client-go multiplexes its watches on one connection as it
-// does with the API server.
+// does with the API server. It holds against slow and hostile clients:
+// header and idle timeouts, no write timeout (watches last), 1 MiB of
+// headers and 3 MiB of body at most (the API server's limit, a 413
+// Status beyond), a bearer token compared in constant time and a bare 401
+// Unauthorized without it, and nothing in plain HTTP unless
+// [Server.PlainHTTP].
 package replay

@@ -105,3 +105,21 @@ func TestSettleSendsEachRecordedChangeOnceTheClientsAreIdle(t *testing.T) {
 		}
 	}
 }
+
+func TestPendingSaysWhatKeepsTheReplayOpen(t *testing.T) {
+	r := newReplayer(t, fixture(t, "configmaps.kwrec"), replay.Options{})
+	want := []string{cmPath + ": delivered up to resourceVersion 100 of 104"}
+	if diff := cmp.Diff(want, r.Pending()); diff != "" {
+		t.Errorf("before any request (-want +got):\n%s", diff)
+	}
+	w, err := clientset(t, r.Config()).CoreV1().ConfigMaps("default").Watch(ctxT(t), metav1.ListOptions{ResourceVersion: "100"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	recv(t, w, 4)
+	waitDone(t, r)
+	if p := r.Pending(); len(p) != 0 {
+		t.Errorf("done, yet pending: %v", p)
+	}
+}

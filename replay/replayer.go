@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kwrec/kwrec/cassettes"
+	"github.com/kwrec/kwrec/internal/apipath"
 	"github.com/kwrec/kwrec/internal/discovery"
 	"github.com/kwrec/kwrec/internal/table"
 	"github.com/kwrec/kwrec/internal/timeline"
@@ -367,6 +368,33 @@ func (r *Replayer) checkDoneLocked() {
 	}
 }
 
+// Pending says what keeps [Replayer.Done] open: each collection not yet
+// delivered to its last recorded resourceVersion, and each recorded
+// interaction not yet served to its end that the replay needs. Empty once
+// done.
+func (r *Replayer) Pending() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	if !r.opts.Strict {
+		for _, t := range r.tlOrder {
+			if t.Broken() == "" && t.Progress() < t.Last() {
+				out = append(out, fmt.Sprintf("%s: delivered up to resourceVersion %d of %d", t.Path, t.Progress()/t.Scale(), t.Last()/t.Scale()))
+			}
+		}
+	}
+	for _, iv := range r.ivs {
+		switch {
+		case iv.finished || (!iv.claimed && r.optional(iv)):
+		case iv.claimed:
+			out = append(out, fmt.Sprintf("interaction %d (%s %s): being served", iv.in.ID, iv.in.Request.Method, iv.in.Request.URL))
+		default:
+			out = append(out, fmt.Sprintf("interaction %d (%s %s): not asked for", iv.in.ID, iv.in.Request.Method, iv.in.Request.URL))
+		}
+	}
+	return out
+}
+
 // optional reports whether a replay can be done without iv served: a GET
 // of a collection that a timeline answers instead (unless Strict), and
 // what kwrec record records for other clients than the one recorded: the
@@ -378,7 +406,22 @@ func (r *Replayer) optional(iv *ivState) bool {
 	if iv.table != nil || discovery.IsPath(pathOf(iv.in.Request.URL)) {
 		return true
 	}
-	return !r.opts.Strict && iv.stream != nil
+	if r.opts.Strict {
+		return false
+	}
+	if iv.stream != nil {
+		return true
+	}
+	// A failed GET of a recorded collection (a reset while the server was
+	// down, a 5xx): the timeline answers the client's retries, which need
+	// not repeat it.
+	rp, ok := apipath.Parse(pathOf(iv.in.Request.URL))
+	if !ok {
+		return false
+	}
+	all := rp
+	all.Namespace, all.Name = "", ""
+	return r.timelines[rp.Collection()] != nil || r.timelines[all.Collection()] != nil
 }
 
 // RoundTrip answers req from the cassette. Waits (latency, frame gaps)

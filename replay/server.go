@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"bytes"
 	"crypto/rand"
 	"crypto/subtle"
 	"crypto/tls"
@@ -13,6 +14,7 @@ import (
 	"net/http"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/kwrec/kwrec/internal/apipath"
 	"github.com/kwrec/kwrec/internal/wire"
@@ -35,6 +37,16 @@ import (
 // explain) works on a cassette recorded by a program that never asked for
 // it; the same is served in process (see [Replayer]).
 //
+// The server holds against clients that misbehave, as kube-apiserver
+// does: a client must send its request headers (and complete its TLS
+// handshake) within [Server.ReadHeaderTimeout] and its whole request
+// within a minute; a connection idle between requests is closed after two
+// minutes; request headers are limited to 1 MiB (larger get 431) and
+// bodies to 3 MiB, kube-apiserver's limit (larger get 413
+// RequestEntityTooLarge). There is no write timeout: a watch lasts as long
+// as the client keeps it. Over HTTPS, a plain-HTTP request gets net/http's
+// 400 "Client sent an HTTP request to an HTTPS server" and nothing else.
+//
 // Set the fields, then call [Server.Start]; or use [NewServer].
 type Server struct {
 	// Replayer answers the requests. Required.
@@ -52,6 +64,11 @@ type Server struct {
 	// AllowRemote permits an Addr other hosts can reach, exposing the
 	// cassette to anyone who has the token. Default false.
 	AllowRemote bool
+	// ReadHeaderTimeout is how long a client may take to complete its TLS
+	// handshake and send a request's headers before its connection is
+	// closed, so that clients trickling headers (slowloris) cannot hold
+	// connections open. Default 10s.
+	ReadHeaderTimeout time.Duration
 
 	mu      sync.Mutex
 	ln      net.Listener
@@ -61,6 +78,18 @@ type Server struct {
 	ca      []byte
 	serving sync.WaitGroup
 }
+
+// DefaultReadHeaderTimeout is the default [Server.ReadHeaderTimeout].
+const DefaultReadHeaderTimeout = 10 * time.Second
+
+// The limits a [Server] puts on its clients; see its doc comment.
+const (
+	requestReadTimeout = time.Minute
+	idleTimeout        = 2 * time.Minute
+	maxHeaderBytes     = 1 << 20
+	// maxBodyBytes is kube-apiserver's MaxRequestBodyBytes default.
+	maxBodyBytes = 3 << 20
+)
 
 // NewServer starts an HTTPS Server for r.
 func NewServer(r *Replayer) (*Server, error) {
@@ -129,7 +158,21 @@ func (s *Server) Start() error {
 	}
 	s.ln, s.token = ln, hex.EncodeToString(tok)
 	s.url = scheme + "://" + ln.Addr().String()
-	s.srv = &http.Server{Handler: s, ErrorLog: log.New(io.Discard, "", 0)}
+	hdrTimeout := s.ReadHeaderTimeout
+	if hdrTimeout <= 0 {
+		hdrTimeout = DefaultReadHeaderTimeout
+	}
+	s.srv = &http.Server{
+		Handler:           s,
+		ErrorLog:          log.New(io.Discard, "", 0),
+		ReadHeaderTimeout: hdrTimeout,
+		// The whole request, body included. Not a watch: net/http clears
+		// the read deadline once the body is read.
+		ReadTimeout: requestReadTimeout,
+		// No WriteTimeout: it would cut every watch after it.
+		IdleTimeout:    idleTimeout,
+		MaxHeaderBytes: maxHeaderBytes,
+	}
 	if !s.PlainHTTP {
 		// The listener does TLS itself, so the server must be told to
 		// speak HTTP/2 on connections that negotiated it.
@@ -193,17 +236,22 @@ func (s *Server) WriteKubeconfig(path string) error {
 }
 
 // ServeHTTP answers one request through the Replayer, flushing every frame
-// as soon as it is read.
+// as soon as it is read. Unless PlainHTTP, a request without the token is
+// answered 401 with nothing more (before [Server.Start], every request).
 func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	s.serving.Add(1)
 	defer s.serving.Done()
-	if !s.PlainHTTP && subtle.ConstantTimeCompare([]byte(req.Header.Get("Authorization")), []byte("Bearer "+s.Token())) != 1 {
-		writeStatus(w, http.StatusUnauthorized, "Unauthorized", "kwrec replay: missing or wrong bearer token; use the kubeconfig from Server.WriteKubeconfig")
+	if !s.PlainHTTP && !s.authorized(req) {
+		// As kube-apiserver: no hint of what was wrong or what would pass.
+		writeStatus(w, req, http.StatusUnauthorized, metav1.StatusReasonUnauthorized, "Unauthorized")
 		return
 	}
 	out := req.Clone(req.Context())
 	out.RequestURI = ""
 	out.URL.Scheme, out.URL.Host = "https", req.Host
+	if !readBody(w, req, out) {
+		return
+	}
 	resp, err := s.Replayer.RoundTrip(out)
 	if err != nil {
 		switch {
@@ -211,13 +259,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 			panic(http.ErrAbortHandler) // drop the connection, as the recording saw
 		case req.Context().Err() != nil:
 		case errors.Is(err, ErrExhausted):
-			writeStatus(w, http.StatusServiceUnavailable, "ServiceUnavailable", err.Error())
+			writeStatus(w, req, http.StatusServiceUnavailable, metav1.StatusReasonServiceUnavailable, err.Error())
 		case errors.Is(err, ErrNoMatch) && isResource(req):
 			// Not a 404: a client would read that as an answer about the
 			// object (kubectl delete --ignore-not-found would succeed).
-			writeStatus(w, http.StatusInternalServerError, "InternalError", err.Error())
+			writeStatus(w, req, http.StatusInternalServerError, metav1.StatusReasonInternalError, err.Error())
 		default:
-			writeStatus(w, http.StatusNotFound, "NotFound", err.Error())
+			writeStatus(w, req, http.StatusNotFound, metav1.StatusReasonNotFound, err.Error())
 		}
 		return
 	}
@@ -260,8 +308,63 @@ func isResource(req *http.Request) bool {
 	return ok
 }
 
-func writeStatus(w http.ResponseWriter, code int, reason, msg string) {
+// authorized reports whether req carries the server's bearer token,
+// compared in constant time. Before Start there is no token, and nothing
+// passes.
+func (s *Server) authorized(req *http.Request) bool {
+	tok := s.Token()
+	if tok == "" {
+		return false
+	}
+	return subtle.ConstantTimeCompare([]byte(req.Header.Get("Authorization")), []byte("Bearer "+tok)) == 1
+}
+
+// readBody reads req's body, at most maxBodyBytes, into out, so that a
+// client cannot make the server hold an unbounded body in memory; it
+// answers a larger one 413 RequestEntityTooLarge, as kube-apiserver, and
+// reports false when it has answered.
+func readBody(w http.ResponseWriter, req, out *http.Request) bool {
+	out.Body, out.GetBody = http.NoBody, nil
+	if req.ContentLength > maxBodyBytes {
+		writeTooLarge(w, req)
+		return false
+	}
+	if req.Body == nil || req.Body == http.NoBody {
+		return true
+	}
+	b, err := io.ReadAll(http.MaxBytesReader(w, req.Body, maxBodyBytes))
+	if tooLarge := new(http.MaxBytesError); errors.As(err, &tooLarge) {
+		writeTooLarge(w, req)
+		return false
+	}
+	if err != nil {
+		if req.Context().Err() == nil {
+			writeStatus(w, req, http.StatusBadRequest, metav1.StatusReasonBadRequest, "kwrec replay: reading the request body: "+err.Error())
+		}
+		return false
+	}
+	if len(b) > 0 {
+		out.Body = io.NopCloser(bytes.NewReader(b))
+	}
+	out.ContentLength = int64(len(b))
+	return true
+}
+
+func writeTooLarge(w http.ResponseWriter, req *http.Request) {
+	writeStatus(w, req, http.StatusRequestEntityTooLarge, metav1.StatusReasonRequestEntityTooLarge, fmt.Sprintf("Request entity too large: limit is %d", maxBodyBytes))
+}
+
+// writeStatus answers a failure Status, in protobuf when the request
+// negotiates it (client-go's typed clients), JSON otherwise.
+func writeStatus(w http.ResponseWriter, req *http.Request, code int, reason metav1.StatusReason, msg string) {
+	st := wire.Status(code, reason, msg, 0)
+	if proto, _ := wire.Negotiate(req.Header.Get("Accept")); proto {
+		w.Header().Set("Content-Type", wire.MediaProtobuf)
+		w.WriteHeader(code)
+		w.Write(wire.StatusProto(st))
+		return
+	}
 	w.Header().Set("Content-Type", wire.MediaJSON)
 	w.WriteHeader(code)
-	w.Write(wire.StatusJSON(wire.Status(code, metav1.StatusReason(reason), msg, 0)))
+	w.Write(wire.StatusJSON(st))
 }
