@@ -52,8 +52,10 @@ fuzz:
 	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
 	    out=$$($(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) $$pkg 2>&1) \
 	      || { echo "$$out"; echo "fuzz: $$pkg $$f failed; the input is in $$pkg's testdata/fuzz/$$f"; exit 1; }; \
-	    execs=$$(echo "$$out" | grep -o 'execs: [0-9]*' | tail -n 1 | cut -d' ' -f2); \
-	    printf '%-45s %-28s %10s execs in %s\n' "$${pkg#github.com/kwrec/kwrec/}" "$$f" "$${execs:-0}" "$(FUZZTIME)"; \
+	    execs=$$(echo "$$out" | { grep -o 'execs: [0-9]*' || true; } | tail -n 1 | cut -d' ' -f2); \
+	    base=$$(echo "$$out" | { grep -o 'baseline coverage: [0-9]*/[0-9]*' || true; } | tail -n 1 | cut -d' ' -f3); \
+	    if [ -n "$$execs" ]; then what="$$execs execs"; else what="0 execs (still replaying its corpus: $$base)"; fi; \
+	    printf '%-45s %-28s %s in %s\n' "$${pkg#github.com/kwrec/kwrec/}" "$$f" "$$what" "$(FUZZTIME)"; \
 	  done; \
 	done
 

@@ -380,3 +380,36 @@ func TestRepairEndsCutInteractionsAndKeepsTheirFrames(t *testing.T) {
 		t.Errorf("interaction 1 after repair = %d frames, end %+v", len(got.Frames), got.End)
 	}
 }
+
+func TestACompactCassetteReadsBackTheSame(t *testing.T) {
+	c := generated()
+	var plain, compact bytes.Buffer
+	for _, tc := range []struct {
+		out  *bytes.Buffer
+		opts cassettes.WriterOptions
+	}{{&plain, cassettes.WriterOptions{Compress: true}}, {&compact, cassettes.WriterOptions{Compress: true, Compact: true}}} {
+		w, err := cassettes.NewWriter(tc.out, c.Header, tc.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, in := range c.Interactions {
+			if _, err := w.WriteInteraction(in); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, err := cassettes.Read(bytes.NewReader(plain.Bytes()), "plain")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := cassettes.Read(bytes.NewReader(compact.Bytes()), "compact")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(a, b); diff != "" {
+		t.Errorf("compact reads back differently (-default +compact):\n%s", diff)
+	}
+}

@@ -121,12 +121,25 @@ type segmenter struct {
 
 // newSegmenter returns a segmenter on w; size follows
 // [WriterOptions.SegmentSize].
-func newSegmenter(w io.Writer, size int) (*segmenter, error) {
-	if size == 0 {
+func newSegmenter(w io.Writer, size int, compact bool) (*segmenter, error) {
+	level, window := zstd.SpeedDefault, 0
+	switch {
+	case compact:
+		if size == 0 {
+			size = CompactSegmentSize
+		}
+		level, window = zstd.SpeedBetterCompression, zstd.MinWindowSize
+		for window < CompactSegmentSize && (size < 0 || int64(window) < int64(size)) {
+			window <<= 1
+		}
+	case size == 0:
 		size = DefaultSegmentSize
 	}
+	if window == 0 {
+		window = windowFor(int64(size))
+	}
 	cw := &countingWriter{w: w}
-	enc, err := zstd.NewWriter(cw, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithWindowSize(windowFor(int64(size))))
+	enc, err := zstd.NewWriter(cw, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(level), zstd.WithWindowSize(window))
 	if err != nil {
 		return nil, fmt.Errorf("cassette: zstd encoder: %w", err)
 	}
@@ -268,7 +281,7 @@ func (s *seekFilter) piece() ([]byte, error) {
 // bytes), so for text without them decompressing the result gives src
 // back byte for byte.
 func Compress(dst io.Writer, src io.Reader) error {
-	s, err := newSegmenter(dst, 0)
+	s, err := newSegmenter(dst, 0, false)
 	if err != nil {
 		return err
 	}

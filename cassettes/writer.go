@@ -37,7 +37,19 @@ type WriterOptions struct {
 	// [DefaultSegmentSize]; negative: one zstd frame for the whole
 	// cassette, as before seek comments existed.
 	SegmentSize int
+	// Compact compresses for size rather than writing speed: klauspost's
+	// better level with a window as large as a segment, and segments of
+	// [CompactSegmentSize] unless SegmentSize says otherwise. A window
+	// that spans many events finds the previous version of each object,
+	// so the file is far smaller, but every stream a reader decodes holds
+	// up to a window of memory. For finished recordings (kwrec compact),
+	// not for recording.
+	Compact bool
 }
+
+// CompactSegmentSize is the segment size, and the zstd window, of a
+// [WriterOptions.Compact] cassette: 64 MiB, the most a reader accepts.
+const CompactSegmentSize = 64 << 20
 
 type ivState struct {
 	responded bool
@@ -70,7 +82,7 @@ type Writer struct {
 func NewWriter(w io.Writer, h Header, opts WriterOptions) (*Writer, error) {
 	cw := &Writer{open: map[int]*ivState{}, nextID: 1, stop: make(chan struct{}), done: make(chan struct{})}
 	if opts.Compress {
-		seg, err := newSegmenter(w, opts.SegmentSize)
+		seg, err := newSegmenter(w, opts.SegmentSize, opts.Compact)
 		if err != nil {
 			return nil, err
 		}

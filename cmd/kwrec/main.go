@@ -90,7 +90,7 @@ inject failures.`,
 		newVersionCmd(),
 		newShowCmd(), newCatCmd(), newTextconvCmd(),
 		newLintCmd(), newConvertCmd(), newEditCmd(),
-		newRecordCmd(), newReplayCmd(), newServeCmd(), newInjectCmd(),
+		newRecordCmd(), newReplayCmd(), newServeCmd(), newInjectCmd(), newCompactCmd(),
 		newReportCmd(),
 		newExportCmd(), newDiffCmd(),
 	)

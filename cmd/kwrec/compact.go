@@ -1,0 +1,96 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kwrec/kwrec/cassettes"
+)
+
+func newCompactCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "compact IN OUT",
+		Short: "Recompress a finished cassette for size",
+		Long: `Recompress a finished cassette for size: the compressed form with
+klauspost's better zstd level and 64 MiB segments and window, so that each
+event finds the previous version of its object in the window. The result is
+still seekable (a seek comment per segment) and reads everywhere a cassette
+does, but each stream a replay decodes then holds up to 64 MiB: keep the
+recorder's default for cassettes replayed to many watchers at once.
+
+The cassette is read and written one line at a time, in constant memory; a
+cut cassette is refused (run kwrec lint --fix first).`,
+		Example: `  kwrec compact rec.kwrec.zst rec.compact.kwrec.zst`,
+		Args:    cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			in, out := args[0], args[1]
+			if in == out {
+				return errors.New("compact writes a new file: give OUT another name than IN")
+			}
+			before, after, err := compact(in, out)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: %d bytes (%s was %d bytes, %.2fx)\n", out, after, in, before, float64(before)/float64(after))
+			return nil
+		},
+	}
+}
+
+// compact copies the cassette in to out as a compact compressed cassette
+// and returns both sizes.
+func compact(in, out string) (before, after int64, err error) {
+	r, err := cassettes.Open(in)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer r.Close()
+	st, err := os.Stat(in)
+	if err != nil {
+		return 0, 0, err
+	}
+	err = cassettes.WriteAtomic(out, func(f io.Writer) error {
+		w, err := cassettes.NewWriter(f, r.Header(), cassettes.WriterOptions{Compress: true, Compact: true})
+		if err != nil {
+			return err
+		}
+		ids := map[int]int{} // the input's interaction IDs to the output's
+		for {
+			e, err := r.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				w.Close()
+				return err
+			}
+			switch {
+			case e.Request != nil:
+				ids[e.ID], err = w.Request(e.At, *e.Request)
+			case e.Response != nil:
+				err = w.Response(ids[e.ID], *e.Response)
+			case e.Frame != nil:
+				err = w.Frame(ids[e.ID], *e.Frame)
+			case e.End != nil:
+				err = w.End(ids[e.ID], *e.End)
+			}
+			if err != nil {
+				w.Close()
+				return err
+			}
+		}
+		return w.Close()
+	})
+	if err != nil {
+		return 0, 0, fmt.Errorf("compact %s: %w", in, err)
+	}
+	st2, err := os.Stat(out)
+	if err != nil {
+		return 0, 0, err
+	}
+	return st.Size(), st2.Size(), nil
+}
