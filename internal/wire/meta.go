@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"k8s.io/apimachinery/pkg/labels"
+	kjson "sigs.k8s.io/json"
 )
 
 // Meta is what kwrec needs of an object's metadata.
@@ -73,7 +74,17 @@ func metaDecode(raw []byte) (Meta, error) {
 		case "apiVersion":
 			v = &m.APIVersion
 		case "metadata":
-			v = &jm
+			// Case-sensitive, as the API server's decoder (encoding/json
+			// would take "resourceversion" for resourceVersion).
+			var raw json.RawMessage
+			if err := dec.Decode(&raw); err != nil {
+				return m, err
+			}
+			if err := kjson.UnmarshalCaseSensitivePreserveInts(raw, &jm); err != nil {
+				return m, err
+			}
+			seen++
+			continue
 		default:
 			v = new(json.RawMessage)
 			seen--

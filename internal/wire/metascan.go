@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/labels"
 )
@@ -14,6 +15,14 @@ import (
 // then decodes.
 func metaScan(raw []byte) (m Meta, ok bool) {
 	s := scanner{b: raw}
+	defer func() {
+		// Labels and annotations merge over repeated keys, as decoding
+		// into the same map does.
+		if len(s.labels) > 0 {
+			m.Labels = s.labels.String()
+		}
+		m.InitialEventsEnd = s.iee != nil && *s.iee == "true"
+	}()
 	if !s.open('{') {
 		return m, false
 	}
@@ -52,9 +61,11 @@ func metaScan(raw []byte) (m Meta, ok bool) {
 }
 
 type scanner struct {
-	b     []byte
-	i     int
-	first bool // no member read yet in the object being read
+	b      []byte
+	i      int
+	first  bool       // no member read yet in the object being read
+	labels labels.Set // metadata.labels so far
+	iee    *string    // the initial-events-end annotation so far, nil for none
 }
 
 func (s *scanner) ws() {
@@ -116,7 +127,9 @@ func (s *scanner) rawStr() ([]byte, bool) {
 		return nil, false
 	}
 	v := s.b[s.i+1 : s.i+1+j]
-	if bytes.IndexByte(v, '\\') >= 0 {
+	// Escapes, and bytes that are not UTF-8 (which encoding/json turns
+	// into U+FFFD), are left to the decoder.
+	if bytes.IndexByte(v, '\\') >= 0 || !utf8.Valid(v) {
 		return nil, false
 	}
 	s.i += j + 2
@@ -196,13 +209,29 @@ func (s *scanner) metadata(m *Meta) bool {
 			m.ResourceVersion, ok = s.str()
 		case "labels":
 			var set labels.Set
-			if set, ok = s.strMap(""); ok && len(set) > 0 {
-				m.Labels = set.String()
+			var null bool
+			if set, null, ok = s.strMap(""); ok {
+				if null {
+					s.labels = nil
+				}
+				for k, v := range set {
+					if s.labels == nil {
+						s.labels = labels.Set{}
+					}
+					s.labels[k] = v
+				}
 			}
 		case "annotations":
 			var set labels.Set
-			set, ok = s.strMap(InitialEventsEnd)
-			m.InitialEventsEnd = set[InitialEventsEnd] == "true"
+			var null bool
+			if set, null, ok = s.strMap(InitialEventsEnd); ok {
+				if null {
+					s.iee = nil
+				}
+				if v, found := set[InitialEventsEnd]; found {
+					s.iee = &v
+				}
+			}
 		default:
 			ok = s.skip()
 		}
@@ -214,35 +243,34 @@ func (s *scanner) metadata(m *Meta) bool {
 }
 
 // strMap reads an object of strings: all of it when only is "", else only
-// key only.
-func (s *scanner) strMap(only string) (labels.Set, bool) {
+// key only; null says it was null.
+func (s *scanner) strMap(only string) (set labels.Set, null, ok bool) {
 	s.ws()
 	if s.i+4 <= len(s.b) && string(s.b[s.i:s.i+4]) == "null" {
 		s.i += 4
-		return nil, true
+		return nil, true, true
 	}
 	if !s.open('{') {
-		return nil, false
+		return nil, false, false
 	}
-	var set labels.Set
 	for {
 		key, more, ok := s.key()
 		if !ok {
-			return nil, false
+			return nil, false, false
 		}
 		if !more {
 			s.first = false
-			return set, true
+			return set, false, true
 		}
 		if only != "" && string(key) != only {
 			if !s.skip() {
-				return nil, false
+				return nil, false, false
 			}
 			continue
 		}
 		v, ok := s.str()
 		if !ok {
-			return nil, false
+			return nil, false, false
 		}
 		if set == nil {
 			set = labels.Set{}
