@@ -248,7 +248,8 @@ func (b *body) Read(p []byte) (int, error) {
 			}
 			b.next++
 			b.waited = false
-			if f.rv != 0 && b.p.tl != nil {
+			// A timeline step moved now in writeBefore already.
+			if f.rv != 0 && b.p.tl != nil && (f.step == nil || b.p.follow == nil) {
 				b.r.advance(b.p.tl, f.rv)
 			}
 			b.cur = b.encode(data)

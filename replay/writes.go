@@ -160,28 +160,34 @@ func (r *Replayer) writePlan(req *http.Request, body []byte) *plan {
 // none) and the API verb; verb is "" for a request that is not a write of
 // a resource.
 func writeOf(req *http.Request) (rp apipath.Path, sub, verb string) {
-	path := req.URL.Path
-	var ok bool
-	if rp, ok = apipath.Parse(path); !ok {
-		i := strings.LastIndexByte(strings.TrimSuffix(path, "/"), '/')
+	path := strings.TrimSuffix(req.URL.Path, "/")
+	rp, ok := apipath.Parse(path)
+	if !ok {
+		i := strings.LastIndexByte(path, '/')
 		if i < 0 {
 			return rp, "", ""
 		}
 		if rp, ok = apipath.Parse(path[:i]); !ok || rp.Name == "" {
 			return rp, "", ""
 		}
-		sub = strings.Trim(path[i+1:], "/")
+		sub = path[i+1:]
 	}
-	rp, verb = verbOf(&http.Request{Method: req.Method, URL: req.URL})
-	if sub != "" {
-		rp, _ = apipath.Parse(path[:strings.LastIndexByte(strings.TrimSuffix(path, "/"), '/')])
-		verb = map[string]string{http.MethodPost: "create", http.MethodPut: "update", http.MethodPatch: "patch", http.MethodDelete: "delete"}[req.Method]
+	switch req.Method {
+	case http.MethodPost:
+		verb = "create"
+	case http.MethodPut:
+		verb = "update"
+	case http.MethodPatch:
+		verb = "patch"
+	case http.MethodDelete:
+		verb = "delete"
+		if rp.Name == "" {
+			verb = "deletecollection"
+		}
+	default:
+		return rp, "", ""
 	}
-	switch verb {
-	case "create", "update", "patch", "delete", "deletecollection":
-		return rp, sub, verb
-	}
-	return rp, "", ""
+	return rp, sub, verb
 }
 
 // writeTimeline returns the timeline a write of rp's collection goes to:

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/url"
@@ -27,7 +26,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
@@ -631,13 +629,9 @@ func seen(events, listed []cmSeen, w write) bool {
 
 // decodeCMs decodes a recorded ConfigMapList, JSON or protobuf.
 func decodeCMs(body []byte) ([]cmSeen, error) {
-	obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(body, nil, nil)
+	l, err := decodeCMList(body)
 	if err != nil {
 		return nil, err
-	}
-	l, ok := obj.(*corev1.ConfigMapList)
-	if !ok {
-		return nil, fmt.Errorf("a %T, not a ConfigMapList", obj)
 	}
 	var out []cmSeen
 	for _, cm := range l.Items {
@@ -648,28 +642,15 @@ func decodeCMs(body []byte) ([]cmSeen, error) {
 
 // decodeCMEvent decodes one recorded watch frame, JSON or protobuf.
 func decodeCMEvent(f []byte) (cmSeen, error) {
-	var we metav1.WatchEvent
-	if len(f) > 0 && f[0] == '{' {
-		if err := json.Unmarshal(f, &we); err != nil {
-			return cmSeen{}, err
-		}
-	} else {
-		if len(f) < 4 {
-			return cmSeen{}, errors.New("a protobuf frame shorter than its length")
-		}
-		if err := we.Unmarshal(f[4:]); err != nil {
-			return cmSeen{}, err
-		}
-	}
-	obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(we.Object.Raw, nil, nil)
+	typ, obj, err := splitWatchFrame(f)
 	if err != nil {
 		return cmSeen{}, err
 	}
 	cm, ok := obj.(*corev1.ConfigMap)
 	if !ok {
-		return cmSeen{Type: we.Type}, nil
+		return cmSeen{Type: typ}, nil
 	}
-	return cmSeen{Type: we.Type, Name: cm.Name, RV: cm.ResourceVersion, Value: cm.Data["v"]}, nil
+	return cmSeen{Type: typ, Name: cm.Name, RV: cm.ResourceVersion, Value: cm.Data["v"]}, nil
 }
 
 // waitRecorded polls the cassette being written at path (its writer

@@ -463,13 +463,9 @@ func expiredFrame(contentType, rv string) ([]byte, error) {
 // decodeList decodes a recorded ConfigMapList (JSON or protobuf) to name
 // -> resourceVersion.
 func decodeList(body []byte) (map[string]string, error) {
-	obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(body, nil, nil)
+	l, err := decodeCMList(body)
 	if err != nil {
 		return nil, err
-	}
-	l, ok := obj.(*corev1.ConfigMapList)
-	if !ok {
-		return nil, fmt.Errorf("a %T, not a ConfigMapList", obj)
 	}
 	m := map[string]string{}
 	for _, cm := range l.Items {
@@ -478,30 +474,50 @@ func decodeList(body []byte) (map[string]string, error) {
 	return m, nil
 }
 
+// decodeCMList decodes a recorded ConfigMapList, JSON or protobuf.
+func decodeCMList(body []byte) (*corev1.ConfigMapList, error) {
+	obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(body, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	l, ok := obj.(*corev1.ConfigMapList)
+	if !ok {
+		return nil, fmt.Errorf("a %T, not a ConfigMapList", obj)
+	}
+	return l, nil
+}
+
 // decodeWatchFrame decodes one recorded watch frame, JSON or protobuf.
 func decodeWatchFrame(f []byte) (event, error) {
-	var we metav1.WatchEvent
-	if len(f) > 0 && f[0] == '{' {
-		if err := json.Unmarshal(f, &we); err != nil {
-			return event{}, err
-		}
-	} else {
-		if len(f) < 4 {
-			return event{}, errors.New("a protobuf frame shorter than its length")
-		}
-		if err := we.Unmarshal(f[4:]); err != nil {
-			return event{}, err
-		}
-	}
-	obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(we.Object.Raw, nil, nil)
+	typ, obj, err := splitWatchFrame(f)
 	if err != nil {
 		return event{}, err
 	}
 	m, ok := obj.(metav1.Object)
 	if !ok {
-		return event{Type: we.Type}, nil
+		return event{Type: typ}, nil
 	}
-	return event{Type: we.Type, Name: m.GetName(), RV: m.GetResourceVersion()}, nil
+	return event{Type: typ, Name: m.GetName(), RV: m.GetResourceVersion()}, nil
+}
+
+// splitWatchFrame decodes one recorded watch frame, a JSON line or a
+// length-prefixed protobuf metav1.WatchEvent: its type and its object.
+func splitWatchFrame(f []byte) (string, runtime.Object, error) {
+	var we metav1.WatchEvent
+	if len(f) > 0 && f[0] == '{' {
+		if err := json.Unmarshal(f, &we); err != nil {
+			return "", nil, err
+		}
+	} else {
+		if len(f) < 4 {
+			return "", nil, errors.New("a protobuf frame shorter than its length")
+		}
+		if err := we.Unmarshal(f[4:]); err != nil {
+			return "", nil, err
+		}
+	}
+	obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(we.Object.Raw, nil, nil)
+	return we.Type, obj, err
 }
 
 // sortedKeys returns m's keys in order.
