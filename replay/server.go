@@ -22,7 +22,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-	certutil "k8s.io/client-go/util/cert"
 )
 
 // Server serves a [Replayer] on a loopback address (127.0.0.1 only) so any
@@ -140,15 +139,12 @@ func (s *Server) Start() error {
 		if ip != nil && !ip.IsLoopback() && !ip.IsUnspecified() {
 			ips = append(ips, ip)
 		}
-		certPEM, keyPEM, err := certutil.GenerateSelfSignedCertKey("127.0.0.1", ips, []string{"localhost"})
+		pair, ca, err := servingCert(ips, time.Now())
 		if err == nil {
-			var pair tls.Certificate
-			if pair, err = tls.X509KeyPair(certPEM, keyPEM); err == nil {
-				// h2 first, as the API server: client-go multiplexes every
-				// watch of a client over one connection.
-				ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{pair}, NextProtos: []string{"h2", "http/1.1"}, MinVersion: tls.VersionTLS12})
-				s.ca = certPEM
-			}
+			// h2 first, as the API server: client-go multiplexes every
+			// watch of a client over one connection.
+			ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{pair}, NextProtos: []string{"h2", "http/1.1"}, MinVersion: tls.VersionTLS12})
+			s.ca = ca
 		}
 		if err != nil {
 			ln.Close() // roll back

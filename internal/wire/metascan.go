@@ -149,16 +149,24 @@ func (s *scanner) skip() bool {
 	}
 	switch c := s.b[s.i]; c {
 	case '"':
-		for s.i++; s.i < len(s.b); s.i++ {
-			switch s.b[s.i] {
-			case '\\':
-				s.i++
-			case '"':
-				s.i++
+		// The closing quote is the first one after an even number of
+		// backslashes; strings are long (4 KB of data) and escapes rare.
+		for j := s.i + 1; ; {
+			k := bytes.IndexByte(s.b[j:], '"')
+			if k < 0 {
+				return false
+			}
+			q := j + k
+			n := 0
+			for p := q - 1; p > s.i && s.b[p] == '\\'; p-- {
+				n++
+			}
+			if n%2 == 0 {
+				s.i = q + 1
 				return true
 			}
+			j = q + 1
 		}
-		return false
 	case '{', '[':
 		depth := 0
 		for ; s.i < len(s.b); s.i++ {
@@ -276,5 +284,101 @@ func (s *scanner) strMap(only string) (set labels.Set, null, ok bool) {
 			set = labels.Set{}
 		}
 		set[string(key)] = v
+	}
+}
+
+// scannedList is what listScan reads of a list.
+type scannedList struct {
+	kind, apiVersion, rv string
+	items                [][2]int
+}
+
+// listScan is ListItemsJSON's fast path: it reads a list's kind,
+// apiVersion and metadata.resourceVersion and each item's bounds, skipping
+// everything else. ok is false for anything it does not read plainly, and
+// for a body with more than the one object.
+func listScan(body []byte) (l scannedList, ok bool) {
+	s := scanner{b: body}
+	if !s.open('{') {
+		return l, false
+	}
+	var m Meta
+	seen := map[string]bool{}
+	for {
+		key, more, ok := s.key()
+		if !ok {
+			return l, false
+		}
+		if !more {
+			break
+		}
+		k := string(key)
+		if seen[k] {
+			// A repeated key: encoding/json's last-wins merging is
+			// the decoder's business.
+			return l, false
+		}
+		seen[k] = true
+		switch k {
+		case "kind":
+			l.kind, ok = s.str()
+		case "apiVersion":
+			l.apiVersion, ok = s.str()
+		case "metadata":
+			ok = s.metadata(&m)
+		case "items":
+			l.items, ok = s.array(l.items[:0])
+		default:
+			ok = s.skip()
+		}
+		if !ok {
+			return l, false
+		}
+		s.first = false
+	}
+	s.ws()
+	if s.i != len(s.b) {
+		return l, false
+	}
+	l.rv = m.ResourceVersion
+	return l, true
+}
+
+// array reads an array of objects (or null) and appends each element's
+// bounds to items.
+func (s *scanner) array(items [][2]int) ([][2]int, bool) {
+	s.ws()
+	if s.i+4 <= len(s.b) && string(s.b[s.i:s.i+4]) == "null" {
+		s.i += 4
+		return nil, true
+	}
+	if s.i >= len(s.b) || s.b[s.i] != '[' {
+		return nil, false
+	}
+	s.i++
+	for first := true; ; first = false {
+		s.ws()
+		if s.i >= len(s.b) {
+			return nil, false
+		}
+		if s.b[s.i] == ']' {
+			s.i++
+			return items, true
+		}
+		if !first {
+			if s.b[s.i] != ',' {
+				return nil, false
+			}
+			s.i++
+			s.ws()
+		}
+		if s.i >= len(s.b) || s.b[s.i] != '{' {
+			return nil, false
+		}
+		start := s.i
+		if !s.skip() {
+			return nil, false
+		}
+		items = append(items, [2]int{start, s.i})
 	}
 }

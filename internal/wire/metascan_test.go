@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -49,4 +50,62 @@ func same(t *testing.T, raw []byte) {
 	if d := cmp.Diff(slow, fast); d != "" {
 		t.Errorf("%s: scanner and decoder differ (-decoder +scanner):\n%s", raw, d)
 	}
+}
+
+var listSeeds = []string{
+	`{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"42"},"items":[{"metadata":{"name":"a"},"data":{"k":"v\"}"}},{"metadata":{"name":"b"}}]}`,
+	"{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"metadata\":{\"resourceVersion\":\"7\",\"continue\":\"x\"},\n \"items\" : [ {\"a\":[1,{\"b\":\"\\\\\"}]} , {} ] }\n",
+	`{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"1"},"items":[]}`,
+	`{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"1"},"items":null}`,
+	`{"items":[{"x":"\\\\"}],"kind":"L","kind":"M"}`,
+	`{"kind":"L\u0041","items":[]}`,
+	`{"items":[1]}`,
+	`{"items":[{}]} {}`,
+	`{"items":[{"a":"b"}`,
+	`{"Items":[{}],"metadata":{"ResourceVersion":"1"}}`,
+}
+
+// TestTheListScannerReadsWhatTheDecoderReads: wherever the list scanner
+// answers a valid body, it answers what encoding/json does.
+func TestTheListScannerReadsWhatTheDecoderReads(t *testing.T) {
+	read := 0
+	for _, s := range listSeeds {
+		if sameList(t, []byte(s)) {
+			read++
+		}
+	}
+	if read < 4 {
+		t.Errorf("the scanner read %d of the seeds, want the 4 plain lists at least", read)
+	}
+}
+
+func FuzzListScan(f *testing.F) {
+	for _, s := range listSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) { sameList(t, raw) })
+}
+
+// sameList reports whether the scanner read raw, failing t if it read a
+// valid JSON body differently from the decoder.
+func sameList(t *testing.T, raw []byte) bool {
+	t.Helper()
+	fast, ok := listScan(raw)
+	if !ok {
+		return false
+	}
+	kind, av, rv, items, err := listDecode(raw)
+	if err != nil {
+		// The scanner balances the values it skips; the decoder
+		// checks them. On a valid body both must agree.
+		if json.Valid(raw) {
+			t.Errorf("%s: the decoder refused a valid body the scanner read: %v", raw, err)
+		}
+		return true
+	}
+	slow := scannedList{kind: kind, apiVersion: av, rv: rv, items: items}
+	if d := cmp.Diff(slow, fast, cmp.AllowUnexported(scannedList{})); d != "" {
+		t.Errorf("%s: scanner and decoder differ (-decoder +scanner):\n%s", raw, d)
+	}
+	return true
 }
