@@ -299,6 +299,11 @@ func child(mode, path string) int {
 		}
 		resp.Body.Close()
 		r.Events, r.Bytes = len(in.Frames), float64(n)
+	case "record-million":
+		var err error
+		if r.Events, r.Bytes, err = recordMillion(path); err != nil {
+			return fail(err)
+		}
 	default:
 		return fail(fmt.Errorf("unknown child mode %q", mode))
 	}
