@@ -4,9 +4,15 @@
 // and reports errors as values while it recovers from them by itself.
 //
 // The same code runs against a live cluster and against a replay: the
-// watcher talks only to a [ListerWatcher], which [FromTyped] builds from a
-// client-go typed client and [FromDynamic] from a dynamic one, whatever
-// rest.Config (or RoundTripper) those clients were given.
+// watcher talks only to a client-go [cache.ListerWatcherWithContext],
+// whatever rest.Config (or RoundTripper) its client was given. [FromTyped]
+// builds one from a typed client and [FromDynamic] from a dynamic one; a
+// [cache.ListWatch], such as [cache.NewListWatchFromClient]'s, plugs in as
+// it is, and an informer-style [cache.ListerWatcher] through
+// [cache.ToListerWatcherWithContext]:
+//
+//	lw := cache.NewListWatchFromClient(clientset.CoreV1().RESTClient(), "configmaps", "default", fields.Everything())
+//	w := watcher.New[*corev1.ConfigMap](lw, watcher.Config{})
 //
 // # Recipe
 //

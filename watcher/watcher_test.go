@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
 	testingclock "k8s.io/utils/clock/testing"
 
@@ -250,7 +251,7 @@ func setup(t *testing.T, tc scenario) (*fakeapi.Server, watcher.Config, *autoClo
 }
 
 // take ranges over a new watcher's events and stops after n.
-func take[T watcher.Object](t *testing.T, lw watcher.ListerWatcher, cfg watcher.Config, n int) []string {
+func take[T watcher.Object](t *testing.T, lw cache.ListerWatcherWithContext, cfg watcher.Config, n int) []string {
 	t.Helper()
 	// A safety net only: a correct watcher yields n events long before.
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
