@@ -73,8 +73,10 @@
 //
 // # Backoff
 //
-// Backoff is outside the state machine, in the loop of [Watcher.Events],
-// with client-go's reflector numbers by default: 800ms doubling to 30s,
-// jitter 1.0, reset after two minutes without errors. It waits on
-// [Config.Clock] and ends early when the context is done.
+// Backoff is outside the state machine, in the loop of [Watcher.Events]:
+// a [wait.Backoff] ([Config.Backoff]) reset the way client-go's reflector
+// resets its own ([wait.Backoff.DelayWithReset], every
+// [Config.BackoffReset]), with the reflector's numbers by default: 800ms
+// doubling to 30s, jitter 1.0, starting again every two minutes. It waits
+// on [Config.Clock] and ends early when the context is done.
 package watcher

@@ -47,7 +47,7 @@ func (w *Watcher[T]) Events(ctx context.Context) iter.Seq[Event[T]] {
 	return func(yield func(Event[T]) bool) {
 		var s state = empty{}
 		defer func() { s.stop() }()
-		bo := newBackoff(w.cfg.Backoff, w.cfg.Clock)
+		bo := newBackoff(w.cfg)
 		for ctx.Err() == nil {
 			var ev Event[T]
 			ev, s = w.step(ctx, s)

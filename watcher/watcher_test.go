@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
@@ -246,7 +247,8 @@ func setup(t *testing.T, tc scenario) (*fakeapi.Server, watcher.Config, *autoClo
 	clk := &autoClock{FakeClock: testingclock.NewFakeClock(time.Unix(1e9, 0))}
 	cfg := tc.cfg
 	cfg.Clock = clk
-	cfg.Backoff.Jitter = -1
+	// client-go's reflector backoff without its jitter: exact waits.
+	cfg.Backoff = &wait.Backoff{Duration: 800 * time.Millisecond, Cap: 30 * time.Second, Steps: 38, Factor: 2}
 	return srv, cfg, clk
 }
 
