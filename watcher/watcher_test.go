@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -15,8 +16,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
@@ -418,4 +421,75 @@ func TestErrorsKeepTheirKindAndTheServersStatus(t *testing.T) {
 	if got, want := (watcher.Event[*corev1.ConfigMap]{Type: watcher.Error, Err: watchErr}).String(), "Error(watch error: Expired (410): too old resource version: 10 (20))"; got != want {
 		t.Errorf("String() = %q, want %q", got, want)
 	}
+}
+
+// failingLists is a hand-built cache.ListWatch, as informer-style code
+// writes one, that answers its first n lists with 503 and records when
+// each list came, on the bubble's clock.
+func failingLists(n int, start time.Time, at *[]time.Duration) *cache.ListWatch {
+	return &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			*at = append(*at, time.Since(start))
+			if len(*at) <= n {
+				return nil, apierrors.NewServiceUnavailable("etcd is down")
+			}
+			return &corev1.ConfigMapList{
+				ListMeta: metav1.ListMeta{ResourceVersion: "10"},
+				Items:    []corev1.ConfigMap{{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "a", ResourceVersion: "9"}}},
+			}, nil
+		},
+		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			return watch.NewEmptyWatch(), nil
+		},
+	}
+}
+
+// In a synctest bubble the default clock, the real one, is the bubble's:
+// the backoff between errors takes exactly its delays, in no real time.
+func TestTheBackoffBetweenErrorsTakesItsDelaysOnTheClock(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		var lists []time.Duration
+		cfg := watcher.Config{Backoff: &wait.Backoff{Duration: 800 * time.Millisecond, Cap: 30 * time.Second, Steps: 38, Factor: 2}}
+		var got, errs []string
+		for ev := range watcher.New[*corev1.ConfigMap](failingLists(2, start, &lists), cfg).Events(t.Context()) {
+			got = append(got, describe(ev))
+			if ev.Type == watcher.Error {
+				errs = append(errs, ev.Err.Error())
+			}
+			if ev.Type == watcher.InitDone {
+				break
+			}
+		}
+		want := []string{"Init", "Error(initial list failed)", "Init", "Error(initial list failed)", "Init", "InitApply default/a@9", "InitDone"}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("events (-want +got):\n%s", diff)
+		}
+		wantErrs := []string{"initial list failed: etcd is down", "initial list failed: etcd is down"}
+		if diff := cmp.Diff(wantErrs, errs); diff != "" {
+			t.Errorf("errors (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff([]time.Duration{0, 800 * time.Millisecond, 2400 * time.Millisecond}, lists); diff != "" {
+			t.Errorf("lists at (-want +got):\n%s", diff)
+		}
+	})
+}
+
+func TestAContextDoneDuringTheBackoffEndsTheSequenceThen(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		var lists []time.Duration
+		ctx, cancel := context.WithTimeout(t.Context(), 500*time.Millisecond)
+		defer cancel()
+		var got []string
+		for ev := range watcher.New[*corev1.ConfigMap](failingLists(1, start, &lists), watcher.Config{}).Events(ctx) {
+			got = append(got, describe(ev))
+		}
+		if diff := cmp.Diff([]string{"Init", "Error(initial list failed)"}, got); diff != "" {
+			t.Errorf("events (-want +got):\n%s", diff)
+		}
+		if d := time.Since(start); d != 500*time.Millisecond {
+			t.Errorf("the sequence ended after %v, want 500ms (the context's deadline, inside the backoff)", d)
+		}
+	})
 }
