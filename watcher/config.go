@@ -47,7 +47,8 @@ type Config struct {
 	// 290s (kube-rs's default, under the usual 5 minute proxy limits).
 	WatchTimeout time.Duration
 	// Clock times backoff and very short watches. Default: the real clock.
-	// Tests pass a k8s.io/utils/clock/testing FakeClock.
+	// Tests pass a k8s.io/utils/clock/testing FakeClock, or keep the real
+	// one inside a testing/synctest bubble, whose time it then is.
 	Clock clock.WithTicker
 	// Backoff is the delay after each Error event, stepped with
 	// [wait.Backoff.Step]: Duration, then Duration*Factor after each

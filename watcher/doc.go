@@ -14,6 +14,10 @@
 //	lw := cache.NewListWatchFromClient(clientset.CoreV1().RESTClient(), "configmaps", "default", fields.Everything())
 //	w := watcher.New[*corev1.ConfigMap](lw, watcher.Config{})
 //
+// The watcher sets every request's options from its [Config]; a list-watch
+// may still override them, as NewListWatchFromClient sets the field
+// selector it was given in place of [Config.FieldSelector].
+//
 // # Recipe
 //
 //	clientset, err := kubernetes.NewForConfig(restConfig)

@@ -31,7 +31,7 @@ type Watcher[T Object] struct {
 // must return a list object (such as *corev1.ConfigMapList or
 // *unstructured.UnstructuredList) whose items are T. The watcher sets the
 // options of every request from cfg; lw may override some, as
-// NewListWatchFromClient does the field selector it was given. cfg is
+// NewListWatchFromClient sets the field selector it was given. cfg is
 // copied; its zero value is documented on [Config].
 func New[T Object](lw cache.ListerWatcherWithContext, cfg Config) *Watcher[T] {
 	return &Watcher[T]{lw: lw, cfg: cfg.withDefaults()}
