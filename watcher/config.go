@@ -57,11 +57,12 @@ type Config struct {
 	// grow. Nil means client-go's reflector backoff: 800ms doubling to
 	// 30s, jitter 1.0.
 	Backoff *wait.Backoff
-	// BackoffReset is how long after the delays (re)started they start
-	// again from Backoff.Duration, as client-go's reflector resets its
-	// backoff ([wait.Backoff.DelayWithReset]): a watcher healthy for that
-	// long meets its next error with the shortest delay. Zero means 2m;
-	// negative means never.
+	// BackoffReset is the period after which the delays start again from
+	// Backoff.Duration, counted from when they last started, as client-go's
+	// reflector resets its backoff ([wait.Backoff.DelayWithReset]): a
+	// watcher healthy for that long meets its next error with the shortest
+	// delay, and one failing for that long starts again from it too. Zero
+	// means 2m; negative means never.
 	BackoffReset time.Duration
 }
 
