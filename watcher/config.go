@@ -1,8 +1,10 @@
 package watcher
 
 import (
+	"math"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/clock"
 )
 
@@ -45,36 +47,36 @@ type Config struct {
 	// 290s (kube-rs's default, under the usual 5 minute proxy limits).
 	WatchTimeout time.Duration
 	// Clock times backoff and very short watches. Default: the real clock.
-	// Tests pass a k8s.io/utils/clock/testing FakeClock.
+	// Tests pass a k8s.io/utils/clock/testing FakeClock, or keep the real
+	// one inside a testing/synctest bubble, whose time it then is.
 	Clock clock.WithTicker
-	// Backoff is the delay after each Error event. The zero value is
-	// client-go's reflector backoff; see [Backoff].
-	Backoff Backoff
-}
-
-// Backoff is the wait after an Error event, before the watcher's next step.
-// Each consecutive error multiplies the delay by Factor up to Max; an error
-// more than ResetAfter after the previous one starts again at Initial. Zero
-// fields take client-go's reflector numbers.
-type Backoff struct {
-	// Initial is the first delay. Default 800ms.
-	Initial time.Duration
-	// Max caps the delay before jitter. Default 30s.
-	Max time.Duration
-	// Factor multiplies the delay after each error. Zero means 2.
-	Factor float64
-	// Jitter adds a random extra of up to Jitter times the delay. Zero
-	// means 1.0 (client-go's); negative means no jitter.
-	Jitter float64
-	// ResetAfter is the quiet time after which the delay starts again at
-	// Initial. Default 2m.
-	ResetAfter time.Duration
+	// Backoff is the delay after each Error event, stepped with
+	// [wait.Backoff.Step]: Duration, then Duration*Factor after each
+	// error up to Cap while Steps last, each plus a random extra of up to
+	// Jitter times the delay. Steps must be positive for the delay to
+	// grow. Nil means client-go's reflector backoff: 800ms doubling to
+	// 30s, jitter 1.0.
+	Backoff *wait.Backoff
+	// BackoffReset is the period after which the delays start again from
+	// Backoff.Duration, counted from when they last started, as client-go's
+	// reflector resets its backoff ([wait.Backoff.DelayWithReset]): a
+	// watcher healthy for that long meets its next error with the shortest
+	// delay, and one failing for that long starts again from it too. Zero
+	// means 2m; negative means never.
+	BackoffReset time.Duration
 }
 
 // Defaults, named where they are documented above.
 const (
 	defaultPageSize     = 500
 	defaultWatchTimeout = 290 * time.Second
+	// client-go's reflector backoff: defaultBackoffInit and its
+	// neighbours in tools/cache/reflector.go.
+	defaultBackoffInit   = 800 * time.Millisecond
+	defaultBackoffMax    = 30 * time.Second
+	defaultBackoffFactor = 2.0
+	defaultBackoffJitter = 1.0
+	defaultBackoffReset  = 2 * time.Minute
 	// A watch that ends in under a second with no events is client-go's
 	// VeryShortWatchError: something between us and the server is
 	// closing streams, and re-watching at once would spin.
@@ -95,25 +97,21 @@ func (c Config) withDefaults() Config {
 	if c.Clock == nil {
 		c.Clock = clock.RealClock{}
 	}
-	c.Backoff = c.Backoff.withDefaults()
+	if c.Backoff == nil {
+		c.Backoff = &wait.Backoff{
+			Duration: defaultBackoffInit,
+			Cap:      defaultBackoffMax,
+			// Enough steps to reach the cap, as the reflector sets.
+			Steps:  int(math.Ceil(float64(defaultBackoffMax) / float64(defaultBackoffInit))),
+			Factor: defaultBackoffFactor,
+			Jitter: defaultBackoffJitter,
+		}
+	} else {
+		b := *c.Backoff // the caller's stays theirs
+		c.Backoff = &b
+	}
+	if c.BackoffReset == 0 {
+		c.BackoffReset = defaultBackoffReset
+	}
 	return c
-}
-
-func (b Backoff) withDefaults() Backoff {
-	if b.Initial <= 0 {
-		b.Initial = 800 * time.Millisecond
-	}
-	if b.Max <= 0 {
-		b.Max = 30 * time.Second
-	}
-	if b.Factor <= 0 {
-		b.Factor = 2
-	}
-	if b.Jitter == 0 {
-		b.Jitter = 1
-	}
-	if b.ResetAfter <= 0 {
-		b.ResetAfter = 2 * time.Minute
-	}
-	return b
 }

@@ -4,9 +4,19 @@
 // and reports errors as values while it recovers from them by itself.
 //
 // The same code runs against a live cluster and against a replay: the
-// watcher talks only to a [ListerWatcher], which [FromTyped] builds from a
-// client-go typed client and [FromDynamic] from a dynamic one, whatever
-// rest.Config (or RoundTripper) those clients were given.
+// watcher talks only to a client-go [cache.ListerWatcherWithContext],
+// whatever rest.Config (or RoundTripper) its client was given. [FromTyped]
+// builds one from a typed client and [FromDynamic] from a dynamic one; a
+// [cache.ListWatch], such as [cache.NewListWatchFromClient]'s, plugs in as
+// it is, and an informer-style [cache.ListerWatcher] through
+// [cache.ToListerWatcherWithContext]:
+//
+//	lw := cache.NewListWatchFromClient(clientset.CoreV1().RESTClient(), "configmaps", "default", fields.Everything())
+//	w := watcher.New[*corev1.ConfigMap](lw, watcher.Config{})
+//
+// The watcher sets every request's options from its [Config]; a list-watch
+// may still override them, as NewListWatchFromClient sets the field
+// selector it was given in place of [Config.FieldSelector].
 //
 // # Recipe
 //
@@ -67,8 +77,10 @@
 //
 // # Backoff
 //
-// Backoff is outside the state machine, in the loop of [Watcher.Events],
-// with client-go's reflector numbers by default: 800ms doubling to 30s,
-// jitter 1.0, reset after two minutes without errors. It waits on
-// [Config.Clock] and ends early when the context is done.
+// Backoff is outside the state machine, in the loop of [Watcher.Events]:
+// a [wait.Backoff] ([Config.Backoff]) reset the way client-go's reflector
+// resets its own ([wait.Backoff.DelayWithReset], every
+// [Config.BackoffReset]), with the reflector's numbers by default: 800ms
+// doubling to 30s, jitter 1.0, starting again every two minutes. It waits
+// on [Config.Clock] and ends early when the context is done.
 package watcher

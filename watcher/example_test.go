@@ -6,9 +6,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/kwrec/kwrec/watcher"
 	"github.com/kwrec/kwrec/watcher/internal/fakeapi"
@@ -37,6 +39,32 @@ func ExampleWatcher_Events() {
 		fmt.Println(ev)
 		if n++; n == 5 {
 			break // the sequence never ends by itself
+		}
+	}
+	// Output:
+	// Init
+	// InitApply default/a
+	// InitApply default/b
+	// InitDone
+	// Apply default/a
+}
+
+// client-go's own list-watch, as informers build it, plugs in as it is.
+func ExampleNew_listWatch() {
+	srv := startServer()
+	defer srv.Close()
+	clientset, err := kubernetes.NewForConfig(srv.Config())
+	if err != nil {
+		panic(err)
+	}
+
+	lw := cache.NewListWatchFromClient(clientset.CoreV1().RESTClient(), "configmaps", "default", fields.Everything())
+	w := watcher.New[*corev1.ConfigMap](lw, watcher.Config{})
+	n := 0
+	for ev := range w.Events(context.Background()) {
+		fmt.Println(ev)
+		if n++; n == 5 {
+			break
 		}
 	}
 	// Output:

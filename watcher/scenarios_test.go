@@ -2,7 +2,8 @@ package watcher_test
 
 // The seed review's scenarios (../shared/seeds), on cassettes recorded from
 // the real control plane and replayed, edited where a scenario needs a
-// failure. The cassettes in testdata/ are re-recorded with
+// failure. Each runs twice: through [watcher.FromTyped], and through
+// client-go's cache.NewListWatchFromClient passed straight to watcher.New. The cassettes in testdata/ are re-recorded with
 //
 //	KWREC_RECORD=1 go test ./watcher -run TestSeedScenarios
 //
@@ -28,6 +29,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -100,10 +102,36 @@ func eventString(ev watcher.Event[*corev1.ConfigMap]) string {
 	return fmt.Sprintf("%s(%s)", ev.Type, ev.Object.Name)
 }
 
-// replayEvents runs a watcher with cfg over the cassette (with edits) until
-// replay is exhausted, and returns its events, the final store and the
-// requests it made.
-func replayEvents(t *testing.T, c *cassettes.Cassette, cfg watcher.Config, edits ...string) ([]string, []string, []*url.URL) {
+// seedClient makes the list-watch a seed scenario's watcher is given, from
+// a clientset on the replay.
+type seedClient struct {
+	name string
+	lw   func(cs kubernetes.Interface) cache.ListerWatcherWithContext
+}
+
+// seedClients are kwrec's typed helper and client-go's own ListWatch over
+// the same REST client, as informers build it: every seed scenario runs
+// through both.
+var seedClients = []seedClient{
+	{"FromTyped", func(cs kubernetes.Interface) cache.ListerWatcherWithContext {
+		return watcher.FromTyped(cs.CoreV1().ConfigMaps(seedNamespace))
+	}},
+	{"cache.NewListWatchFromClient", func(cs kubernetes.Interface) cache.ListerWatcherWithContext {
+		return cache.NewListWatchFromClient(cs.CoreV1().RESTClient(), "configmaps", seedNamespace, fields.Everything())
+	}},
+}
+
+// replayed is what a watcher did over a replay.
+type replayed struct {
+	events []string   // by eventString
+	errs   []string   // the Error events' errors, exactly
+	store  []string   // the final Store, as name=value
+	reqs   []*url.URL // the requests it sent
+}
+
+// replayEvents runs a watcher with cfg, given client's list-watch, over the
+// cassette (with edits) until replay is exhausted.
+func replayEvents(t *testing.T, c *cassettes.Cassette, cfg watcher.Config, client seedClient, edits ...string) replayed {
 	t.Helper()
 	var es []replay.Edit
 	for _, s := range edits {
@@ -122,29 +150,32 @@ func replayEvents(t *testing.T, c *cassettes.Cassette, cfg watcher.Config, edits
 	rc.Wrap(log.wrap)
 	cs := kubernetes.NewForConfigOrDie(rc)
 	cfg.Clock = &autoClock{FakeClock: clocktesting.NewFakeClock(time.Unix(1e9, 0))}
-	w := watcher.New[*corev1.ConfigMap](watcher.FromTyped(cs.CoreV1().ConfigMaps(seedNamespace)), cfg)
+	w := watcher.New[*corev1.ConfigMap](client.lw(cs), cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	var got []string
+	var got replayed
 	var store watcher.Store[*corev1.ConfigMap]
 	for ev := range w.Events(ctx) {
 		if ev.Type == watcher.Error && replay.IsExhausted(ev.Err) {
 			break
 		}
 		store.Apply(ev)
-		got = append(got, eventString(ev))
-		if len(got) > 50 {
-			t.Fatalf("no end after 50 events: %v", got)
+		got.events = append(got.events, eventString(ev))
+		if ev.Type == watcher.Error {
+			got.errs = append(got.errs, ev.Err.Error())
+		}
+		if len(got.events) > 50 {
+			t.Fatalf("no end after 50 events: %v", got.events)
 		}
 	}
 	if ctx.Err() != nil {
-		t.Fatalf("replay did not end (hang guard hit); events so far: %v", got)
+		t.Fatalf("replay did not end (hang guard hit); events so far: %v", got.events)
 	}
-	var final []string
 	for _, cm := range store.List() {
-		final = append(final, cm.Name+"="+cm.Data["k"])
+		got.store = append(got.store, cm.Name+"="+cm.Data["k"])
 	}
-	return got, final, log.all()
+	got.reqs = log.all()
+	return got
 }
 
 func loadSeed(t *testing.T, file string) *cassettes.Cassette {
@@ -191,12 +222,17 @@ func TestSeedScenarios(t *testing.T) {
 	page1 := loadSeed(t, "paged-list-page1.kwrec")
 	streaming := loadSeed(t, "streaming-list.kwrec")
 	final := []string{"a=a2", "b=b2"}
+	// client-go's error for withCorruptFrame's event, whose object is a
+	// string.
+	corruptFrameErr := "watch failed: " + serverError("unable to decode an event from the watch stream: unable to decode watch event: couldn't get version/kind; json parse error: "+
+		`json: cannot unmarshal string into Go value of type struct { APIVersion string "json:\"apiVersion,omitempty\""; Kind string "json:\"kind,omitempty\"" }`)
 	tests := []struct {
 		name      string
 		cassette  *cassettes.Cassette
 		cfg       watcher.Config
 		edits     []string
 		want      []string
+		wantErrs  []string // exactly
 		wantStore []string
 		check     func(t *testing.T, reqs []*url.URL)
 	}{
@@ -231,18 +267,24 @@ func TestSeedScenarios(t *testing.T) {
 			name:     "an error injected mid-watch is reported, then the watcher recovers to the next recorded element",
 			cassette: paged, edits: []string{fmt.Sprintf("watch-error:request=%d,after=1,code=500", watchID(t, paged))},
 			want:      []string{"Init", "InitApply(a)", "InitApply(b)", "InitDone", "Apply(a)", "Error(watch error)", "Apply(b)"},
+			wantErrs:  []string{"watch error: InternalError (500): kwrec: injected by edit " + fmt.Sprintf("watch-error:request=%d,after=1,code=500", watchID(t, paged))},
 			wantStore: final,
 		},
 		{
+			// The seed's streaming_list_resync: InitApply(a), InitApply(b),
+			// InitDone, Apply(a), Error, InitApply(a) ..., with our Init
+			// before each view.
 			name:     "streaming_list_resync: a broken stream after Apply(a) re-lists and carries on",
 			cassette: withCorruptFrame(t, streaming, 4), cfg: watcher.Config{InitialList: watcher.StreamingList},
 			want:      []string{"Init", "InitApply(a)", "InitApply(b)", "InitDone", "Apply(a)", "Error(watch failed)", "Init", "InitApply(a)", "InitApply(b)", "InitDone", "Apply(b)"},
+			wantErrs:  []string{corruptFrameErr},
 			wantStore: final,
 		},
 		{
 			name:     "a 410 Expired mid-watch leads to a re-list",
 			cassette: paged, edits: []string{fmt.Sprintf("watch-error:request=%d,after=1,code=410", watchID(t, paged))},
 			want:      []string{"Init", "InitApply(a)", "InitApply(b)", "InitDone", "Apply(a)", "Error(watch error)", "Init", "InitApply(a)", "InitApply(b)", "InitDone", "Apply(b)"},
+			wantErrs:  []string{"watch error: Expired (410): too old resource version (kwrec: injected by edit " + fmt.Sprintf("watch-error:request=%d,after=1,code=410", watchID(t, paged)) + ")"},
 			wantStore: final,
 		},
 		{
@@ -259,20 +301,31 @@ func TestSeedScenarios(t *testing.T) {
 			},
 		},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, store, reqs := replayEvents(t, tt.cassette, tt.cfg, tt.edits...)
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("events (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(tt.wantStore, store); diff != "" {
-				t.Errorf("final store (-want +got):\n%s", diff)
-			}
-			if tt.check != nil {
-				tt.check(t, reqs)
-			}
-		})
+	for _, client := range seedClients {
+		for _, tt := range tests {
+			t.Run(client.name+"/"+tt.name, func(t *testing.T) {
+				got := replayEvents(t, tt.cassette, tt.cfg, client, tt.edits...)
+				if diff := cmp.Diff(tt.want, got.events); diff != "" {
+					t.Errorf("events (-want +got):\n%s", diff)
+				}
+				if diff := cmp.Diff(tt.wantErrs, got.errs); diff != "" {
+					t.Errorf("errors (-want +got):\n%s", diff)
+				}
+				if diff := cmp.Diff(tt.wantStore, got.store); diff != "" {
+					t.Errorf("final store (-want +got):\n%s", diff)
+				}
+				if tt.check != nil {
+					tt.check(t, got.reqs)
+				}
+			})
+		}
 	}
+}
+
+// serverError is how client-go reports an error body it cannot read as a
+// Status, such as a watch stream it cannot decode.
+func serverError(msg string) string {
+	return fmt.Sprintf("an error on the server (%q) has prevented the request from succeeding", msg)
 }
 
 func rvOfFrame(t *testing.T, c *cassettes.Cassette, id, k int) string {
@@ -292,31 +345,50 @@ func rvOfFrame(t *testing.T, c *cassettes.Cassette, id, k int) string {
 	return ""
 }
 
+// The seed review's depleted script: once the cassette is consumed, the
+// watch ends with an error that says so (client-go reports the stream's
+// read error as one it could not decode), never a hang.
 func TestAConsumedCassetteInExhaustionModeEndsWithThatErrorNeverAHang(t *testing.T) {
-	r, err := replay.New(loadSeed(t, "paged-list.kwrec"), replay.Options{ErrorWhenExhausted: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs := kubernetes.NewForConfigOrDie(r.Config())
-	w := watcher.New[*corev1.ConfigMap](watcher.FromTyped(cs.CoreV1().ConfigMaps(seedNamespace)), watcher.Config{Clock: &autoClock{FakeClock: clocktesting.NewFakeClock(time.Unix(1e9, 0))}})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	n := 0
-	for ev := range w.Events(ctx) {
-		n++
-		if ev.Type == watcher.Error && replay.IsExhausted(ev.Err) {
+	for _, client := range seedClients {
+		t.Run(client.name, func(t *testing.T) {
+			r, err := replay.New(loadSeed(t, "paged-list.kwrec"), replay.Options{ErrorWhenExhausted: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cs := kubernetes.NewForConfigOrDie(r.Config())
+			w := watcher.New[*corev1.ConfigMap](client.lw(cs), watcher.Config{Clock: &autoClock{FakeClock: clocktesting.NewFakeClock(time.Unix(1e9, 0))}})
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			var events []string
+			var last error
+			for ev := range w.Events(ctx) {
+				events = append(events, eventString(ev))
+				if ev.Type == watcher.Error {
+					last = ev.Err
+					break
+				}
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("no error before the hang guard; events: %v", events)
+			}
+			want := []string{"Init", "InitApply(a)", "InitApply(b)", "InitDone", "Apply(a)", "Apply(b)", "Error(watch failed)"}
+			if diff := cmp.Diff(want, events); diff != "" {
+				t.Errorf("events (-want +got):\n%s", diff)
+			}
+			wantErr := "watch failed: " + serverError("unable to decode an event from the watch stream: "+replay.ErrExhausted.Error())
+			if last.Error() != wantErr {
+				t.Errorf("error = %q, want %q", last, wantErr)
+			}
+			if !replay.IsExhausted(last) {
+				t.Errorf("replay.IsExhausted(%v) = false", last)
+			}
 			select {
 			case <-r.Done():
 			default:
 				t.Error("an exhaustion error before Done was closed")
 			}
-			return
-		}
-		if n > 20 {
-			break
-		}
+		})
 	}
-	t.Fatalf("no exhaustion error after %d events (ctx: %v)", n, ctx.Err())
 }
 
 // An informer replaying the seed cassettes ends with the watcher's store.
@@ -324,7 +396,7 @@ func TestAnInformerReplayingTheSeedsEndsWithTheWatchersStore(t *testing.T) {
 	for _, s := range seedCassettes {
 		t.Run(s.file, func(t *testing.T) {
 			c := loadSeed(t, s.file)
-			_, want, _ := replayEvents(t, c, s.cfg)
+			want := replayEvents(t, c, s.cfg, seedClients[0]).store
 			r, err := replay.New(c, replay.Options{})
 			if err != nil {
 				t.Fatal(err)

@@ -12,20 +12,28 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
 )
 
-// Watcher turns a [ListerWatcher] into an endless sequence of [Event]
-// values: an initial view, then changes, with errors reported as values and
-// recovered from. It holds no state between ranges over [Watcher.Events]
-// and is safe to share.
+// Watcher turns a [cache.ListerWatcherWithContext] into an endless
+// sequence of [Event] values: an initial view, then changes, with errors
+// reported as values and recovered from. It holds no state between ranges
+// over [Watcher.Events] and is safe to share.
 type Watcher[T Object] struct {
-	lw  ListerWatcher
+	lw  cache.ListerWatcherWithContext
 	cfg Config // defaulted
 }
 
-// New returns a watcher of lw's objects. cfg is copied; its zero value is
-// documented on [Config].
-func New[T Object](lw ListerWatcher, cfg Config) *Watcher[T] {
+// New returns a watcher of lw's objects. lw is any client-go list-watch:
+// [FromTyped] or [FromDynamic] over a client, a [cache.ListWatch] from
+// [cache.NewListWatchFromClient] or built by hand, or an informer's
+// ListerWatcher wrapped with [cache.ToListerWatcherWithContext]. Its List
+// must return a list object (such as *corev1.ConfigMapList or
+// *unstructured.UnstructuredList) whose items are T. The watcher sets the
+// options of every request from cfg; lw may override some, as
+// NewListWatchFromClient sets the field selector it was given. cfg is
+// copied; its zero value is documented on [Config].
+func New[T Object](lw cache.ListerWatcherWithContext, cfg Config) *Watcher[T] {
 	return &Watcher[T]{lw: lw, cfg: cfg.withDefaults()}
 }
 
@@ -39,7 +47,7 @@ func (w *Watcher[T]) Events(ctx context.Context) iter.Seq[Event[T]] {
 	return func(yield func(Event[T]) bool) {
 		var s state = empty{}
 		defer func() { s.stop() }()
-		bo := newBackoff(w.cfg.Backoff, w.cfg.Clock)
+		bo := newBackoff(w.cfg)
 		for ctx.Err() == nil {
 			var ev Event[T]
 			ev, s = w.step(ctx, s)
@@ -118,7 +126,7 @@ func (w *Watcher[T]) step(ctx context.Context, s state) (Event[T], state) {
 		opts.SendInitialEvents = &send
 		opts.ResourceVersionMatch = metav1.ResourceVersionMatchNotOlderThan
 		opts.AllowWatchBookmarks = true
-		stream, err := w.lw.Watch(ctx, opts)
+		stream, err := w.lw.WatchWithContext(ctx, opts)
 		if err != nil {
 			return errorEvent[T](ErrWatchStartFailed, err), empty{}
 		}
@@ -139,7 +147,7 @@ func (w *Watcher[T]) step(ctx context.Context, s state) (Event[T], state) {
 		// list error, starts over from empty.
 		opts := w.listOptions()
 		opts.Continue = s.continueToken
-		list, err := w.lw.List(ctx, opts)
+		list, err := w.lw.ListWithContext(ctx, opts)
 		if err != nil {
 			return errorEvent[T](ErrInitialListFailed, err), empty{}
 		}
@@ -194,7 +202,7 @@ func (w *Watcher[T]) step(ctx context.Context, s state) (Event[T], state) {
 	case initListed:
 		opts := w.watchOptions(s.resourceVersion)
 		opts.AllowWatchBookmarks = !w.cfg.DisableBookmarks
-		stream, err := w.lw.Watch(ctx, opts)
+		stream, err := w.lw.WatchWithContext(ctx, opts)
 		if err != nil {
 			if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
 				return errorEvent[T](ErrWatchStartFailed, err), empty{}

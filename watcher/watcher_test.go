@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -14,9 +15,14 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
 	testingclock "k8s.io/utils/clock/testing"
 
@@ -64,6 +70,8 @@ type scenario struct {
 	// wantQueries are the requests' query strings, restricted to
 	// watchedParams; nil skips the check.
 	wantQueries []string
+	// wantErrs are the Error events' errors, exactly, in order.
+	wantErrs []string
 	// wantWaits are the backoff delays, with jitter off.
 	wantWaits []time.Duration
 }
@@ -101,6 +109,7 @@ var scenarios = []scenario{
 		},
 		want:        []string{"Init", "InitApply default/a@7", "Error(initial list failed)", "Init", "InitApply default/a@7", "InitApply default/b@19", "InitDone"},
 		wantQueries: []string{"limit=1", "continue=c1&limit=1", "limit=1", "continue=c2&limit=1"},
+		wantErrs:    []string{"initial list failed: The provided continue parameter is too old"},
 		wantWaits:   []time.Duration{800 * time.Millisecond},
 	},
 	{
@@ -121,6 +130,7 @@ var scenarios = []scenario{
 		},
 		want:        []string{"Init", "InitApply default/a@8", "Error(watch failed)", "Init", "InitApply default/a@8", "InitDone"},
 		wantQueries: []string{streaming, streaming},
+		wantErrs:    []string{"watch failed: the streaming list ended before the initial-events-end bookmark"},
 		wantWaits:   []time.Duration{800 * time.Millisecond},
 	},
 	{
@@ -132,6 +142,7 @@ var scenarios = []scenario{
 		},
 		want:        []string{"Init", "InitApply default/a@9", "InitDone", "Apply default/b@11", "Error(watch error InternalError)", "Apply default/c@12"},
 		wantQueries: []string{firstPage, watchFrom("10"), watchFrom("11")},
+		wantErrs:    []string{"watch error: InternalError (500): etcd hiccup"},
 		wantWaits:   []time.Duration{800 * time.Millisecond},
 	},
 	{
@@ -143,6 +154,7 @@ var scenarios = []scenario{
 		},
 		want:        []string{"Init", "InitApply default/a@8", "InitApply default/b@9", "InitDone", "Apply default/a@11", "Error(watch failed)", "Init", "InitApply default/a@11", "InitApply default/b@9", "InitDone"},
 		wantQueries: []string{streaming, streaming},
+		wantErrs:    []string{`watch failed: an error on the server ("unable to decode an event from the watch stream: invalid character 'n' looking for beginning of object key string") has prevented the request from succeeding`},
 		wantWaits:   []time.Duration{800 * time.Millisecond},
 	},
 	{
@@ -155,6 +167,7 @@ var scenarios = []scenario{
 		},
 		want:        []string{"Init", "InitApply default/a@9", "InitDone", "Apply default/a@11", "Error(watch error Expired)", "Init", "InitApply default/a@11", "InitApply default/b@19", "InitDone", "Apply default/c@21"},
 		wantQueries: []string{firstPage, watchFrom("10"), firstPage, watchFrom("20")},
+		wantErrs:    []string{"watch error: Expired (410): too old resource version: 11 (20)"},
 		wantWaits:   []time.Duration{800 * time.Millisecond},
 	},
 	{
@@ -176,6 +189,7 @@ var scenarios = []scenario{
 		},
 		want:        []string{"Init", "InitApply default/a@9", "InitDone", "Error(watch failed)", "Apply default/b@11"},
 		wantQueries: []string{firstPage, watchFrom("10"), watchFrom("10")},
+		wantErrs:    []string{`watch failed: very short watch from resourceVersion "10": the stream closed at once with no events`},
 		wantWaits:   []time.Duration{800 * time.Millisecond},
 	},
 	{
@@ -187,6 +201,7 @@ var scenarios = []scenario{
 		},
 		want:        []string{"Init", "InitApply default/a@9", "InitDone", "Error(watch start failed)", "Apply default/b@11"},
 		wantQueries: []string{firstPage, watchFrom("10"), watchFrom("10")},
+		wantErrs:    []string{"watch start failed: try again"},
 		wantWaits:   []time.Duration{800 * time.Millisecond},
 	},
 	{
@@ -197,6 +212,11 @@ var scenarios = []scenario{
 		},
 		want:        []string{"Init", "InitApply default/a@9", "InitDone", "Apply default/b@11", "Error(watch start failed)", "Error(watch start failed)", "Error(watch start failed)"},
 		wantQueries: []string{firstPage, watchFrom("10"), watchFrom("11"), watchFrom("11"), watchFrom("11")},
+		wantErrs: []string{
+			"watch start failed: fakeapi: script exhausted after 2 replies",
+			"watch start failed: fakeapi: script exhausted after 3 replies",
+			"watch start failed: fakeapi: script exhausted after 4 replies",
+		},
 		// The third error is the last event taken: no wait follows it.
 		wantWaits: []time.Duration{800 * time.Millisecond, 1600 * time.Millisecond},
 	},
@@ -223,8 +243,8 @@ func TestWatcherScenarios(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := take[*corev1.ConfigMap](t, watcher.FromTyped(cs.CoreV1().ConfigMaps("default")), cfg, len(tc.want))
-			check(t, tc, got, srv, clk)
+			got, errs := take[*corev1.ConfigMap](t, watcher.FromTyped(cs.CoreV1().ConfigMaps("default")), cfg, len(tc.want))
+			check(t, tc, got, errs, srv, clk)
 		})
 		t.Run("dynamic/"+tc.name, func(t *testing.T) {
 			srv, cfg, clk := setup(t, tc)
@@ -233,8 +253,21 @@ func TestWatcherScenarios(t *testing.T) {
 				t.Fatal(err)
 			}
 			ri := dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace("default")
-			got := take[*unstructured.Unstructured](t, watcher.FromDynamic(ri), cfg, len(tc.want))
-			check(t, tc, got, srv, clk)
+			got, errs := take[*unstructured.Unstructured](t, watcher.FromDynamic(ri), cfg, len(tc.want))
+			check(t, tc, got, errs, srv, clk)
+		})
+		// client-go's own ListWatch, as informers build it, passed as it
+		// is. It sets the field selector it is given on every request, so
+		// it is given the scenario's.
+		t.Run("cache.NewListWatchFromClient/"+tc.name, func(t *testing.T) {
+			srv, cfg, clk := setup(t, tc)
+			cs, err := kubernetes.NewForConfig(srv.Config())
+			if err != nil {
+				t.Fatal(err)
+			}
+			lw := cache.NewListWatchFromClient(cs.CoreV1().RESTClient(), "configmaps", "default", fields.ParseSelectorOrDie(cfg.FieldSelector))
+			got, errs := take[*corev1.ConfigMap](t, lw, cfg, len(tc.want))
+			check(t, tc, got, errs, srv, clk)
 		})
 	}
 }
@@ -245,30 +278,37 @@ func setup(t *testing.T, tc scenario) (*fakeapi.Server, watcher.Config, *autoClo
 	clk := &autoClock{FakeClock: testingclock.NewFakeClock(time.Unix(1e9, 0))}
 	cfg := tc.cfg
 	cfg.Clock = clk
-	cfg.Backoff.Jitter = -1
+	// client-go's reflector backoff without its jitter: exact waits.
+	cfg.Backoff = &wait.Backoff{Duration: 800 * time.Millisecond, Cap: 30 * time.Second, Steps: 38, Factor: 2}
 	return srv, cfg, clk
 }
 
-// take ranges over a new watcher's events and stops after n.
-func take[T watcher.Object](t *testing.T, lw watcher.ListerWatcher, cfg watcher.Config, n int) []string {
+// take ranges over a new watcher's events and stops after n. It returns
+// them as described by describe, and the Error events' errors.
+func take[T watcher.Object](t *testing.T, lw cache.ListerWatcherWithContext, cfg watcher.Config, n int) (events, errs []string) {
 	t.Helper()
 	// A safety net only: a correct watcher yields n events long before.
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
-	var got []string
 	for ev := range watcher.New[T](lw, cfg).Events(ctx) {
-		got = append(got, describe(ev))
-		if len(got) == n {
+		events = append(events, describe(ev))
+		if ev.Type == watcher.Error {
+			errs = append(errs, ev.Err.Error())
+		}
+		if len(events) == n {
 			break
 		}
 	}
-	return got
+	return events, errs
 }
 
-func check(t *testing.T, tc scenario, got []string, srv *fakeapi.Server, clk *autoClock) {
+func check(t *testing.T, tc scenario, got, errs []string, srv *fakeapi.Server, clk *autoClock) {
 	t.Helper()
 	if diff := cmp.Diff(tc.want, got); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(tc.wantErrs, errs); diff != "" {
+		t.Errorf("errors (-want +got):\n%s", diff)
 	}
 	if tc.wantQueries != nil {
 		var queries []string
@@ -294,9 +334,9 @@ func filter(q url.Values) string {
 	return kept.Encode()
 }
 
-// describe renders an event for comparison: errors by kind (the client's
-// wording is not ours to pin), objects with their resourceVersion so that
-// a lost or duplicated event shows.
+// describe renders an event for comparison: errors by kind (a scenario's
+// wantErrs has their exact text), objects with their resourceVersion so
+// that a lost or duplicated event shows.
 func describe[T watcher.Object](ev watcher.Event[T]) string {
 	switch ev.Type {
 	case watcher.Error:
@@ -381,4 +421,75 @@ func TestErrorsKeepTheirKindAndTheServersStatus(t *testing.T) {
 	if got, want := (watcher.Event[*corev1.ConfigMap]{Type: watcher.Error, Err: watchErr}).String(), "Error(watch error: Expired (410): too old resource version: 10 (20))"; got != want {
 		t.Errorf("String() = %q, want %q", got, want)
 	}
+}
+
+// failingLists is a hand-built cache.ListWatch, as informer-style code
+// writes one, that answers its first n lists with 503 and records when
+// each list came, on the bubble's clock.
+func failingLists(n int, start time.Time, at *[]time.Duration) *cache.ListWatch {
+	return &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			*at = append(*at, time.Since(start))
+			if len(*at) <= n {
+				return nil, apierrors.NewServiceUnavailable("etcd is down")
+			}
+			return &corev1.ConfigMapList{
+				ListMeta: metav1.ListMeta{ResourceVersion: "10"},
+				Items:    []corev1.ConfigMap{{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "a", ResourceVersion: "9"}}},
+			}, nil
+		},
+		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			return watch.NewEmptyWatch(), nil
+		},
+	}
+}
+
+// In a synctest bubble the default clock, the real one, is the bubble's:
+// the backoff between errors takes exactly its delays, in no real time.
+func TestTheBackoffBetweenErrorsTakesItsDelaysOnTheClock(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		var lists []time.Duration
+		cfg := watcher.Config{Backoff: &wait.Backoff{Duration: 800 * time.Millisecond, Cap: 30 * time.Second, Steps: 38, Factor: 2}}
+		var got, errs []string
+		for ev := range watcher.New[*corev1.ConfigMap](failingLists(2, start, &lists), cfg).Events(t.Context()) {
+			got = append(got, describe(ev))
+			if ev.Type == watcher.Error {
+				errs = append(errs, ev.Err.Error())
+			}
+			if ev.Type == watcher.InitDone {
+				break
+			}
+		}
+		want := []string{"Init", "Error(initial list failed)", "Init", "Error(initial list failed)", "Init", "InitApply default/a@9", "InitDone"}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("events (-want +got):\n%s", diff)
+		}
+		wantErrs := []string{"initial list failed: etcd is down", "initial list failed: etcd is down"}
+		if diff := cmp.Diff(wantErrs, errs); diff != "" {
+			t.Errorf("errors (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff([]time.Duration{0, 800 * time.Millisecond, 2400 * time.Millisecond}, lists); diff != "" {
+			t.Errorf("lists at (-want +got):\n%s", diff)
+		}
+	})
+}
+
+func TestAContextDoneDuringTheBackoffEndsTheSequenceThen(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		var lists []time.Duration
+		ctx, cancel := context.WithTimeout(t.Context(), 500*time.Millisecond)
+		defer cancel()
+		var got []string
+		for ev := range watcher.New[*corev1.ConfigMap](failingLists(1, start, &lists), watcher.Config{}).Events(ctx) {
+			got = append(got, describe(ev))
+		}
+		if diff := cmp.Diff([]string{"Init", "Error(initial list failed)"}, got); diff != "" {
+			t.Errorf("events (-want +got):\n%s", diff)
+		}
+		if d := time.Since(start); d != 500*time.Millisecond {
+			t.Errorf("the sequence ended after %v, want 500ms (the context's deadline, inside the backoff)", d)
+		}
+	})
 }
