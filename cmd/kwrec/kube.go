@@ -1,88 +1,102 @@
 package main
 
 import (
-	"fmt"
-	"strings"
+	"errors"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	cliresource "k8s.io/cli-runtime/pkg/resource"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/restmapper"
-	"k8s.io/client-go/tools/clientcmd"
 )
 
-// kubeFlags are kubectl's connection flags.
+// kubeFlags are the flags with which kwrec reaches a cluster, kubectl's own:
+// the connection flags of cli-runtime's [genericclioptions.ConfigFlags]
+// (--kubeconfig, --context, --cluster, --user, --server, --token, --as,
+// --certificate-authority, --insecure-skip-tls-verify, --request-timeout,
+// --cache-dir, -n and the rest, with exec credential plugins and kubectl's
+// discovery cache), and kubectl get's -A.
 type kubeFlags struct {
-	kubeconfig, context, namespace string
-	allNamespaces                  bool
+	conn          *genericclioptions.ConfigFlags
+	allNamespaces bool
 }
 
 func (k *kubeFlags) add(cmd *cobra.Command) {
-	f := cmd.Flags()
-	f.StringVar(&k.kubeconfig, "kubeconfig", "", "path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)")
-	f.StringVar(&k.context, "context", "", "the kubeconfig context to use")
-	f.StringVarP(&k.namespace, "namespace", "n", "", "the namespace (default: the context's, else default)")
-	f.BoolVarP(&k.allNamespaces, "all-namespaces", "A", false, "record across all namespaces")
+	// Persistent, as kubectl's: one client config, discovery client and
+	// RESTMapper for the whole command.
+	k.conn = genericclioptions.NewConfigFlags(true)
+	k.conn.AddFlags(cmd.Flags())
+	cmd.Flags().BoolVarP(&k.allNamespaces, "all-namespaces", "A", false, "record namespaced resources in all namespaces (-n and the context's namespace are ignored)")
 }
 
-// config loads the client config and the effective namespace as kubectl does.
-func (k *kubeFlags) config() (*rest.Config, string, error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	if k.kubeconfig != "" {
-		rules.ExplicitPath = k.kubeconfig
-	}
-	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: k.context})
-	cfg, err := cc.ClientConfig()
+// config returns the client config the flags and the kubeconfig (if any)
+// make, as kubectl's, except that with neither a kubeconfig nor --server
+// (nor in a pod) it is an error where kubectl would try localhost:8080, a
+// default client-go keeps only for compatibility.
+func (k *kubeFlags) config() (*rest.Config, error) {
+	loader := k.conn.ToRawKubeConfigLoader()
+	cfg, err := loader.ClientConfig()
 	if err != nil {
-		return nil, "", fmt.Errorf("kubeconfig: %v", err)
+		return nil, err
 	}
-	ns := k.namespace
-	if ns == "" {
-		if ns, _, err = cc.Namespace(); err != nil || ns == "" {
-			ns = "default"
+	if raw, err := loader.RawConfig(); err == nil && len(raw.Clusters) == 0 && *k.conn.APIServer == "" {
+		if _, err := rest.InClusterConfig(); err != nil {
+			return nil, errors.New("no cluster to record from: no kubeconfig ($KUBECONFIG, ~/.kube/config or --kubeconfig) and no --server")
 		}
 	}
-	return cfg, ns, nil
+	return cfg, nil
+}
+
+// namespace returns the namespace namespaced resources are recorded in, as
+// kubectl get chooses it: "" (all namespaces) with -A, else -n, else the
+// kubeconfig context's, else default.
+func (k *kubeFlags) namespace() (string, error) {
+	if k.allNamespaces {
+		return "", nil
+	}
+	ns, _, err := k.conn.ToRawKubeConfigLoader().Namespace()
+	return ns, err
 }
 
 // resource is a resolved kubectl resource name.
 type resource struct {
-	arg        string
 	gvr        schema.GroupVersionResource
 	namespaced bool
 }
 
-// resolveResources resolves kubectl resource names and short names
-// (configmaps, cm, po, deploy, deployments.apps, CRD plurals) through
-// discovery.
-func resolveResources(cfg *rest.Config, args []string) ([]resource, error) {
-	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	cached := memory.NewMemCacheClient(dc)
-	mapper := restmapper.NewShortcutExpander(restmapper.NewDeferredDiscoveryRESTMapper(cached), cached, nil)
+// resolveResources resolves resource names as kubectl get does, through
+// the discovery and RESTMapper of getter: plurals, singulars, kinds, short
+// names, categories (all), resource.group, resource.version.group
+// (configmaps.v1.), kind.version.group, and comma lists of them (cm,deploy).
+// Each resource comes once, in the order first named. An unknown name is
+// kubectl's error (the server doesn't have a resource type "frobs").
+func resolveResources(getter cliresource.RESTClientGetter, args []string) ([]resource, error) {
 	var out []resource
+	seen := map[schema.GroupVersionResource]bool{}
 	for _, arg := range args {
-		for _, name := range strings.Split(arg, ",") {
-			gr := schema.ParseGroupResource(strings.ToLower(name))
-			gvr, err := mapper.ResourceFor(gr.WithVersion(""))
+		// Categories first, as kubectl get expands `all`; the expander is
+		// best effort and leaves a name it does not know as it is.
+		names := cliresource.SplitResourceArgument(cliresource.NewBuilder(getter).ReplaceAliases(arg))
+		for _, name := range names {
+			m, err := mappingFor(getter, name)
 			if err != nil {
-				return nil, fmt.Errorf("the server doesn't have a resource type %q", name)
+				return nil, err
 			}
-			gvk, err := mapper.KindFor(gvr)
-			if err != nil {
-				return nil, fmt.Errorf("resource %q: %v", name, err)
+			if seen[m.Resource] {
+				continue
 			}
-			m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-			if err != nil {
-				return nil, fmt.Errorf("resource %q: %v", name, err)
-			}
-			out = append(out, resource{arg: name, gvr: gvr, namespaced: m.Scope.Name() == meta.RESTScopeNameNamespace})
+			seen[m.Resource] = true
+			out = append(out, resource{gvr: m.Resource, namespaced: m.Scope.Name() == meta.RESTScopeNameNamespace})
 		}
 	}
 	return out, nil
+}
+
+// mappingFor resolves one resource name with kubectl's own rules: those of
+// cli-runtime's resource.Builder, which it does not export but applies to
+// the types of a selector. The selector is never visited, so nothing is
+// listed.
+func mappingFor(getter cliresource.RESTClientGetter, name string) (*meta.RESTMapping, error) {
+	return cliresource.NewBuilder(getter).Unstructured().ResourceTypes(name).SelectAllParam(true).Do().ResourceMapping()
 }

@@ -19,7 +19,7 @@ func TestLiveScripts(t *testing.T) {
 	cp := controlplanetest.Start(t)
 	testscript.Run(t, testscript.Params{
 		Dir:           "testdata/live",
-		UpdateScripts: update,
+		UpdateScripts: *update,
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("KUBECONFIG", cp.Kubeconfig)
 			env.Setenv("NS", env.WorkDir[len(env.WorkDir)-8:])

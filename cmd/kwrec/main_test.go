@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"os"
 	"testing"
 
@@ -15,12 +16,15 @@ func TestMain(m *testing.M) {
 	})
 }
 
-var update = os.Getenv("KWREC_UPDATE_SCRIPTS") == "1"
+// update is -update: `go test ./cmd/kwrec -update` rewrites the golden
+// files the scripts cmp against (testdata/script and, with a control plane,
+// testdata/live) instead of failing on a difference.
+var update = flag.Bool("update", false, "rewrite the scripts' golden output instead of failing on a difference")
 
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:           "testdata/script",
-		UpdateScripts: update,
+		UpdateScripts: *update,
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("EDITOR", "false")
 			return nil

@@ -19,6 +19,8 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
@@ -48,9 +50,14 @@ func newRecordCmd() *cobra.Command {
 		Short: "Record list and watch traffic from a live cluster",
 		Long: `Record list and watch traffic from a live cluster into a cassette.
 
-With resources, kwrec lists and watches each (kubectl names, short names,
-resource.group, CRDs) the way a controller does, until --duration passes,
---events events were seen, or Ctrl-C / SIGTERM; the cassette is then saved.
+With resources, kwrec lists and watches each the way a controller does,
+until --duration passes, --events events were seen, or Ctrl-C / SIGTERM;
+the cassette is then saved. Resources are named as kubectl get names them,
+through the server's discovery: plurals, singulars, kinds, short names,
+categories, resource.group, resource.version.group (configmaps.v1.), CRDs,
+and comma lists (cm,deploy). Namespaced ones are recorded in -n, else the
+kubeconfig context's namespace, else default; -A records all namespaces;
+-l and --field-selector select as kubectl's do, on the list and the watch.
 It first records the server's discovery (/version, /api, /apis, the
 resources' group versions and their OpenAPI v3 documents), so that kubectl
 against a replay finds short names, categories and explain as it did live.
@@ -59,11 +66,16 @@ With --proxy, kwrec starts a recording proxy on 127.0.0.1, runs COMMAND
 with KUBECONFIG pointing at it and records everything COMMAND does, until it
 exits (or --duration passes, or Ctrl-C / SIGTERM, which stop COMMAND).
 
+The cluster is reached with kubectl's connection flags (--kubeconfig,
+--context, --cluster, --user, --server, --token, --certificate-authority,
+--as, --request-timeout, ...), which need no kubeconfig at all.
+
 The output is compressed when FILE ends in .zst. Credentials, Secret values
 and tokens are redacted unless --no-redact.`,
 		Example: `  kwrec record configmaps -n default --duration 30s -o cm.kwrec.zst
   kwrec record cm,secrets -A --events 100 -o cluster.kwrec.zst
   kwrec record deploy -l app=web --streaming-list -o web.kwrec.zst
+  kwrec record configmaps.v1. --server https://10.0.0.1:6443 --token "$TOKEN" --certificate-authority ca.crt -n default -o cm.kwrec
   kwrec record --proxy -o kubectl.kwrec.zst -- kubectl get configmaps -w`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.out == "" {
@@ -83,14 +95,22 @@ and tokens are redacted unless --no-redact.`,
 			if len(args) == 0 {
 				return errors.New("record needs at least one resource (e.g. configmaps, pods) or --proxy")
 			}
+			// Parsed as the API server parses them, before connecting: a
+			// bad selector would otherwise fail every list and watch.
+			if _, err := labels.Parse(f.selector); err != nil {
+				return fmt.Errorf("-l %q: %v", f.selector, err)
+			}
+			if _, err := fields.ParseSelector(f.fieldSelector); err != nil {
+				return fmt.Errorf("--field-selector %q: %v", f.fieldSelector, err)
+			}
 			return recordResources(cmd, &f, args)
 		},
 	}
 	fl := cmd.Flags()
 	f.kube.add(cmd)
 	fl.StringVarP(&f.out, "output", "o", "", "the cassette to write (.zst: compressed)")
-	fl.StringVarP(&f.selector, "selector", "l", "", "label selector, on the list and the watch")
-	fl.StringVar(&f.fieldSelector, "field-selector", "", "field selector, on the list and the watch")
+	fl.StringVarP(&f.selector, "selector", "l", "", "label selector as kubectl's (=, ==, !=, in, notin, exists: -l 'app=web,tier in (a,b)'), on the list and the watch")
+	fl.StringVar(&f.fieldSelector, "field-selector", "", "field selector as kubectl's (=, ==, !=: --field-selector metadata.name=a), on the list and the watch")
 	fl.DurationVar(&f.duration, "duration", 0, "stop after this long (default: until Ctrl-C, --events or COMMAND exits)")
 	fl.IntVar(&f.events, "events", 0, "stop after this many object events in all (default: no limit)")
 	fl.BoolVar(&f.streamingList, "streaming-list", false, "start with a streaming list (sendInitialEvents) instead of a paged list")
@@ -189,11 +209,15 @@ func (c countingRT) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 func recordResources(cmd *cobra.Command, f *recordFlags, args []string) error {
-	cfg, ns, err := f.kube.config()
+	cfg, err := f.kube.config()
 	if err != nil {
 		return err
 	}
-	res, err := resolveResources(cfg, args)
+	ns, err := f.kube.namespace()
+	if err != nil {
+		return err
+	}
+	res, err := resolveResources(f.kube.conn, args)
 	if err != nil {
 		return err
 	}
@@ -232,19 +256,16 @@ func recordResources(cmd *cobra.Command, f *recordFlags, args []string) error {
 			wg.Wait()
 			return errors.Join(err, s.finish())
 		}
-		var ri dynamic.ResourceInterface = dyn.Resource(r.gvr)
-		if r.namespaced && !f.kube.allNamespaces {
-			ri = dyn.Resource(r.gvr).Namespace(ns)
+		tns := ""
+		if r.namespaced {
+			tns = ns // "" with -A
 		}
+		ri := dyn.Resource(r.gvr).Namespace(tns)
 		wcfg := watcher.Config{LabelSelector: f.selector, FieldSelector: f.fieldSelector}
 		if f.streamingList {
 			wcfg.InitialList = watcher.StreamingList
 		}
 		w := watcher.New[*unstructured.Unstructured](watcher.FromDynamic(ri), wcfg)
-		tns := ""
-		if r.namespaced && !f.kube.allNamespaces {
-			tns = ns
-		}
 		tc := rest.CopyConfig(cfg)
 		s.rec.WrapConfig(tc)
 		wg.Add(1)
@@ -352,7 +373,7 @@ func summary(stats []*resourceStats, elapsed time.Duration, out string) string {
 }
 
 func recordProxy(cmd *cobra.Command, f *recordFlags, command []string) error {
-	cfg, _, err := f.kube.config()
+	cfg, err := f.kube.config()
 	if err != nil {
 		return err
 	}
