@@ -12,6 +12,7 @@ FUZZTIME ?= 20s
 FUZZMINIMIZE ?= 1s
 BENCHCOUNT ?= 6
 BENCHSTAT := golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 .PHONY: all build test controlplane e2e bench fuzz lint demo clean
 
@@ -65,10 +66,13 @@ fuzz:
 	  done; \
 	done
 
-## lint: gofmt and go vet.
+## lint: gofmt, go vet, an untidy go.mod (go mod tidy -diff) and staticcheck at a pinned
+## version (fetched through the Go module proxy on first use).
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) mod tidy -diff
+	$(GO) run $(STATICCHECK) ./...
 
 ## demo: record ConfigMaps from a live control plane, then replay offline with an injected 410.
 demo: build

@@ -119,11 +119,11 @@ func Compare(a, b Source, opts Options) (*Report, error) {
 	}
 	ra, err := read(a)
 	if err != nil {
-		return nil, fmt.Errorf("A: %w", err)
+		return nil, fmt.Errorf("cassette A: %w", err)
 	}
 	rb, err := read(b)
 	if err != nil {
-		return nil, fmt.Errorf("B: %w", err)
+		return nil, fmt.Errorf("cassette B: %w", err)
 	}
 	r := &Report{A: "A", B: "B", Collections: []Collection{}}
 	for _, p := range pats {

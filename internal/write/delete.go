@@ -92,9 +92,11 @@ func gcFinalizers(have []string, opts metav1.DeleteOptions) []string {
 			break
 		}
 	}
+	//lint:ignore SA1019 deprecated for clients, still honoured by the API server, first.
+	od := opts.OrphanDependents
 	switch {
-	case opts.OrphanDependents != nil:
-		orphan, foreground = *opts.OrphanDependents, false
+	case od != nil:
+		orphan, foreground = *od, false
 	case opts.PropagationPolicy != nil:
 		orphan = *opts.PropagationPolicy == metav1.DeletePropagationOrphan
 		foreground = *opts.PropagationPolicy == metav1.DeletePropagationForeground

@@ -96,7 +96,7 @@ func fieldsEqual(a, b *metav1.FieldsV1) bool {
 	if a == nil || b == nil {
 		return a == b
 	}
-	return string(a.Raw) == string(b.Raw)
+	return a.GetRawString() == b.GetRawString()
 }
 
 // unstructuredConvertor is the object convertor of a single-version
