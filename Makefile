@@ -26,12 +26,11 @@ build:
 controlplane:
 	@controlplane/build.sh
 
-## test: vet, then every test with the race detector, control-plane tests included;
-## replay's tests run twice: frames read back from a file (replay.Open), then held in memory (replay.New).
+## test: vet, then every test with the race detector, control-plane tests included
+## (replay's run over both of its sources, replay.Open and replay.New, as subtests).
 test:
 	$(GO) vet ./...
 	export KUBEBUILDER_ASSETS="$(ASSETS)"; $(GO) test -race -count=1 ./...
-	KWREC_REPLAY_SOURCE=memory $(GO) test -race -count=1 ./replay
 
 ## e2e: only the tests against the live control plane (named TestLive...), required to run.
 e2e:

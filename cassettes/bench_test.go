@@ -3,9 +3,6 @@ package cassettes_test
 import (
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -71,55 +68,5 @@ func BenchmarkWrite(b *testing.B) {
 				writeWatch(b, io.Discard, 10000, compress)
 			}
 		})
-	}
-}
-
-// BenchmarkIndexRead reads a 10k-event watch back through an Index: all
-// frames in order, and single frames at random places (the compressed form
-// decodes from the seek comment before the frame, at most a segment).
-func BenchmarkIndexRead(b *testing.B) {
-	for _, name := range []string{"w.kwrec", "w.kwrec.zst"} {
-		path := filepath.Join(b.TempDir(), name)
-		f, err := os.Create(path)
-		if err != nil {
-			b.Fatal(err)
-		}
-		raw := writeWatch(b, f, 10000, strings.HasSuffix(name, ".zst"))
-		f.Close()
-		x, err := cassettes.OpenIndex(path, cassettes.IndexOptions{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		in := x.Interactions[0]
-		b.Run(fmt.Sprintf("events=10k/zstd=%v/all", strings.HasSuffix(name, ".zst")), func(b *testing.B) {
-			b.SetBytes(raw)
-			for i := 0; i < b.N; i++ {
-				fr, err := x.Frames(in, 0)
-				if err != nil {
-					b.Fatal(err)
-				}
-				for {
-					if _, err := fr.Next(); err == io.EOF {
-						break
-					} else if err != nil {
-						b.Fatal(err)
-					}
-				}
-				fr.Close()
-			}
-		})
-		b.Run(fmt.Sprintf("events=10k/zstd=%v/one", strings.HasSuffix(name, ".zst")), func(b *testing.B) {
-			for i := 0; i < b.N; i++ {
-				fr, err := x.Frames(in, i*7919%len(in.Frames))
-				if err != nil {
-					b.Fatal(err)
-				}
-				if _, err := fr.Next(); err != nil {
-					b.Fatal(err)
-				}
-				fr.Close()
-			}
-		})
-		x.Close()
 	}
 }

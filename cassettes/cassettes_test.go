@@ -16,18 +16,8 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/kwrec/kwrec/cassettes"
+	"github.com/kwrec/kwrec/internal/cassettetest"
 )
-
-var fixtures = []string{"list-then-watch.kwrec", "error-and-reset.kwrec", "protobuf-watch.kwrec"}
-
-func mustLoad(t testing.TB, path string) *cassettes.Cassette {
-	t.Helper()
-	c, err := cassettes.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
 
 func TestHandWrittenFixturesReadAsTheSpecSays(t *testing.T) {
 	tests := []struct {
@@ -86,7 +76,7 @@ func TestHandWrittenFixturesReadAsTheSpecSays(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tt.check(t, mustLoad(t, filepath.Join("testdata", tt.file)))
+			tt.check(t, cassettetest.Load(t, filepath.Join("testdata", tt.file)))
 		})
 	}
 }
@@ -101,10 +91,10 @@ func canonical(t testing.TB, c *cassettes.Cassette, compress bool) []byte {
 }
 
 func TestReadWriteReadGivesEqualCassettes(t *testing.T) {
-	for _, f := range fixtures {
+	for _, f := range cassettetest.Fixtures {
 		for _, compress := range []bool{false, true} {
 			t.Run(f, func(t *testing.T) {
-				c := mustLoad(t, filepath.Join("testdata", f))
+				c := cassettetest.Load(t, filepath.Join("testdata", f))
 				out := canonical(t, c, compress)
 				c2, err := cassettes.Read(bytes.NewReader(out), f)
 				if err != nil {
@@ -124,7 +114,7 @@ func TestReadWriteReadGivesEqualCassettes(t *testing.T) {
 }
 
 func TestTextCompressedTextIsByteIdentical(t *testing.T) {
-	for _, f := range append(fixtures, "cut.kwrec") {
+	for _, f := range append(cassettetest.Fixtures, "cut.kwrec") {
 		t.Run(f, func(t *testing.T) {
 			text, err := os.ReadFile(filepath.Join("testdata", f))
 			if err != nil {
@@ -154,7 +144,7 @@ func TestTextCompressedTextIsByteIdentical(t *testing.T) {
 
 func TestSaveIsAtomicAndPicksTheFormByExtension(t *testing.T) {
 	dir := t.TempDir()
-	c := mustLoad(t, "testdata/list-then-watch.kwrec")
+	c := cassettetest.Load(t, "testdata/list-then-watch.kwrec")
 	for _, name := range []string{"a.kwrec", "a.kwrec.zst"} {
 		p := filepath.Join(dir, name)
 		if err := cassettes.Save(p, c); err != nil {
@@ -165,7 +155,7 @@ func TestSaveIsAtomicAndPicksTheFormByExtension(t *testing.T) {
 		if compressed != strings.HasSuffix(name, ".zst") {
 			t.Errorf("%s: compressed = %v", name, compressed)
 		}
-		if diff := cmp.Diff(c, mustLoad(t, p), cmpopts.EquateEmpty()); diff != "" {
+		if diff := cmp.Diff(c, cassettetest.Load(t, p), cmpopts.EquateEmpty()); diff != "" {
 			t.Errorf("%s: %s", name, diff)
 		}
 	}
@@ -256,7 +246,7 @@ func TestMalformedCassettesFailWithAnErrorNamingTheLine(t *testing.T) {
 			if tt.input == "zstd-cut" {
 				// The writer flushes after the header, so the header
 				// survives a cut of the last block.
-				z := canonical(t, mustLoad(t, "testdata/list-then-watch.kwrec"), true)
+				z := canonical(t, cassettetest.Load(t, "testdata/list-then-watch.kwrec"), true)
 				in = z[:len(z)-20]
 			}
 			c, err := cassettes.Read(bytes.NewReader(in), "bad")
@@ -274,7 +264,7 @@ func TestMalformedCassettesFailWithAnErrorNamingTheLine(t *testing.T) {
 }
 
 func TestACutCompressedCassetteKeepsEverythingBeforeTheCut(t *testing.T) {
-	c := mustLoad(t, "testdata/list-then-watch.kwrec")
+	c := cassettetest.Load(t, "testdata/list-then-watch.kwrec")
 	z := canonical(t, c, true)
 	for cut := len(z) - 1; cut > 20; cut -= 7 {
 		got, err := cassettes.Read(bytes.NewReader(z[:cut]), "cut.zst")
@@ -382,7 +372,7 @@ func TestRepairEndsCutInteractionsAndKeepsTheirFrames(t *testing.T) {
 }
 
 func TestACompactCassetteReadsBackTheSame(t *testing.T) {
-	c := generated()
+	c := cassettetest.Generated()
 	var plain, compact bytes.Buffer
 	for _, tc := range []struct {
 		out  *bytes.Buffer

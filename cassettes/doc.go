@@ -4,9 +4,10 @@
 // storage.
 //
 // The recorder only writes cassettes ([Writer]), replay only reads them
-// ([Reader], [Load], or [OpenIndex] for cassettes too large to hold: it
-// keeps the structure in memory and the frame bytes in the file), the
-// kwrec CLI reads, edits and writes them.
+// ([Load], or for cassettes too large to hold replay.Open, which keeps the
+// structure in memory and reads frame bytes back from the file), the kwrec
+// CLI reads, edits and writes them. A [Reader] streams a cassette of any
+// size entry by entry.
 //
 // # Recipe
 //
@@ -104,7 +105,7 @@
 // and then reports ErrTruncated with the compressed byte offset of the cut.
 //
 // The text is cut into segments, each its own zstd frame, so a reader can
-// start decoding near any line instead of at the start ([Index] does):
+// start decoding near any line instead of at the start (replay.Open does):
 // once a frame holds [DefaultSegmentSize] bytes of text
 // ([WriterOptions.SegmentSize]), the Writer ends it at the next line end,
 // and the next frame's first line is a seek comment

@@ -25,10 +25,6 @@ var (
 	// ErrSyntax means a line of the text form is malformed or inconsistent
 	// with the lines before it.
 	ErrSyntax = errors.New("malformed cassette")
-	// ErrModified means a cassette file changed after an [Index] of it
-	// was made: a frame's line is no longer where the index says it is.
-	// Open the index again.
-	ErrModified = errors.New("cassette changed since it was indexed")
 	// ErrLossyExport means an export would drop data (watch streams) and
 	// the caller did not explicitly accept the loss.
 	ErrLossyExport = errors.New("export would lose data")

@@ -5,9 +5,10 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"strconv"
 
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/kwrec/kwrec/internal/cassetteline"
 )
 
 // DefaultSegmentSize is how many bytes of text a zstd frame of the
@@ -39,59 +40,6 @@ func windowFor(size int64) int {
 	return w
 }
 
-// seekPrefix starts a seek comment: "# kwrec:seek zstd=C text=T".
-const seekPrefix = "# kwrec:seek zstd="
-
-// seekPoint is where a zstd frame of the compressed form starts: at byte
-// zstd of the file, which decodes to text from byte text on.
-type seekPoint struct {
-	zstd, text int64
-}
-
-func appendSeekComment(b []byte, p seekPoint) []byte {
-	b = append(b, seekPrefix...)
-	b = strconv.AppendInt(b, p.zstd, 10)
-	b = append(b, " text="...)
-	b = strconv.AppendInt(b, p.text, 10)
-	return append(b, '\n')
-}
-
-// parseSeekComment parses line (without its newline) if it is exactly a
-// seek comment, canonical decimal numbers included.
-func parseSeekComment(line []byte) (seekPoint, bool) {
-	rest, ok := bytes.CutPrefix(line, []byte(seekPrefix))
-	if !ok {
-		return seekPoint{}, false
-	}
-	c, rest, ok := cutNumber(rest)
-	if !ok {
-		return seekPoint{}, false
-	}
-	rest, ok = bytes.CutPrefix(rest, []byte(" text="))
-	if !ok {
-		return seekPoint{}, false
-	}
-	t, rest, ok := cutNumber(rest)
-	if !ok || len(rest) != 0 {
-		return seekPoint{}, false
-	}
-	return seekPoint{zstd: c, text: t}, true
-}
-
-// cutNumber cuts a canonical non-negative decimal (no sign, no leading
-// zero) off the front of b.
-func cutNumber(b []byte) (int64, []byte, bool) {
-	i := 0
-	for i < len(b) && i < 18 && b[i] >= '0' && b[i] <= '9' {
-		i++
-	}
-	if i == 0 || (i > 1 && b[0] == '0') {
-		return 0, b, false
-	}
-	n, err := strconv.ParseInt(string(b[:i]), 10, 64)
-	return n, b[i:], err == nil
-}
-
 // countingWriter counts the bytes written through it: the compressed
 // offset a new zstd frame starts at.
 type countingWriter struct {
@@ -108,7 +56,7 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 // segmenter writes the compressed form: text through a buffer into a zstd
 // encoder, ending the zstd frame at the first line end after size bytes
 // of text and starting the next with a seek comment, so a reader can
-// start decoding at any frame (see [Index]).
+// start decoding at any frame.
 type segmenter struct {
 	out  *bufio.Writer // into enc
 	enc  *zstd.Encoder
@@ -171,7 +119,7 @@ func (s *segmenter) nextFrame() error {
 		return err
 	}
 	s.enc.Reset(s.cw)
-	s.buf = appendSeekComment(s.buf[:0], seekPoint{zstd: s.cw.n, text: s.text})
+	s.buf = cassetteline.AppendSeekComment(s.buf[:0], cassetteline.SeekPoint{Zstd: s.cw.n, Text: s.text})
 	if _, err := s.out.Write(s.buf); err != nil {
 		return err
 	}
@@ -213,10 +161,6 @@ func (p *plainReader) Close() error {
 // magic bytes), the test every reader here uses.
 func IsCompressed(data []byte) bool { return bytes.HasPrefix(data, zstdMagic) }
 
-func newDecoder(r io.Reader) (*zstd.Decoder, error) {
-	return zstd.NewReader(r, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true), zstd.WithDecoderMaxWindow(64<<20))
-}
-
 // Plain returns the text form of the cassette bytes in r, decompressing
 // them when they start with zstd's magic bytes and passing them through
 // otherwise. Seek comments are dropped from decompressed text: they
@@ -228,7 +172,7 @@ func Plain(r io.Reader) (io.ReadCloser, error) {
 	if !IsCompressed(magic) {
 		return &plainReader{Reader: br}, nil
 	}
-	dec, err := newDecoder(br)
+	dec, err := cassetteline.NewDecoder(br)
 	if err != nil {
 		return nil, fmt.Errorf("cassette: zstd: %w", err)
 	}
@@ -267,7 +211,7 @@ func (s *seekFilter) piece() ([]byte, error) {
 		start := !s.mid
 		s.mid = len(frag) == 0 || frag[len(frag)-1] != '\n'
 		if start && !s.mid && err == nil {
-			if _, ok := parseSeekComment(frag[:len(frag)-1]); ok {
+			if _, ok := cassetteline.ParseSeekComment(frag[:len(frag)-1]); ok {
 				continue
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kwrec/kwrec/cassettes"
+	"github.com/kwrec/kwrec/internal/cassettetest"
 )
 
 var seekLine = regexp.MustCompile(`(?m)^# kwrec:seek zstd=\d+ text=\d+\n`)
@@ -31,12 +32,12 @@ func plainText(t *testing.T, data []byte) []byte {
 
 func TestSeekCommentsDescribeOnlyTheCompressedBytes(t *testing.T) {
 	dir := t.TempDir()
-	c := generated()
+	c := cassettetest.Generated()
 	plain, seg := filepath.Join(dir, "c.kwrec"), filepath.Join(dir, "c.kwrec.zst")
-	writeInterleaved(t, plain, c, cassettes.WriterOptions{})
-	writeInterleaved(t, seg, c, cassettes.WriterOptions{SegmentSize: 256})
+	cassettetest.WriteInterleaved(t, plain, c, cassettes.WriterOptions{})
+	cassettetest.WriteInterleaved(t, seg, c, cassettes.WriterOptions{SegmentSize: 256})
 	want := readFile(t, plain)
-	raw := rawText(t, seg)
+	raw := cassettetest.RawText(t, seg)
 	if n := len(seekLine.FindAll(raw, -1)); n < 20 {
 		t.Fatalf("%d seek comments in the compressed form, want many", n)
 	}

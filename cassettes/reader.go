@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/kwrec/kwrec/internal/cassetteline"
 )
 
 // MaxLineSize bounds one line of the text form (a whole list response is
@@ -50,15 +52,12 @@ type Reader struct {
 	maxID  int
 	lastAt time.Duration
 
-	// Where the last line read is in the text form, for [Index]: its
-	// byte offset and length without the newline.
-	off     int64 // text bytes read so far
-	lineOff int64
-	lineLen int
-	seeks   []seekPoint // the compressed form's seek comments, in order
-	// check is how much of a JSON frame is checked: all of it (the
-	// zero value), or for an Index only that it is one whole value.
-	check check
+	// src is what the Reader reads, and where it keeps its position in
+	// the text form and the seek comments: the caller's when it is a
+	// *cassetteline.Source (kwrec's index of a cassette file), which
+	// also sets how much of a JSON frame is checked; else a private one
+	// that checks all of it.
+	src *cassetteline.Source
 }
 
 type readState struct {
@@ -76,9 +75,13 @@ type readState struct {
 // [ErrTruncated] and names the byte offset of the cut, and no Reader is
 // returned. An empty file also wraps [ErrNotCassette].
 func NewReader(r io.Reader, name string) (*Reader, error) {
-	cr := &countingReader{r: r}
+	src, ok := r.(*cassetteline.Source)
+	if !ok {
+		src = &cassetteline.Source{R: r}
+	}
+	cr := &countingReader{r: src.R}
 	raw := bufio.NewReaderSize(cr, 64<<10)
-	rd := &Reader{name: name, ivs: map[int]*readState{}, cr: cr}
+	rd := &Reader{name: name, ivs: map[int]*readState{}, cr: cr, src: src}
 	magic, err := raw.Peek(4)
 	switch {
 	case len(magic) == 0 && (err == io.EOF || err == nil):
@@ -93,11 +96,12 @@ func NewReader(r io.Reader, name string) (*Reader, error) {
 			Msg: "cut inside the zstd magic (the first 4 bytes of a compressed cassette): nothing can be recovered; re-record it"}
 	}
 	if IsCompressed(magic) {
-		dec, err := newDecoder(raw)
+		dec, err := cassetteline.NewDecoder(raw)
 		if err != nil {
 			return nil, &ParseError{File: name, Offset: 0, Err: ErrNotCassette, Msg: "bad zstd stream: " + err.Error()}
 		}
 		rd.dec = dec
+		src.Compressed = true
 		rd.br = bufio.NewReaderSize(dec, 64<<10)
 	} else {
 		rd.br = raw
@@ -232,10 +236,11 @@ func (r *Reader) readLine() ([]byte, error) {
 		} else {
 			frag = append([]byte(nil), frag...)
 		}
-		r.lineOff, r.lineLen = r.off, len(frag)
-		r.off += int64(len(frag))
+		src := r.src
+		src.LineOff, src.LineLen = src.Off, len(frag)
+		src.Off += int64(len(frag))
 		if err == nil {
-			r.lineLen--
+			src.LineLen--
 			return frag[:len(frag)-1], nil
 		}
 		if err == io.EOF {
@@ -275,7 +280,7 @@ func (r *Reader) next() (Entry, error) {
 			if t := bytes.TrimSpace(line); len(t) == 0 || t[0] == '#' {
 				return Entry{}, r.atEOF()
 			}
-			if e, perr := decodeEntry(r.line, line, r.check); perr == nil {
+			if e, perr := decodeEntry(r.line, line, r.src.Check); perr == nil {
 				if verr := r.validate(&e); verr != nil {
 					return Entry{}, verr
 				}
@@ -289,14 +294,14 @@ func (r *Reader) next() (Entry, error) {
 		}
 		t := bytes.TrimSpace(line)
 		if len(t) == 0 || t[0] == '#' {
-			// A seek comment is trusted only where it says it is; Index
-			// checks its compressed offset before using it.
-			if p, ok := parseSeekComment(line); ok && r.dec != nil && p.text == r.lineOff {
-				r.seeks = append(r.seeks, p)
+			// A seek comment is trusted only where it says it is; the
+			// index checks its compressed offset before using it.
+			if p, ok := cassetteline.ParseSeekComment(line); ok && r.dec != nil && p.Text == r.src.LineOff {
+				r.src.Seeks = append(r.src.Seeks, p)
 			}
 			continue
 		}
-		e, perr := decodeEntry(r.line, t, r.check)
+		e, perr := decodeEntry(r.line, t, r.src.Check)
 		if perr != nil {
 			perr.File = r.name
 			if incompleteJSON(t) && r.atEnd() {

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"time"
 	"unicode/utf8"
+
+	"github.com/kwrec/kwrec/internal/cassetteline"
 )
 
 // headerLine is the JSON shape of line 1.
@@ -43,9 +45,7 @@ type entryLine struct {
 	Body       *string     `json:"body,omitempty"`
 	BodyBase64 *string     `json:"bodyBase64,omitempty"`
 
-	JSON   json.RawMessage `json:"json,omitempty"`
-	Text   *string         `json:"text,omitempty"`
-	Base64 *string         `json:"base64,omitempty"`
+	cassetteline.FrameValue // json, text or base64
 
 	Reason string `json:"reason,omitempty"`
 	Error  string `json:"error,omitempty"`
@@ -214,131 +214,22 @@ func parseOffset(n int, field string, s *string) (time.Duration, *ParseError) {
 	return d, nil
 }
 
-// fastJSONFrame parses the canonical shape of a JSON frame line, as a
-// Writer writes it, without a general JSON decoder: most of a watch
-// cassette's lines are such frames. It reports false for anything else
-// (hand-edited spacing, other frame kinds, errors), which decodeEntry then
-// parses and reports in full. line must be a private copy: the frame's
-// Data aliases it.
-func fastJSONFrame(n int, line []byte, c check) (Entry, bool) { return jsonFrameLine(n, line, c) }
-
-// check is how much of a JSON frame's value is checked.
-type check uint8
-
-const (
-	// checkValid: the value is valid JSON (json.Valid).
-	checkValid check = iota
-	// checkBounds: the value's braces, brackets and strings balance
-	// (see balanced).
-	checkBounds
-	// checkNone: a line read again after a check.
-	checkNone
-)
-
-const base64Key = `","base64":"`
-
-// jsonFrameLine is fastJSONFrame, for "json" and "base64" frames, checking
-// that a JSON value is valid only if valid is set, else only that its
-// braces, brackets and strings balance (see balanced): json.Valid is by far
-// the largest cost of reading a frame, and an [Index] (replay's open) only
-// needs the frame's bounds; kwrec lint and Load check every value.
-func jsonFrameLine(n int, line []byte, c check) (Entry, bool) {
-	const prefix, atKey, jsonKey = `{"frame":`, `,"at":"`, `","json":`
-	if !bytes.HasPrefix(line, []byte(prefix)) || line[len(line)-1] != '}' {
+// fastJSONFrame parses the canonical shape of a JSON or binary frame line,
+// as a Writer writes it, without a general JSON decoder (see
+// [cassetteline.ParseCanonical]). It reports false for anything else,
+// which decodeEntry then parses and reports in full. line must be a
+// private copy: the frame's Data aliases it.
+func fastJSONFrame(n int, line []byte, c cassetteline.Check) (Entry, bool) {
+	id, at, data, ok := cassetteline.ParseCanonical(line, c)
+	if !ok {
 		return Entry{}, false
 	}
-	rest := line[len(prefix):]
-	i, id := 0, 0
-	for ; i < len(rest) && i < 9 && rest[i] >= '0' && rest[i] <= '9'; i++ {
-		id = id*10 + int(rest[i]-'0')
-	}
-	if i == 0 || id < 1 || !bytes.HasPrefix(rest[i:], []byte(atKey)) {
-		return Entry{}, false
-	}
-	rest = rest[i+len(atKey):]
-	j := bytes.IndexByte(rest, '"')
-	if j < 0 {
-		return Entry{}, false
-	}
-	at, err := time.ParseDuration(string(rest[:j]))
-	if err != nil || at < 0 {
-		return Entry{}, false
-	}
-	if b64, ok := bytes.CutPrefix(rest[j:], []byte(base64Key)); ok {
-		// A binary frame (protobuf watch events): {"frame":N,"at":"D","base64":"..."}.
-		if len(b64) < 2 || b64[len(b64)-2] != '"' {
-			return Entry{}, false
-		}
-		b64 = b64[:len(b64)-2]
-		data := make([]byte, base64.StdEncoding.DecodedLen(len(b64)))
-		k, err := base64.StdEncoding.Decode(data, b64)
-		if err != nil {
-			return Entry{}, false
-		}
-		return Entry{Line: n, ID: id, Frame: &Frame{At: at, Data: data[:k:k]}}, true
-	}
-	if !bytes.HasPrefix(rest[j:], []byte(jsonKey)) {
-		return Entry{}, false
-	}
-	v := rest[j+len(jsonKey) : len(rest)-1]
-	if len(v) == 0 || (v[0] != '{' && v[0] != '[') || (v[len(v)-1] != '}' && v[len(v)-1] != ']') || (c == checkValid && !json.Valid(v)) || (c == checkBounds && !balanced(v)) {
-		return Entry{}, false
-	}
-	// The frame is the value and a newline: reuse the line's closing
-	// brace's byte for the newline instead of copying the value.
-	data := v[: len(v)+1 : len(v)+1]
-	data[len(v)] = '\n'
 	return Entry{Line: n, ID: id, Frame: &Frame{At: at, Data: data}}, true
 }
 
-// balanced reports whether v's braces and brackets balance outside
-// strings and it ends outside a string: the frame is one whole value, not
-// cut or spliced, at a fraction of json.Valid's cost.
-func balanced(v []byte) bool {
-	depth := 0
-	for i := 0; i < len(v); i++ {
-		for i < len(v) && !structural[v[i]] {
-			i++
-		}
-		if i == len(v) {
-			break
-		}
-		switch v[i] {
-		case '"':
-			for i++; i < len(v) && !inString[v[i]]; i++ {
-			}
-			for i < len(v) && v[i] == '\\' {
-				for i += 2; i < len(v) && !inString[v[i]]; i++ {
-				}
-			}
-			if i >= len(v) {
-				return false
-			}
-		case '{', '[':
-			depth++
-		default: // '}', ']'
-			depth--
-			if depth < 0 || depth == 0 && i != len(v)-1 {
-				return false
-			}
-		}
-	}
-	return depth == 0
-}
-
-// structural and inString mark the bytes balanced stops at outside and
-// inside a string.
-var structural, inString = func() (s, in [256]bool) {
-	for _, c := range `"{}[]` {
-		s[c] = true
-	}
-	in['"'], in['\\'] = true, true
-	return
-}()
-
 // decodeEntry parses one non-header line, checking a JSON frame's value
 // as c says.
-func decodeEntry(n int, line []byte, c check) (Entry, *ParseError) {
+func decodeEntry(n int, line []byte, c cassetteline.Check) (Entry, *ParseError) {
 	if e, ok := fastJSONFrame(n, line, c); ok {
 		return e, nil
 	}
@@ -413,28 +304,14 @@ func decodeEntry(n int, line []byte, c check) (Entry, *ParseError) {
 		if l.Method != "" || l.Status != 0 || l.Reason != "" || l.Header != nil || l.Latency != nil || l.Body != nil {
 			return e, lineError(n, "frame of interaction %d has fields of another line kind; a frame line has at and one of json, text, base64", e.ID)
 		}
-		f := &Frame{At: at}
-		bodies := 0
-		if l.JSON != nil {
-			bodies++
-			f.Data = append(append(make([]byte, 0, len(l.JSON)+1), l.JSON...), '\n')
-		}
-		if l.Text != nil {
-			bodies++
-			f.Data = []byte(*l.Text)
-		}
-		if l.Base64 != nil {
-			bodies++
-			b, err := base64.StdEncoding.DecodeString(*l.Base64)
-			if err != nil {
-				return e, lineError(n, "frame of interaction %d: bad base64: %v", e.ID, err)
-			}
-			f.Data = b
-		}
-		if bodies != 1 {
+		data, err := l.FrameValue.Bytes()
+		switch {
+		case errors.Is(err, cassetteline.ErrNotOneValue):
 			return e, lineError(n, `frame of interaction %d needs exactly one of "json", "text" or "base64"`, e.ID)
+		case err != nil:
+			return e, lineError(n, "frame of interaction %d: bad base64: %v", e.ID, err)
 		}
-		e.Frame = f
+		e.Frame = &Frame{At: at, Data: data}
 	case l.End != nil:
 		e.ID = *l.End
 		at, perr := parseOffset(n, "at", l.At)

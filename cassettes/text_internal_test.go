@@ -1,10 +1,11 @@
 package cassettes
 
 import (
-	"encoding/json"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/kwrec/kwrec/internal/cassetteline"
 )
 
 // The fast path for canonical JSON frame lines must agree with the general
@@ -34,14 +35,14 @@ func TestTheFastFrameParserAgreesWithTheDecoder(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fast, ok := fastJSONFrame(3, []byte(tt.line), checkValid)
+			fast, ok := fastJSONFrame(3, []byte(tt.line), cassetteline.CheckValid)
 			if ok != tt.accept {
 				t.Fatalf("fast path accepted = %v, want %v", ok, tt.accept)
 			}
 			if !ok {
 				return
 			}
-			slow, perr := decodeEntry(3, []byte(tt.line+" "), checkValid) // the space defeats the fast path
+			slow, perr := decodeEntry(3, []byte(tt.line+" "), cassetteline.CheckValid) // the space defeats the fast path
 			if perr != nil {
 				t.Fatalf("the decoder rejects a line the fast path accepted: %v", perr)
 			}
@@ -50,44 +51,4 @@ func TestTheFastFrameParserAgreesWithTheDecoder(t *testing.T) {
 			}
 		})
 	}
-}
-
-func TestBalancedTellsAWholeValueFromACutOne(t *testing.T) {
-	tests := []struct {
-		name, v string
-		want    bool
-	}{
-		{"an object", `{"a":{"b":[1,2,{"c":"d"}]}}`, true},
-		{"braces inside strings", `{"a":"}{]["}`, true},
-		{"an escaped quote inside a string", `{"a":"x\"}"}`, true},
-		{"an escaped backslash before the closing quote", `{"a":"x\\"}`, true},
-		{"cut inside a string", `{"a":"x}`, false},
-		{"cut inside an object", `{"a":{"b":1}`, false},
-		{"two values spliced", `{"a":1}{"b":2}`, false},
-		{"a closer too many", `{"a":1}}`, false},
-		{"an escaped quote that leaves the string open", `{"a":"x\"}`, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := balanced([]byte(tt.v)); got != tt.want {
-				t.Errorf("balanced(%s) = %v, want %v", tt.v, got, tt.want)
-			}
-		})
-	}
-}
-
-func BenchmarkBalancedAgainstValid(b *testing.B) {
-	v := []byte(`{"type":"MODIFIED","object":{"kind":"Pod","apiVersion":"v1","metadata":{"name":"web-7d9f8c6b5-x2k4q","namespace":"default","uid":"6f1c2d3e-aaaa-bbbb-cccc-1234567890ab","resourceVersion":"123456","labels":{"app":"web","pod-template-hash":"7d9f8c6b5"},"annotations":{"note":"a \"quoted\" value"}},"spec":{"containers":[{"name":"web","image":"nginx:1.27","ports":[{"containerPort":80,"protocol":"TCP"}],"resources":{"limits":{"cpu":"500m","memory":"128Mi"}}}]},"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True"}]}}}`)
-	b.Run("balanced", func(b *testing.B) {
-		b.SetBytes(int64(len(v)))
-		for b.Loop() {
-			balanced(v)
-		}
-	})
-	b.Run("json.Valid", func(b *testing.B) {
-		b.SetBytes(int64(len(v)))
-		for b.Loop() {
-			json.Valid(v)
-		}
-	})
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/kwrec/kwrec/cassettes"
+	"github.com/kwrec/kwrec/internal/cassettetest"
 )
 
 func TestImportVCRReadsAGoVCRCassette(t *testing.T) {
@@ -37,7 +38,7 @@ func TestImportVCRReadsAGoVCRCassette(t *testing.T) {
 }
 
 func TestExportVCRRefusesStreamsUnlessToldToSkipThem(t *testing.T) {
-	c := mustLoad(t, "testdata/list-then-watch.kwrec")
+	c := cassettetest.Load(t, "testdata/list-then-watch.kwrec")
 	var out bytes.Buffer
 	_, err := cassettes.ExportVCR(&out, c, cassettes.ExportOptions{})
 	want := "interaction 2 (GET https://127.0.0.1:6443/api/v1/namespaces/default/configmaps?allowWatchBookmarks=true&resourceVersion=200&timeoutSeconds=412&watch=true) is a stream or has no complete response, which go-vcr cannot hold: export would lose data; pass SkipStreams (kwrec convert --skip-streams) to leave it out"

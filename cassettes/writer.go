@@ -32,8 +32,8 @@ type WriterOptions struct {
 	Clock clock.WithTicker
 	// SegmentSize is, for the compressed form, how many bytes of text a
 	// zstd frame holds before the Writer ends it at the next line end and
-	// starts a new one with a seek comment (see the package doc), so an
-	// [Index] can start decoding near any line. Default
+	// starts a new one with a seek comment (see the package doc), so a
+	// reader (replay.Open) can start decoding near any line. Default
 	// [DefaultSegmentSize]; negative: one zstd frame for the whole
 	// cassette, as before seek comments existed.
 	SegmentSize int

@@ -70,8 +70,12 @@
 //
 // # Modes
 //
-// A Recorder implements [ModeRecordOnly] and [ModePassthrough].
-// [ModeRecordOnce] and [ModeReplayWithNewEpisodes] mix replay and
-// recording per request; they are composed by package replay's helper on
-// top of a [ModeRecordOnly] recorder, and [New] refuses them.
+// A Recorder records every request ([ModeRecordOnly], the zero value) or
+// sends requests on unrecorded ([ModePassthrough]). go-vcr's modes that
+// replay are package replay's: ReplayOnly is replay.Open, or
+// replaytest.Config in a test, and RecordOnce (record the cassette if it
+// is missing, else replay it) is replaytest.Config with KWREC_RECORD=once.
+// go-vcr's ReplayWithNewEpisodes (replay what is recorded, record and
+// append the rest) has no kwrec counterpart: a replay answers unrecorded
+// lists and watches from the recorded state instead.
 package recorder

@@ -22,26 +22,14 @@ import (
 	"github.com/kwrec/kwrec/internal/wire"
 )
 
-// Mode says what a [Recorder] does with requests. The names and the order
-// are go-vcr's.
+// Mode says what a [Recorder] does with requests. The names are go-vcr's.
+// go-vcr's modes that replay are package replay's: see the package doc.
 type Mode int
 
 const (
 	// ModeRecordOnly records every request to the cassette. It is the zero
 	// value.
 	ModeRecordOnly Mode = iota
-	// ModeReplayOnly serves every request from a cassette. It belongs to
-	// package replay; [New] refuses it with [ErrReplayMode].
-	ModeReplayOnly
-	// ModeReplayWithNewEpisodes serves requests the cassette holds and
-	// records the others. It is composed by replay's test helper, which
-	// sends unmatched requests to a [ModeRecordOnly] recorder; [New] refuses
-	// it with [ErrReplayMode].
-	ModeReplayWithNewEpisodes
-	// ModeRecordOnce replays when the cassette exists and records when it
-	// does not. It is composed by replay's test helper, which picks replay
-	// or a [ModeRecordOnly] recorder; [New] refuses it with [ErrReplayMode].
-	ModeRecordOnce
 	// ModePassthrough sends requests on unrecorded; the Writer may be nil.
 	ModePassthrough
 )
@@ -50,12 +38,6 @@ func (m Mode) String() string {
 	switch m {
 	case ModeRecordOnly:
 		return "RecordOnly"
-	case ModeReplayOnly:
-		return "ReplayOnly"
-	case ModeReplayWithNewEpisodes:
-		return "ReplayWithNewEpisodes"
-	case ModeRecordOnce:
-		return "RecordOnce"
 	case ModePassthrough:
 		return "Passthrough"
 	}
@@ -64,10 +46,6 @@ func (m Mode) String() string {
 
 // Sentinel errors; match them with [errors.Is].
 var (
-	// ErrReplayMode is returned by [New] for a mode that needs a cassette
-	// to replay from: use package replay's helper, which records through a
-	// [ModeRecordOnly] recorder when it must.
-	ErrReplayMode = errors.New("recorder: mode needs replay; use the replay package's helper")
 	// ErrClosed is returned by requests made after [Recorder.Close]: stop
 	// the clients (informers, proxies) before closing the recorder.
 	ErrClosed = errors.New("recorder: closed; requests after Close are not sent")
@@ -134,8 +112,6 @@ func New(w *cassettes.Writer, opts Options) (*Recorder, error) {
 			return nil, errors.New("recorder: nil cassette writer; create one with cassettes.Create")
 		}
 	case ModePassthrough:
-	case ModeReplayOnly, ModeReplayWithNewEpisodes, ModeRecordOnce:
-		return nil, fmt.Errorf("%w (mode %v)", ErrReplayMode, opts.Mode)
 	default:
 		return nil, fmt.Errorf("recorder: unknown mode %v", opts.Mode)
 	}

@@ -26,42 +26,46 @@ var (
 )
 
 func TestTypedWatchReplaysRecordedEvents(t *testing.T) {
-	r := newReplayer(t, fixture(t, "configmaps.kwrec"), replay.Options{})
-	cs := clientset(t, r.Config())
-	w, err := cs.CoreV1().ConfigMaps("default").Watch(ctxT(t), metav1.ListOptions{ResourceVersion: "100", AllowWatchBookmarks: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop()
-	if d := cmp.Diff(recordedEvents, recv(t, w, 4)); d != "" {
-		t.Errorf("events (-recorded +replayed):\n%s", d)
-	}
-	waitDone(t, r)
+	forEachSource(t, func(t *testing.T, src source) {
+		r := src.replayer(t, fixture(t, "configmaps.kwrec"), replay.Options{})
+		cs := clientset(t, r.Config())
+		w, err := cs.CoreV1().ConfigMaps("default").Watch(ctxT(t), metav1.ListOptions{ResourceVersion: "100", AllowWatchBookmarks: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Stop()
+		if d := cmp.Diff(recordedEvents, recv(t, w, 4)); d != "" {
+			t.Errorf("events (-recorded +replayed):\n%s", d)
+		}
+		waitDone(t, r)
+	})
 }
 
 func TestDynamicWatchReplaysRecordedEvents(t *testing.T) {
-	r := newReplayer(t, fixture(t, "configmaps.kwrec"), replay.Options{Strict: true})
-	dc, err := dynamic.NewForConfig(r.Config())
-	if err != nil {
-		t.Fatal(err)
-	}
-	gvr := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
-	list, err := dc.Resource(gvr).Namespace("default").List(ctxT(t), metav1.ListOptions{Limit: 500, ResourceVersion: "0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if list.GetResourceVersion() != "100" || len(list.Items) != 2 {
-		t.Fatalf("list at %s with %d items, want the recorded 100 with 2", list.GetResourceVersion(), len(list.Items))
-	}
-	w, err := dc.Resource(gvr).Namespace("default").Watch(ctxT(t), metav1.ListOptions{ResourceVersion: "100", AllowWatchBookmarks: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop()
-	if d := cmp.Diff(recordedEvents, recv(t, w, 4)); d != "" {
-		t.Errorf("events (-recorded +replayed):\n%s", d)
-	}
-	waitDone(t, r)
+	forEachSource(t, func(t *testing.T, src source) {
+		r := src.replayer(t, fixture(t, "configmaps.kwrec"), replay.Options{Strict: true})
+		dc, err := dynamic.NewForConfig(r.Config())
+		if err != nil {
+			t.Fatal(err)
+		}
+		gvr := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+		list, err := dc.Resource(gvr).Namespace("default").List(ctxT(t), metav1.ListOptions{Limit: 500, ResourceVersion: "0"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if list.GetResourceVersion() != "100" || len(list.Items) != 2 {
+			t.Fatalf("list at %s with %d items, want the recorded 100 with 2", list.GetResourceVersion(), len(list.Items))
+		}
+		w, err := dc.Resource(gvr).Namespace("default").Watch(ctxT(t), metav1.ListOptions{ResourceVersion: "100", AllowWatchBookmarks: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Stop()
+		if d := cmp.Diff(recordedEvents, recv(t, w, 4)); d != "" {
+			t.Errorf("events (-recorded +replayed):\n%s", d)
+		}
+		waitDone(t, r)
+	})
 }
 
 // runInformer starts a ConfigMap informer on cfg and returns it with its
@@ -81,34 +85,36 @@ func runInformer(t *testing.T, cfg *rest.Config) (inf informerT, changed <-chan 
 }
 
 func TestInformerReplaysToRecordedFinalStore(t *testing.T) {
-	for _, tc := range []struct {
-		name      string
-		cassette  string
-		watchList bool
-		strict    bool // exact recorded requests only
-		wantReq   string
-	}{
-		{"a list+watch recording with WatchList off replays the recorded list and watch", "configmaps.kwrec", false, true, "limit=500&resourceVersion=0"},
-		{"a list+watch recording with WatchList on answers the streaming list from state", "configmaps.kwrec", true, false, "sendInitialEvents=true"},
-		{"a streaming-list recording with WatchList on replays the recorded stream", "watchlist.kwrec", true, true, "sendInitialEvents=true"},
-		{"a streaming-list recording with WatchList off answers list and watch from state", "watchlist.kwrec", false, false, "limit=500&resourceVersion=0"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, tc.watchList)
-			r := newReplayer(t, fixture(t, tc.cassette), replay.Options{Strict: tc.strict})
-			rl := &requestLog{next: r}
-			cfg := r.Config()
-			cfg.Transport = rl
-			inf, changed, log := runInformer(t, cfg)
-			waitDone(t, r)
-			waitStore(t, inf, changed, recordedFinal)
-			if !rl.contains(tc.wantReq) {
-				t.Errorf("no request with %s; requests:\n%s", tc.wantReq, rl)
-			}
-			want := []string{"add a@90", "add b@95", "add c@101", "update a@102", "delete b@103", "add d@104"}
-			if d := cmp.Diff(want, initialSorted(waitLog(t, changed, log, len(want)), 2)); d != "" {
-				t.Errorf("handler events (-want +got):\n%s", d)
-			}
-		})
-	}
+	forEachSource(t, func(t *testing.T, src source) {
+		for _, tc := range []struct {
+			name      string
+			cassette  string
+			watchList bool
+			strict    bool // exact recorded requests only
+			wantReq   string
+		}{
+			{"a list+watch recording with WatchList off replays the recorded list and watch", "configmaps.kwrec", false, true, "limit=500&resourceVersion=0"},
+			{"a list+watch recording with WatchList on answers the streaming list from state", "configmaps.kwrec", true, false, "sendInitialEvents=true"},
+			{"a streaming-list recording with WatchList on replays the recorded stream", "watchlist.kwrec", true, true, "sendInitialEvents=true"},
+			{"a streaming-list recording with WatchList off answers list and watch from state", "watchlist.kwrec", false, false, "limit=500&resourceVersion=0"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, tc.watchList)
+				r := src.replayer(t, fixture(t, tc.cassette), replay.Options{Strict: tc.strict})
+				rl := &requestLog{next: r}
+				cfg := r.Config()
+				cfg.Transport = rl
+				inf, changed, log := runInformer(t, cfg)
+				waitDone(t, r)
+				waitStore(t, inf, changed, recordedFinal)
+				if !rl.contains(tc.wantReq) {
+					t.Errorf("no request with %s; requests:\n%s", tc.wantReq, rl)
+				}
+				want := []string{"add a@90", "add b@95", "add c@101", "update a@102", "delete b@103", "add d@104"}
+				if d := cmp.Diff(want, initialSorted(waitLog(t, changed, log, len(want)), 2)); d != "" {
+					t.Errorf("handler events (-want +got):\n%s", d)
+				}
+			})
+		}
+	})
 }

@@ -30,48 +30,50 @@ func crdCassette() *cassettes.Cassette {
 }
 
 func TestACustomResourceDefinedInTheCassetteTakesWrites(t *testing.T) {
-	r := newReplayer(t, crdCassette(), replay.Options{Writes: replay.WritesOverlay})
-	cfg := r.Config()
-	dc := discovery.NewDiscoveryClientForConfigOrDie(cfg)
-	res, err := dc.ServerResourcesForGroupVersion("example.com/v1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, a := range res.APIResources {
-		names = append(names, a.Name)
-	}
-	if len(names) != 2 || names[0] != "widgets" || names[1] != "widgets/status" || !res.APIResources[0].Namespaced {
-		t.Fatalf("discovery of example.com/v1: %v, want namespaced widgets and widgets/status", res.APIResources)
-	}
-	widgets := dynamic.NewForConfigOrDie(cfg).Resource(schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}).Namespace("default")
-	ctx := ctxT(t)
-	w := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "example.com/v1", "kind": "Widget",
-		"metadata": map[string]any{"name": "w"}, "spec": map[string]any{"size": int64(1)}, "status": map[string]any{"ready": true}}}
-	got, err := widgets.Create(ctx, w, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.GetGeneration() != 1 {
-		t.Errorf("generation %d after create, want 1", got.GetGeneration())
-	}
-	if _, found, _ := unstructured.NestedFieldNoCopy(got.Object, "status"); found {
-		t.Errorf("a create set status, which the status subresource owns: %v", got.Object["status"])
-	}
-	unstructured.SetNestedField(got.Object, true, "status", "ready")
-	st, err := widgets.UpdateStatus(ctx, got, metav1.UpdateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ready, _, _ := unstructured.NestedBool(st.Object, "status", "ready"); !ready || st.GetGeneration() != 1 {
-		t.Errorf("after the status update: ready %v generation %d, want true and 1", ready, st.GetGeneration())
-	}
-	unstructured.SetNestedField(st.Object, int64(2), "spec", "size")
-	up, err := widgets.Update(ctx, st, metav1.UpdateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if up.GetGeneration() != 2 {
-		t.Errorf("generation %d after a spec change, want 2", up.GetGeneration())
-	}
+	forEachSource(t, func(t *testing.T, src source) {
+		r := src.replayer(t, crdCassette(), replay.Options{Writes: replay.WritesOverlay})
+		cfg := r.Config()
+		dc := discovery.NewDiscoveryClientForConfigOrDie(cfg)
+		res, err := dc.ServerResourcesForGroupVersion("example.com/v1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, a := range res.APIResources {
+			names = append(names, a.Name)
+		}
+		if len(names) != 2 || names[0] != "widgets" || names[1] != "widgets/status" || !res.APIResources[0].Namespaced {
+			t.Fatalf("discovery of example.com/v1: %v, want namespaced widgets and widgets/status", res.APIResources)
+		}
+		widgets := dynamic.NewForConfigOrDie(cfg).Resource(schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}).Namespace("default")
+		ctx := ctxT(t)
+		w := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "example.com/v1", "kind": "Widget",
+			"metadata": map[string]any{"name": "w"}, "spec": map[string]any{"size": int64(1)}, "status": map[string]any{"ready": true}}}
+		got, err := widgets.Create(ctx, w, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.GetGeneration() != 1 {
+			t.Errorf("generation %d after create, want 1", got.GetGeneration())
+		}
+		if _, found, _ := unstructured.NestedFieldNoCopy(got.Object, "status"); found {
+			t.Errorf("a create set status, which the status subresource owns: %v", got.Object["status"])
+		}
+		unstructured.SetNestedField(got.Object, true, "status", "ready")
+		st, err := widgets.UpdateStatus(ctx, got, metav1.UpdateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ready, _, _ := unstructured.NestedBool(st.Object, "status", "ready"); !ready || st.GetGeneration() != 1 {
+			t.Errorf("after the status update: ready %v generation %d, want true and 1", ready, st.GetGeneration())
+		}
+		unstructured.SetNestedField(st.Object, int64(2), "spec", "size")
+		up, err := widgets.Update(ctx, st, metav1.UpdateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if up.GetGeneration() != 2 {
+			t.Errorf("generation %d after a spec change, want 2", up.GetGeneration())
+		}
+	})
 }

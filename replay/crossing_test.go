@@ -93,73 +93,77 @@ func summarizeLine(line []byte) string {
 }
 
 func TestEveryClientsWatchCrossesTheFailureOnce(t *testing.T) {
-	sources := []struct {
-		name  string
-		edits []string
-		c     func(t *testing.T) *cassettes.Cassette
-	}{
-		{"an edit on the recorded watch, after its first event", []string{"watch-error:request=2,after=1,code=410"}, func(t *testing.T) *cassettes.Cassette { return fixture(t, "configmaps.kwrec") }},
-		{"an edit anchored on the timeline at resourceVersion 101", []string{"watch-error:resource=configmaps,rv=101,code=410"}, func(t *testing.T) *cassettes.Cassette { return fixture(t, "configmaps.kwrec") }},
-		{"an edit anchored on the timeline at 150ms", []string{"watch-error:resource=configmaps,namespace=default,at=150ms,code=410"}, func(t *testing.T) *cassettes.Cassette { return fixture(t, "configmaps.kwrec") }},
-		{"an ERROR event hand-written into the cassette", nil, withRecordedError},
-	}
-	for _, src := range sources {
-		for _, shape := range watchShapes {
-			t.Run(src.name+", "+shape.client, func(t *testing.T) {
-				var edits []replay.Edit
-				for _, s := range src.edits {
-					e, err := replay.ParseEdit(s)
-					if err != nil {
-						t.Fatal(err)
-					}
-					edits = append(edits, e)
-				}
-				r := newReplayer(t, src.c(t), replay.Options{Edits: edits, ErrorWhenExhausted: true})
-				want := append(append([]string{}, shape.initial...), "ADDED c@101", "ERROR 410")
-				if d := cmp.Diff(want, watchLines(t, r, shape.first)); d != "" {
-					t.Errorf("first watch (-want +got):\n%s", d)
-				}
-				// The client recovers: it re-watches (or re-lists) from
-				// where it was and gets the rest, no event lost or repeated,
-				// and no second failure.
-				want = append(append([]string{}, shape.initialAgain...), "MODIFIED a@102", "DELETED b@103", "ADDED d@104")
-				got := watchLines(t, r, shape.again)
-				if n := len(got); n > 0 && strings.HasPrefix(got[n-1], "BOOKMARK @104") {
-					got = got[:n-1] // allowWatchBookmarks: the last resourceVersion
-				}
-				if d := cmp.Diff(want, got); d != "" {
-					t.Errorf("watch after the failure (-want +got):\n%s", d)
-				}
-				for _, e := range r.Edits() {
-					if e.Fired != 1 {
-						t.Errorf("edit %s", e)
-					}
-				}
-			})
+	forEachSource(t, func(t *testing.T, src source) {
+		failures := []struct {
+			name  string
+			edits []string
+			c     func(t *testing.T) *cassettes.Cassette
+		}{
+			{"an edit on the recorded watch, after its first event", []string{"watch-error:request=2,after=1,code=410"}, func(t *testing.T) *cassettes.Cassette { return fixture(t, "configmaps.kwrec") }},
+			{"an edit anchored on the timeline at resourceVersion 101", []string{"watch-error:resource=configmaps,rv=101,code=410"}, func(t *testing.T) *cassettes.Cassette { return fixture(t, "configmaps.kwrec") }},
+			{"an edit anchored on the timeline at 150ms", []string{"watch-error:resource=configmaps,namespace=default,at=150ms,code=410"}, func(t *testing.T) *cassettes.Cassette { return fixture(t, "configmaps.kwrec") }},
+			{"an ERROR event hand-written into the cassette", nil, withRecordedError},
 		}
-	}
+		for _, fail := range failures {
+			for _, shape := range watchShapes {
+				t.Run(fail.name+", "+shape.client, func(t *testing.T) {
+					var edits []replay.Edit
+					for _, s := range fail.edits {
+						e, err := replay.ParseEdit(s)
+						if err != nil {
+							t.Fatal(err)
+						}
+						edits = append(edits, e)
+					}
+					r := src.replayer(t, fail.c(t), replay.Options{Edits: edits, ErrorWhenExhausted: true})
+					want := append(append([]string{}, shape.initial...), "ADDED c@101", "ERROR 410")
+					if d := cmp.Diff(want, watchLines(t, r, shape.first)); d != "" {
+						t.Errorf("first watch (-want +got):\n%s", d)
+					}
+					// The client recovers: it re-watches (or re-lists) from
+					// where it was and gets the rest, no event lost or repeated,
+					// and no second failure.
+					want = append(append([]string{}, shape.initialAgain...), "MODIFIED a@102", "DELETED b@103", "ADDED d@104")
+					got := watchLines(t, r, shape.again)
+					if n := len(got); n > 0 && strings.HasPrefix(got[n-1], "BOOKMARK @104") {
+						got = got[:n-1] // allowWatchBookmarks: the last resourceVersion
+					}
+					if d := cmp.Diff(want, got); d != "" {
+						t.Errorf("watch after the failure (-want +got):\n%s", d)
+					}
+					for _, e := range r.Edits() {
+						if e.Fired != 1 {
+							t.Errorf("edit %s", e)
+						}
+					}
+				})
+			}
+		}
+	})
 }
 
 func TestAnEditNoWatchReachesIsReportedAsNotFired(t *testing.T) {
-	for _, tc := range []struct{ edit, want string }{
-		{"watch-error:resource=secrets,rv=101,code=410", "watch-error:resource=secrets,rv=101,code=410 at nowhere: the cassette records no list or watch of secrets: did not fire"},
-		{"watch-error:resource=configmaps,rv=900,code=410", "watch-error:resource=configmaps,rv=900,code=410 at /api/v1/namespaces/default/configmaps at resourceVersion 900, past the last recorded one (104): no watch will reach it: did not fire"},
-		{"error:resource=configmaps,verb=get,nth=1,status=500", "error:resource=configmaps,verb=get,nth=1,status=500 at request 1 of configmaps, verb get: did not fire"},
-		{"reset:request=2,after=3", "reset:request=2,after=3 at interaction 2 after frame 3 (/api/v1/namespaces/default/configmaps at resourceVersion 103): did not fire"},
-	} {
-		t.Run(tc.edit, func(t *testing.T) {
-			e, err := replay.ParseEdit(tc.edit)
-			if err != nil {
-				t.Fatal(err)
-			}
-			r := newReplayer(t, fixture(t, "configmaps.kwrec"), replay.Options{Edits: []replay.Edit{e}})
-			// A client that lists and never watches.
-			rawGet(t, r, ctxT(t), cmPath+"?limit=500&resourceVersion=0").Body.Close()
-			if d := cmp.Diff([]string{tc.want}, reportStrings(r)); d != "" {
-				t.Errorf("(-want +got):\n%s", d)
-			}
-		})
-	}
+	forEachSource(t, func(t *testing.T, src source) {
+		for _, tc := range []struct{ edit, want string }{
+			{"watch-error:resource=secrets,rv=101,code=410", "watch-error:resource=secrets,rv=101,code=410 at nowhere: the cassette records no list or watch of secrets: did not fire"},
+			{"watch-error:resource=configmaps,rv=900,code=410", "watch-error:resource=configmaps,rv=900,code=410 at /api/v1/namespaces/default/configmaps at resourceVersion 900, past the last recorded one (104): no watch will reach it: did not fire"},
+			{"error:resource=configmaps,verb=get,nth=1,status=500", "error:resource=configmaps,verb=get,nth=1,status=500 at request 1 of configmaps, verb get: did not fire"},
+			{"reset:request=2,after=3", "reset:request=2,after=3 at interaction 2 after frame 3 (/api/v1/namespaces/default/configmaps at resourceVersion 103): did not fire"},
+		} {
+			t.Run(tc.edit, func(t *testing.T) {
+				e, err := replay.ParseEdit(tc.edit)
+				if err != nil {
+					t.Fatal(err)
+				}
+				r := src.replayer(t, fixture(t, "configmaps.kwrec"), replay.Options{Edits: []replay.Edit{e}})
+				// A client that lists and never watches.
+				rawGet(t, r, ctxT(t), cmPath+"?limit=500&resourceVersion=0").Body.Close()
+				if d := cmp.Diff([]string{tc.want}, reportStrings(r)); d != "" {
+					t.Errorf("(-want +got):\n%s", d)
+				}
+			})
+		}
+	})
 }
 
 func reportStrings(r *replay.Replayer) []string {
@@ -171,37 +175,39 @@ func reportStrings(r *replay.Replayer) []string {
 }
 
 func TestAnErrorEditAnchoredOnAResourceFiresOnItsNthRequestWhateverItsQuery(t *testing.T) {
-	e, err := replay.ParseEdit("error:resource=configmaps,verb=list,nth=2,status=503,retry-after=1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := newReplayer(t, fixture(t, "configmaps.kwrec"), replay.Options{Edits: []replay.Edit{e}})
-	var codes []int
-	for _, pq := range []string{
-		"?limit=500&resourceVersion=0",    // list 1: the recording
-		"?resourceVersion=100&watch=true", // a watch: not counted
-		"/a",                              // a get: not counted
-		"?labelSelector=app%3Ddemo",       // list 2: the error
-		"?labelSelector=app%3Ddemo",       // list 3: the timeline
-	} {
-		req := rawRequest(cmPath + pq).WithContext(ctxT(t))
-		resp, err := r.RoundTrip(req)
+	forEachSource(t, func(t *testing.T, src source) {
+		e, err := replay.ParseEdit("error:resource=configmaps,verb=list,nth=2,status=503,retry-after=1")
 		if err != nil {
 			t.Fatal(err)
 		}
-		codes = append(codes, resp.StatusCode)
-		if resp.StatusCode == http.StatusServiceUnavailable {
-			b, _ := io.ReadAll(resp.Body)
-			if !strings.Contains(string(b), `"reason":"ServiceUnavailable"`) || resp.Header.Get("Retry-After") != "1" {
-				t.Errorf("the error's body %s, Retry-After %q", b, resp.Header.Get("Retry-After"))
+		r := src.replayer(t, fixture(t, "configmaps.kwrec"), replay.Options{Edits: []replay.Edit{e}})
+		var codes []int
+		for _, pq := range []string{
+			"?limit=500&resourceVersion=0",    // list 1: the recording
+			"?resourceVersion=100&watch=true", // a watch: not counted
+			"/a",                              // a get: not counted
+			"?labelSelector=app%3Ddemo",       // list 2: the error
+			"?labelSelector=app%3Ddemo",       // list 3: the timeline
+		} {
+			req := rawRequest(cmPath + pq).WithContext(ctxT(t))
+			resp, err := r.RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
 			}
+			codes = append(codes, resp.StatusCode)
+			if resp.StatusCode == http.StatusServiceUnavailable {
+				b, _ := io.ReadAll(resp.Body)
+				if !strings.Contains(string(b), `"reason":"ServiceUnavailable"`) || resp.Header.Get("Retry-After") != "1" {
+					t.Errorf("the error's body %s, Retry-After %q", b, resp.Header.Get("Retry-After"))
+				}
+			}
+			resp.Body.Close()
 		}
-		resp.Body.Close()
-	}
-	if d := cmp.Diff([]int{200, 200, 200, 503, 200}, codes); d != "" {
-		t.Errorf("status codes (-want +got):\n%s", d)
-	}
-	if d := cmp.Diff([]string{"error:resource=configmaps,verb=list,nth=2,status=503,retry-after=1 at request 2 of configmaps, verb list: fired 1 time(s)"}, reportStrings(r)); d != "" {
-		t.Errorf("report (-want +got):\n%s", d)
-	}
+		if d := cmp.Diff([]int{200, 200, 200, 503, 200}, codes); d != "" {
+			t.Errorf("status codes (-want +got):\n%s", d)
+		}
+		if d := cmp.Diff([]string{"error:resource=configmaps,verb=list,nth=2,status=503,retry-after=1 at request 2 of configmaps, verb list: fired 1 time(s)"}, reportStrings(r)); d != "" {
+			t.Errorf("report (-want +got):\n%s", d)
+		}
+	})
 }

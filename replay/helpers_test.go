@@ -5,13 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -37,19 +36,57 @@ func fixture(t testing.TB, name string) *cassettes.Cassette {
 	return c
 }
 
-// newReplayer returns a Replayer over c. By default it writes c to a
-// compressed cassette file with tiny segments (many seek points) and opens
-// it with replay.Open, so the tests exercise frames read back from a file;
-// KWREC_REPLAY_SOURCE=memory (make test runs both) uses replay.New.
-func newReplayer(t testing.TB, c *cassettes.Cassette, opts replay.Options) *replay.Replayer {
+// source is where a test's Replayer reads its cassette from: replay's two
+// ways of reading one.
+type source string
+
+const (
+	// fromFile writes the cassette to a compressed file with tiny segments
+	// (many seek points) and opens it with replay.Open: frames are read
+	// back from the file.
+	fromFile source = "open"
+	// inMemory serves the cassette held in memory with replay.New.
+	inMemory source = "memory"
+)
+
+// forEachSource runs f as a subtest per source, so that a plain go test
+// ./replay covers both. The subtests run one after the other: tests set
+// client-go's process-wide feature gates, and count goroutines. Tests of
+// the server's connections and tokens (server_hardening_test.go, HTTP/2,
+// other tokens) take fromFile alone: where the frames come from is not
+// what they test.
+func forEachSource(t *testing.T, f func(t *testing.T, src source)) {
 	t.Helper()
-	if os.Getenv("KWREC_REPLAY_SOURCE") == "memory" {
-		r, err := replay.New(c, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r
+	for _, src := range []source{fromFile, inMemory} {
+		t.Run(string(src), func(t *testing.T) { f(t, src) })
 	}
+}
+
+// replayer returns a Replayer over c read from src, closed when the test
+// ends.
+func (src source) replayer(t testing.TB, c *cassettes.Cassette, opts replay.Options) *replay.Replayer {
+	t.Helper()
+	var r *replay.Replayer
+	var err error
+	switch src {
+	case inMemory:
+		r, err = replay.New(c, opts)
+	case fromFile:
+		r, err = replay.Open(writeCompressed(t, c), opts)
+	default:
+		t.Fatalf("no source %q", src)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r
+}
+
+// writeCompressed writes c to a compressed cassette file with tiny
+// segments and returns its path.
+func writeCompressed(t testing.TB, c *cassettes.Cassette) string {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "replay.kwrec.zst")
 	w, err := cassettes.Create(path, c.Header, cassettes.WriterOptions{SegmentSize: 512, FlushInterval: time.Hour})
 	if err != nil {
@@ -63,12 +100,7 @@ func newReplayer(t testing.TB, c *cassettes.Cassette, opts replay.Options) *repl
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	r, err := replay.Open(path, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { r.Close() })
-	return r
+	return path
 }
 
 func clientset(t testing.TB, cfg *rest.Config) kubernetes.Interface {
@@ -181,16 +213,14 @@ func waitDone(t testing.TB, r *replay.Replayer) {
 	}
 }
 
-// waitWaiters spins (yielding, never sleeping) until the fake clock has a
-// waiter.
+// waitWaiters waits, inside a synctest bubble, until every other goroutine
+// of the test is blocked, and fails unless one of them waits on the fake
+// clock: the next Step then moves the replay on deterministically.
 func waitWaiters(t testing.TB, fc *testclock.FakeClock) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !fc.HasWaiters() {
-		if time.Now().After(deadline) {
-			t.Fatal("watchdog: no waiter on the fake clock")
-		}
-		runtime.Gosched()
+	synctest.Wait()
+	if !fc.HasWaiters() {
+		t.Fatal("everything is blocked and nothing waits on the fake clock")
 	}
 }
 

@@ -54,38 +54,40 @@ func TestCanonicalQuery(t *testing.T) {
 }
 
 func TestNoMatchErrorNamesRequestAndNearestCandidates(t *testing.T) {
-	for _, tc := range []struct {
-		name, method, url string
-		before            int // identical requests sent first
-		want              string
-	}{
-		{"another resourceVersion names the list first", "GET", cmPath + "?limit=500&resourceVersion=12", 0,
-			"kwrec replay: no recorded interaction matches: GET " + cmPath + "?limit=500&resourceVersion=12; nearest recorded: #1 (query resourceVersion=12 vs 0); #2 (query allowWatchBookmarks (absent) vs true, query limit=500 vs (absent), query resourceVersion=12 vs 100, query watch (absent) vs true)"},
-		{"another method", "DELETE", cmPath + "/a", 0,
-			"kwrec replay: no recorded interaction matches: DELETE " + cmPath + "/a; nearest recorded: #1 (method DELETE vs GET, path " + cmPath + "/a vs " + cmPath + ", query limit (absent) vs 500, query resourceVersion (absent) vs 0); #2 (method DELETE vs GET, path " + cmPath + "/a vs " + cmPath + ", query allowWatchBookmarks (absent) vs true, query resourceVersion (absent) vs 100, query watch (absent) vs true)"},
-		{"a repeat of a served request says so", "GET", cmPath + "?resourceVersion=0&limit=500", 1,
-			"kwrec replay: no recorded interaction matches: GET " + cmPath + "?limit=500&resourceVersion=0; nearest recorded: #1 matches but was already served; #2 (query allowWatchBookmarks (absent) vs true, query limit=500 vs (absent), query resourceVersion=0 vs 100, query watch (absent) vs true)"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			r := newReplayer(t, fixture(t, "configmaps.kwrec"), replay.Options{Strict: true})
-			send := func() (*http.Response, error) {
-				req, _ := http.NewRequestWithContext(context.Background(), tc.method, "https://x"+tc.url, nil)
-				return r.RoundTrip(req)
-			}
-			for range tc.before {
-				resp, err := send()
-				if err != nil {
-					t.Fatal(err)
+	forEachSource(t, func(t *testing.T, src source) {
+		for _, tc := range []struct {
+			name, method, url string
+			before            int // identical requests sent first
+			want              string
+		}{
+			{"another resourceVersion names the list first", "GET", cmPath + "?limit=500&resourceVersion=12", 0,
+				"kwrec replay: no recorded interaction matches: GET " + cmPath + "?limit=500&resourceVersion=12; nearest recorded: #1 (query resourceVersion=12 vs 0); #2 (query allowWatchBookmarks (absent) vs true, query limit=500 vs (absent), query resourceVersion=12 vs 100, query watch (absent) vs true)"},
+			{"another method", "DELETE", cmPath + "/a", 0,
+				"kwrec replay: no recorded interaction matches: DELETE " + cmPath + "/a; nearest recorded: #1 (method DELETE vs GET, path " + cmPath + "/a vs " + cmPath + ", query limit (absent) vs 500, query resourceVersion (absent) vs 0); #2 (method DELETE vs GET, path " + cmPath + "/a vs " + cmPath + ", query allowWatchBookmarks (absent) vs true, query resourceVersion (absent) vs 100, query watch (absent) vs true)"},
+			{"a repeat of a served request says so", "GET", cmPath + "?resourceVersion=0&limit=500", 1,
+				"kwrec replay: no recorded interaction matches: GET " + cmPath + "?limit=500&resourceVersion=0; nearest recorded: #1 matches but was already served; #2 (query allowWatchBookmarks (absent) vs true, query limit=500 vs (absent), query resourceVersion=0 vs 100, query watch (absent) vs true)"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				r := src.replayer(t, fixture(t, "configmaps.kwrec"), replay.Options{Strict: true})
+				send := func() (*http.Response, error) {
+					req, _ := http.NewRequestWithContext(context.Background(), tc.method, "https://x"+tc.url, nil)
+					return r.RoundTrip(req)
 				}
-				resp.Body.Close()
-			}
-			_, err := send()
-			if !errors.Is(err, replay.ErrNoMatch) {
-				t.Fatalf("err = %v, want ErrNoMatch", err)
-			}
-			if d := cmp.Diff(tc.want, err.Error()); d != "" {
-				t.Errorf("message (-want +got):\n%s", d)
-			}
-		})
-	}
+				for range tc.before {
+					resp, err := send()
+					if err != nil {
+						t.Fatal(err)
+					}
+					resp.Body.Close()
+				}
+				_, err := send()
+				if !errors.Is(err, replay.ErrNoMatch) {
+					t.Fatalf("err = %v, want ErrNoMatch", err)
+				}
+				if d := cmp.Diff(tc.want, err.Error()); d != "" {
+					t.Errorf("message (-want +got):\n%s", d)
+				}
+			})
+		}
+	})
 }

@@ -5,11 +5,12 @@ import (
 	"sync"
 
 	"github.com/kwrec/kwrec/cassettes"
+	"github.com/kwrec/kwrec/internal/index"
 )
 
 // Open returns a Replayer over the cassette file path that keeps only the
-// cassette's structure in memory (about 50 bytes a frame, see
-// [cassettes.Index]) and reads frames back from the file as it serves them,
+// cassette's structure in memory (about 60 bytes a frame) and reads frames
+// back from the file as it serves them,
 // so a cassette of any size replays in memory proportional to its frame
 // count, not its size. The timelines that answer unrecorded requests are
 // built in the same single pass over the file, as references into it.
@@ -26,15 +27,15 @@ func Open(path string, opts Options) (*Replayer, error) {
 	// The frames are read (decompressed and split) here and observed by
 	// the timelines on a second goroutine, in order: the two halves of an
 	// open take about as long each.
-	obs := newObserver(func(in *cassettes.Interaction, i int, f cassettes.Frame) {
+	obs := newObserver(func(in *index.Interaction, i int, f cassettes.Frame) {
 		iv := byID[in.ID]
 		if iv == nil {
-			iv = r.add(in)
+			iv = r.add(recordedHead(in))
 			byID[in.ID] = iv
 		}
 		iv.observe(i, f)
 	})
-	x, err := cassettes.OpenIndex(path, cassettes.IndexOptions{Visit: func(in *cassettes.Interaction, i int, f cassettes.Frame) error {
+	x, err := index.Open(path, index.Options{Visit: func(in *index.Interaction, i int, f cassettes.Frame) error {
 		obs.add(in, i, f)
 		return nil
 	}})
@@ -45,13 +46,22 @@ func Open(path string, opts Options) (*Replayer, error) {
 		}
 		return nil, err
 	}
-	r.src = indexSource{x: x, cache: newFrameCache(frameCacheBytes)}
+	src := indexSource{x: x, skeletons: make(map[*cassettes.Interaction]*index.Interaction, len(x.Interactions)), cache: newFrameCache(frameCacheBytes)}
+	r.src = src
 	r.header = x.Header
-	for _, in := range x.Interactions {
-		iv := byID[in.ID]
+	for _, sk := range x.Interactions {
+		iv := byID[sk.ID]
 		if iv == nil { // no frames: not visited
-			iv = r.add(in)
+			iv = r.add(recordedHead(sk))
 		}
+		// Observed, the interaction gets the rest of what it is to a
+		// replay: its frames' offsets and its end.
+		iv.in.Frames = make([]cassettes.Frame, len(sk.Frames))
+		for i, f := range sk.Frames {
+			iv.in.Frames[i].At = f.At
+		}
+		iv.in.End = sk.End
+		src.skeletons[iv.in] = sk
 		r.ivs = append(r.ivs, iv)
 	}
 	if err := r.ready(opts); err != nil {
@@ -61,24 +71,31 @@ func Open(path string, opts Options) (*Replayer, error) {
 	return r, nil
 }
 
+// recordedHead returns what a Replayer is told of an indexed interaction
+// while its frames are read: its request and response head.
+func recordedHead(in *index.Interaction) *cassettes.Interaction {
+	return &cassettes.Interaction{ID: in.ID, At: in.At, Request: in.Request, Response: in.Response}
+}
+
 // indexSource reads frames back from an indexed cassette file. readMany
 // (gets, lists and writes, which read the same objects again and again)
 // goes through a small cache of frames.
 type indexSource struct {
-	x     *cassettes.Index
-	cache *frameCache
+	x         *index.Index
+	skeletons map[*cassettes.Interaction]*index.Interaction // each interaction's in x
+	cache     *frameCache
 }
 
 func (s indexSource) frames(in *cassettes.Interaction, from int) (frameIter, error) {
-	fr, err := s.x.Frames(in, from)
+	fr, err := s.x.Frames(s.skeletons[in], from)
 	if err != nil {
 		return nil, err
 	}
 	return indexIter{fr}, nil
 }
 
-func (s indexSource) readMany(refs []cassettes.FrameRef, fn func(int, []byte) error) error {
-	var miss []cassettes.FrameRef
+func (s indexSource) readMany(refs []frameRef, fn func(int, []byte) error) error {
+	var miss []frameRef
 	var missK []int
 	for k, ref := range refs {
 		if d, ok := s.cache.get(ref); ok {
@@ -92,7 +109,11 @@ func (s indexSource) readMany(refs []cassettes.FrameRef, fn func(int, []byte) er
 	if len(miss) == 0 {
 		return nil
 	}
-	return s.x.ReadFrames(miss, func(j int, f cassettes.Frame) error {
+	refsIn := make([]index.FrameRef, len(miss))
+	for j, ref := range miss {
+		refsIn[j] = index.FrameRef{In: s.skeletons[ref.in], I: ref.i}
+	}
+	return s.x.ReadFrames(refsIn, func(j int, f cassettes.Frame) error {
 		s.cache.put(miss[j], f.Data)
 		return fn(missK[j], f.Data)
 	})
@@ -107,8 +128,8 @@ type frameCache struct {
 	mu     sync.Mutex
 	budget int
 	size   int
-	data   map[cassettes.FrameRef][]byte
-	order  []cassettes.FrameRef
+	data   map[frameRef][]byte
+	order  []frameRef
 }
 
 // frameCacheBytes is the cache's budget: small next to what a replay of a
@@ -116,17 +137,17 @@ type frameCache struct {
 const frameCacheBytes = 8 << 20
 
 func newFrameCache(budget int) *frameCache {
-	return &frameCache{budget: budget, data: map[cassettes.FrameRef][]byte{}}
+	return &frameCache{budget: budget, data: map[frameRef][]byte{}}
 }
 
-func (c *frameCache) get(ref cassettes.FrameRef) ([]byte, bool) {
+func (c *frameCache) get(ref frameRef) ([]byte, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	d, ok := c.data[ref]
 	return d, ok
 }
 
-func (c *frameCache) put(ref cassettes.FrameRef, d []byte) {
+func (c *frameCache) put(ref frameRef, d []byte) {
 	if len(d) > c.budget/4 {
 		return
 	}
@@ -148,7 +169,7 @@ func (c *frameCache) put(ref cassettes.FrameRef, d []byte) {
 
 func (s indexSource) close() error { return s.x.Close() }
 
-type indexIter struct{ fr *cassettes.FrameReader }
+type indexIter struct{ fr *index.FrameReader }
 
 func (it indexIter) next() ([]byte, error) {
 	f, err := it.fr.Next()
@@ -160,7 +181,7 @@ func (it indexIter) close() { it.fr.Close() }
 // observer runs fn over frames on its own goroutine, in the order they
 // are added, in batches of copied frames.
 type observer struct {
-	fn    func(in *cassettes.Interaction, i int, f cassettes.Frame)
+	fn    func(in *index.Interaction, i int, f cassettes.Frame)
 	batch *frameBatch
 	ch    chan *frameBatch
 	free  chan *frameBatch // observed batches, to fill again
@@ -168,7 +189,7 @@ type observer struct {
 }
 
 type frameBatch struct {
-	ins  []*cassettes.Interaction
+	ins  []*index.Interaction
 	is   []int
 	fs   []cassettes.Frame
 	data []byte
@@ -178,7 +199,7 @@ type frameBatch struct {
 // over; with the channel's capacity it bounds what an open holds extra.
 const batchBytes = 256 << 10
 
-func newObserver(fn func(in *cassettes.Interaction, i int, f cassettes.Frame)) *observer {
+func newObserver(fn func(in *index.Interaction, i int, f cassettes.Frame)) *observer {
 	o := &observer{fn: fn, ch: make(chan *frameBatch, 2), free: make(chan *frameBatch, 4), done: make(chan struct{}), batch: &frameBatch{}}
 	go func() {
 		defer close(o.done)
@@ -198,7 +219,7 @@ func newObserver(fn func(in *cassettes.Interaction, i int, f cassettes.Frame)) *
 }
 
 // add queues frame i of in; f.Data is copied.
-func (o *observer) add(in *cassettes.Interaction, i int, f cassettes.Frame) {
+func (o *observer) add(in *index.Interaction, i int, f cassettes.Frame) {
 	b := o.batch
 	if len(b.data)+len(f.Data) > cap(b.data) && len(b.ins) > 0 {
 		o.flush()

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kwrec/kwrec/cassettes"
+	"github.com/kwrec/kwrec/internal/index"
 	"github.com/kwrec/kwrec/replay"
 )
 
@@ -131,8 +132,8 @@ func TestABodyFailsWhenTheOpenedFileIsRewrittenInPlace(t *testing.T) {
 	_, err = io.ReadAll(resp.Body)
 	// Line 4: the header, the request and the response come first.
 	want := path + ":4: the cassette changed since it was indexed; reopen it"
-	if err == nil || err.Error() != want || !errors.Is(err, cassettes.ErrModified) {
-		t.Fatalf("reading the body: %v\nwant %s (wrapping %v)", err, want, cassettes.ErrModified)
+	if err == nil || err.Error() != want || !errors.Is(err, index.ErrModified) {
+		t.Fatalf("reading the body: %v\nwant %s (wrapping %v)", err, want, index.ErrModified)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/kwrec/kwrec/cassettes"
@@ -33,39 +34,43 @@ func gapCassette() *cassettes.Cassette {
 }
 
 func TestASynthesizedWatchKeepsTheRecordedGaps(t *testing.T) {
-	for _, tc := range []struct {
-		speed float64
-		gaps  []time.Duration
-	}{
-		{1, []time.Duration{4 * time.Second, time.Second}},
-		{10, []time.Duration{400 * time.Millisecond, 100 * time.Millisecond}},
-	} {
-		t.Run(fmt.Sprintf("at speed %v the first event comes %v after the watch starts", tc.speed, tc.gaps[0]), func(t *testing.T) {
-			fc := testclock.NewFakeClock(time.Unix(0, 0))
-			r := newReplayer(t, gapCassette(), replay.Options{Speed: tc.speed, Clock: fc})
-			// kubectl's watch, not the recorded one: served from the timeline.
-			resp := rawGet(t, r, ctxT(t), cmPath+"?resourceVersion=100&watch=true")
-			lines := make(chan string)
-			go func() {
-				sc := bufio.NewScanner(resp.Body)
-				for sc.Scan() {
-					lines <- summarizeLine(sc.Bytes())
-				}
-				close(lines)
-			}()
-			for i, want := range []string{"ADDED a@101", "ADDED b@102"} {
-				waitWaiters(t, fc)
-				fc.Step(tc.gaps[i] - time.Millisecond)
-				// Step fires due timers at once: a waiter left means the
-				// event is still waiting for its time.
-				if !fc.HasWaiters() {
-					t.Fatalf("%s came before its recorded gap of %v", want, tc.gaps[i])
-				}
-				fc.Step(time.Millisecond)
-				if l := <-lines; l != want {
-					t.Fatalf("got %s, want %s", l, want)
-				}
-			}
-		})
-	}
+	forEachSource(t, func(t *testing.T, src source) {
+		for _, tc := range []struct {
+			speed float64
+			gaps  []time.Duration
+		}{
+			{1, []time.Duration{4 * time.Second, time.Second}},
+			{10, []time.Duration{400 * time.Millisecond, 100 * time.Millisecond}},
+		} {
+			t.Run(fmt.Sprintf("at speed %v the first event comes %v after the watch starts", tc.speed, tc.gaps[0]), func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					fc := testclock.NewFakeClock(time.Unix(0, 0))
+					r := src.replayer(t, gapCassette(), replay.Options{Speed: tc.speed, Clock: fc})
+					// kubectl's watch, not the recorded one: served from the timeline.
+					resp := rawGet(t, r, ctxT(t), cmPath+"?resourceVersion=100&watch=true")
+					lines := make(chan string)
+					go func() {
+						sc := bufio.NewScanner(resp.Body)
+						for sc.Scan() {
+							lines <- summarizeLine(sc.Bytes())
+						}
+						close(lines)
+					}()
+					for i, want := range []string{"ADDED a@101", "ADDED b@102"} {
+						waitWaiters(t, fc)
+						fc.Step(tc.gaps[i] - time.Millisecond)
+						// Step fires due timers at once: a waiter left means the
+						// event is still waiting for its time.
+						if !fc.HasWaiters() {
+							t.Fatalf("%s came before its recorded gap of %v", want, tc.gaps[i])
+						}
+						fc.Step(time.Millisecond)
+						if l := <-lines; l != want {
+							t.Fatalf("got %s, want %s", l, want)
+						}
+					}
+				})
+			})
+		}
+	})
 }

@@ -20,7 +20,7 @@ type fetched struct {
 }
 
 // startPrefetch reads frames [0, n) of iv in order. A file source's frames
-// are not reused by its reader (cassettes.FrameReader.Next), so they are
+// are not reused by its reader (index.FrameReader.Next), so they are
 // handed over as they are.
 func startPrefetch(src source, iv *ivState, n int) *prefetch {
 	pf := &prefetch{ch: make(chan fetched, prefetchDepth), stop: make(chan struct{})}

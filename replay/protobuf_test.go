@@ -53,53 +53,55 @@ func protoCassette(t testing.TB, n int) *cassettes.Cassette {
 }
 
 func TestProtobufWatchReplaysExactFramesAndInjectsProtobufErrors(t *testing.T) {
-	t.Run("the typed client's protobuf watch decodes every recorded frame", func(t *testing.T) {
-		r := newReplayer(t, protoCassette(t, 3), replay.Options{})
-		w, err := clientset(t, r.Config()).CoreV1().ConfigMaps("default").Watch(ctxT(t), metav1.ListOptions{ResourceVersion: "100"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer w.Stop()
-		want := []got{{"ADDED", "p0", "101", "v"}, {"ADDED", "p1", "102", "v"}, {"ADDED", "p2", "103", "v"}}
-		if d := cmp.Diff(want, recv(t, w, 3)); d != "" {
-			t.Errorf("(-want +got):\n%s", d)
-		}
-	})
-	t.Run("a watch-error edit is encoded as a protobuf ERROR event", func(t *testing.T) {
-		r := newReplayer(t, protoCassette(t, 3), replay.Options{Edits: edits(t, "watch-error:request=1,after=1,code=410")})
-		w, err := clientset(t, r.Config()).CoreV1().ConfigMaps("default").Watch(ctxT(t), metav1.ListOptions{ResourceVersion: "100"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var evs []watch.Event
-		for ev := range w.ResultChan() {
-			evs = append(evs, ev)
-		}
-		if len(evs) != 2 || evs[1].Type != watch.Error || !apierrors.IsResourceExpired(apierrors.FromObject(evs[1].Object)) {
-			t.Errorf("events %v; want one event then a 410 Expired ERROR", evs)
-		}
-	})
-	t.Run("a JSON-only client is served the protobuf recording converted to JSON", func(t *testing.T) {
-		r := newReplayer(t, protoCassette(t, 2), replay.Options{})
-		resp, err := r.RoundTrip(rawRequest("/api/v1/namespaces/default/configmaps?resourceVersion=100&watch=true"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
-			t.Errorf("Content-Type %q, want application/json", ct)
-		}
-		var lines []string
-		sc := bufio.NewScanner(resp.Body)
-		for len(lines) < 2 && sc.Scan() {
-			lines = append(lines, sc.Text())
-		}
-		want := []string{
-			`{"type":"ADDED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"p0","namespace":"default","resourceVersion":"101"},"data":{"k":"v"}}}`,
-			`{"type":"ADDED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"p1","namespace":"default","resourceVersion":"102"},"data":{"k":"v"}}}`,
-		}
-		if d := cmp.Diff(want, lines); d != "" {
-			t.Errorf("events (-want +got):\n%s", d)
-		}
+	forEachSource(t, func(t *testing.T, src source) {
+		t.Run("the typed client's protobuf watch decodes every recorded frame", func(t *testing.T) {
+			r := src.replayer(t, protoCassette(t, 3), replay.Options{})
+			w, err := clientset(t, r.Config()).CoreV1().ConfigMaps("default").Watch(ctxT(t), metav1.ListOptions{ResourceVersion: "100"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Stop()
+			want := []got{{"ADDED", "p0", "101", "v"}, {"ADDED", "p1", "102", "v"}, {"ADDED", "p2", "103", "v"}}
+			if d := cmp.Diff(want, recv(t, w, 3)); d != "" {
+				t.Errorf("(-want +got):\n%s", d)
+			}
+		})
+		t.Run("a watch-error edit is encoded as a protobuf ERROR event", func(t *testing.T) {
+			r := src.replayer(t, protoCassette(t, 3), replay.Options{Edits: edits(t, "watch-error:request=1,after=1,code=410")})
+			w, err := clientset(t, r.Config()).CoreV1().ConfigMaps("default").Watch(ctxT(t), metav1.ListOptions{ResourceVersion: "100"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var evs []watch.Event
+			for ev := range w.ResultChan() {
+				evs = append(evs, ev)
+			}
+			if len(evs) != 2 || evs[1].Type != watch.Error || !apierrors.IsResourceExpired(apierrors.FromObject(evs[1].Object)) {
+				t.Errorf("events %v; want one event then a 410 Expired ERROR", evs)
+			}
+		})
+		t.Run("a JSON-only client is served the protobuf recording converted to JSON", func(t *testing.T) {
+			r := src.replayer(t, protoCassette(t, 2), replay.Options{})
+			resp, err := r.RoundTrip(rawRequest("/api/v1/namespaces/default/configmaps?resourceVersion=100&watch=true"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
+				t.Errorf("Content-Type %q, want application/json", ct)
+			}
+			var lines []string
+			sc := bufio.NewScanner(resp.Body)
+			for len(lines) < 2 && sc.Scan() {
+				lines = append(lines, sc.Text())
+			}
+			want := []string{
+				`{"type":"ADDED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"p0","namespace":"default","resourceVersion":"101"},"data":{"k":"v"}}}`,
+				`{"type":"ADDED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"p1","namespace":"default","resourceVersion":"102"},"data":{"k":"v"}}}`,
+			}
+			if d := cmp.Diff(want, lines); d != "" {
+				t.Errorf("events (-want +got):\n%s", d)
+			}
+		})
 	})
 }

@@ -162,73 +162,75 @@ func (ir *informerRun) seen() []string {
 }
 
 func TestInformersRecoverFromEveryFailureToTheRecordedFinalStore(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		proto  bool
-		edit   string
-		c      func(t *testing.T) *cassettes.Cassette
-		want   string
-		noList bool // the failure is on a list, which a WatchList informer does not send
-	}{
-		{"a 410 edit on the recorded watch", false, "watch-error:request=2,after=1,code=410", nil, "ERROR Expired", false},
-		{"a 410 edit anchored at resourceVersion 102", false, "watch-error:resource=configmaps,rv=102,code=410", nil, "ERROR Expired", false},
-		{"a 410 hand-written into the cassette", false, "", withRecordedError, "ERROR Expired", false},
-		{"a 503 on the first list of configmaps", false, "error:resource=configmaps,verb=list,nth=1,status=503", nil, "HTTP 503", true},
-		{"a 503 on the first watch of configmaps", false, "error:resource=configmaps,verb=watch,nth=1,status=503", nil, "HTTP 503", false},
-		{"a 410 edit on a protobuf recording", true, "watch-error:request=2,after=1,code=410", protoFixture, "ERROR Expired", false},
-		{"a 503 on the first list of a protobuf recording", true, "error:resource=configmaps,verb=list,nth=1,status=503", protoFixture, "HTTP 503", true},
-	} {
-		for _, watchList := range []bool{false, true} {
-			if tc.noList && watchList {
-				continue
-			}
-			name := tc.name + ", WatchListClient off"
-			if watchList {
-				name = tc.name + ", WatchListClient on"
-			}
-			t.Run(name, func(t *testing.T) {
-				clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, watchList)
-				c := fixture(t, "configmaps.kwrec")
-				if tc.c != nil {
-					c = tc.c(t)
+	forEachSource(t, func(t *testing.T, src source) {
+		for _, tc := range []struct {
+			name   string
+			proto  bool
+			edit   string
+			c      func(t *testing.T) *cassettes.Cassette
+			want   string
+			noList bool // the failure is on a list, which a WatchList informer does not send
+		}{
+			{"a 410 edit on the recorded watch", false, "watch-error:request=2,after=1,code=410", nil, "ERROR Expired", false},
+			{"a 410 edit anchored at resourceVersion 102", false, "watch-error:resource=configmaps,rv=102,code=410", nil, "ERROR Expired", false},
+			{"a 410 hand-written into the cassette", false, "", withRecordedError, "ERROR Expired", false},
+			{"a 503 on the first list of configmaps", false, "error:resource=configmaps,verb=list,nth=1,status=503", nil, "HTTP 503", true},
+			{"a 503 on the first watch of configmaps", false, "error:resource=configmaps,verb=watch,nth=1,status=503", nil, "HTTP 503", false},
+			{"a 410 edit on a protobuf recording", true, "watch-error:request=2,after=1,code=410", protoFixture, "ERROR Expired", false},
+			{"a 503 on the first list of a protobuf recording", true, "error:resource=configmaps,verb=list,nth=1,status=503", protoFixture, "HTTP 503", true},
+		} {
+			for _, watchList := range []bool{false, true} {
+				if tc.noList && watchList {
+					continue
 				}
-				var edits []replay.Edit
-				if tc.edit != "" {
-					e, err := replay.ParseEdit(tc.edit)
-					if err != nil {
-						t.Fatal(err)
+				name := tc.name + ", WatchListClient off"
+				if watchList {
+					name = tc.name + ", WatchListClient on"
+				}
+				t.Run(name, func(t *testing.T) {
+					clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, watchList)
+					c := fixture(t, "configmaps.kwrec")
+					if tc.c != nil {
+						c = tc.c(t)
 					}
-					edits = append(edits, e)
-				}
-				r := newReplayer(t, c, replay.Options{Edits: edits})
-				ir := startInformer(t, r.Config())
-				waitStore(t, ir.inf, ir.changed, recordedFinal)
-				if d := cmp.Diff([]string{tc.want}, ir.seen()); d != "" {
-					t.Errorf("failures the informer was sent (-want +got):\n%s", d)
-				}
-				for _, e := range r.Edits() {
-					if e.Fired != 1 {
-						t.Errorf("edit %s", e)
+					var edits []replay.Edit
+					if tc.edit != "" {
+						e, err := replay.ParseEdit(tc.edit)
+						if err != nil {
+							t.Fatal(err)
+						}
+						edits = append(edits, e)
 					}
-				}
-				ir.mu.Lock()
-				defer ir.mu.Unlock()
-				if tc.proto {
-					for _, ct := range ir.listCTs {
-						if ct != "application/vnd.kubernetes.protobuf" && !strings.HasPrefix(ct, "application/json") {
-							t.Errorf("a list answered in %q", ct)
+					r := src.replayer(t, c, replay.Options{Edits: edits})
+					ir := startInformer(t, r.Config())
+					waitStore(t, ir.inf, ir.changed, recordedFinal)
+					if d := cmp.Diff([]string{tc.want}, ir.seen()); d != "" {
+						t.Errorf("failures the informer was sent (-want +got):\n%s", d)
+					}
+					for _, e := range r.Edits() {
+						if e.Fired != 1 {
+							t.Errorf("edit %s", e)
 						}
 					}
-					if n := len(ir.listCTs); !watchList && (n < 2 || ir.listCTs[n-1] != "application/vnd.kubernetes.protobuf") {
-						t.Errorf("the re-list was not answered in protobuf: list content types %v (requests %v)", ir.listCTs, ir.requests)
+					ir.mu.Lock()
+					defer ir.mu.Unlock()
+					if tc.proto {
+						for _, ct := range ir.listCTs {
+							if ct != "application/vnd.kubernetes.protobuf" && !strings.HasPrefix(ct, "application/json") {
+								t.Errorf("a list answered in %q", ct)
+							}
+						}
+						if n := len(ir.listCTs); !watchList && (n < 2 || ir.listCTs[n-1] != "application/vnd.kubernetes.protobuf") {
+							t.Errorf("the re-list was not answered in protobuf: list content types %v (requests %v)", ir.listCTs, ir.requests)
+						}
 					}
-				}
-				if d := cmp.Diff(recordedFinal, storeState(ir.inf.GetStore())); d != "" {
-					t.Errorf("final store (-recorded +replayed):\n%s", d)
-				}
-			})
+					if d := cmp.Diff(recordedFinal, storeState(ir.inf.GetStore())); d != "" {
+						t.Errorf("final store (-recorded +replayed):\n%s", d)
+					}
+				})
+			}
 		}
-	}
+	})
 }
 
 // watchEventFrame is a protobuf watch frame: the 4-byte length, then the

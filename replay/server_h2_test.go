@@ -16,7 +16,7 @@ import (
 )
 
 func TestTheServerSpeaksHTTP2AndClientGoMultiplexesItsWatches(t *testing.T) {
-	r := newReplayer(t, fixture(t, "configmaps.kwrec"), replay.Options{})
+	r := fromFile.replayer(t, fixture(t, "configmaps.kwrec"), replay.Options{})
 	kc := startServer(t, &replay.Server{Replayer: r})
 	cfg, err := clientcmd.BuildConfigFromFlags("", kc)
 	if err != nil {

@@ -124,7 +124,7 @@ func TestServerCutsOffClientsThatTrickleTheirHeaders(t *testing.T) {
 		{"a client trickling headers over plain HTTP is cut off after the header timeout while another is served", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := &replay.Server{Replayer: newReplayer(t, fixture(t, "configmaps.kwrec"), replay.Options{}), PlainHTTP: tc.plain, ReadHeaderTimeout: timeout}
+			s := &replay.Server{Replayer: fromFile.replayer(t, fixture(t, "configmaps.kwrec"), replay.Options{}), PlainHTTP: tc.plain, ReadHeaderTimeout: timeout}
 			startServer(t, s)
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
@@ -229,7 +229,7 @@ func TestServerServesListAndWatchPastTwoThousandIdleKeepAliveConnections(t *test
 	if n < want {
 		t.Logf("the open files limit allows %d idle connections, not %d", n, want)
 	}
-	s := &replay.Server{Replayer: newReplayer(t, fixture(t, "configmaps.kwrec"), replay.Options{})}
+	s := &replay.Server{Replayer: fromFile.replayer(t, fixture(t, "configmaps.kwrec"), replay.Options{})}
 	startServer(t, s)
 	version := "GET /version HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + s.Token() + "\r\n\r\n"
 	// askVersion sends one request on conn and reads its whole answer,
@@ -387,7 +387,7 @@ func TestServerRefusesOversizeRequestsAndOtherTokens(t *testing.T) {
 		limit = 3 << 20
 		path  = "/api/v1/namespaces/default/configmaps"
 	)
-	s := &replay.Server{Replayer: newReplayer(t, fixture(t, "configmaps.kwrec"), replay.Options{})}
+	s := &replay.Server{Replayer: fromFile.replayer(t, fixture(t, "configmaps.kwrec"), replay.Options{})}
 	startServer(t, s)
 	tok := "Authorization: Bearer " + s.Token() + "\r\n"
 	get := func(headers string) string {
@@ -465,7 +465,7 @@ func TestServerRefusesOversizeRequestsAndOtherTokens(t *testing.T) {
 }
 
 func TestServerAnswersNoDataToPlainHTTPOnItsTLSPort(t *testing.T) {
-	s := &replay.Server{Replayer: newReplayer(t, fixture(t, "configmaps.kwrec"), replay.Options{})}
+	s := &replay.Server{Replayer: fromFile.replayer(t, fixture(t, "configmaps.kwrec"), replay.Options{})}
 	startServer(t, s)
 	for _, tc := range []struct{ name, auth string }{
 		{"a plain HTTP request without the token gets net/http's 400 and the connection closed", ""},

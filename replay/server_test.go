@@ -36,41 +36,43 @@ func startServer(t *testing.T, s *replay.Server) string {
 }
 
 func TestServerReplaysToClientGoThroughItsKubeconfig(t *testing.T) {
-	for _, plain := range []bool{false, true} {
-		name := "https with a generated CA"
-		if plain {
-			name = "plain http"
+	forEachSource(t, func(t *testing.T, src source) {
+		for _, plain := range []bool{false, true} {
+			name := "https with a generated CA"
+			if plain {
+				name = "plain http"
+			}
+			t.Run(name, func(t *testing.T) {
+				r := src.replayer(t, fixture(t, "configmaps.kwrec"), replay.Options{})
+				s := &replay.Server{Replayer: r, PlainHTTP: plain}
+				kc := startServer(t, s)
+				if !strings.HasPrefix(s.URL(), map[bool]string{true: "http://127.0.0.1:", false: "https://127.0.0.1:"}[plain]) {
+					t.Errorf("URL %s; want loopback", s.URL())
+				}
+				cfg, err := clientcmd.BuildConfigFromFlags("", kc)
+				if err != nil {
+					t.Fatal(err)
+				}
+				cs := kubernetes.NewForConfigOrDie(cfg)
+				v, err := cs.Discovery().ServerVersion()
+				if err != nil || v.GitVersion != "v1.37.2" {
+					t.Errorf("ServerVersion = %v, %v; want the cassette's v1.37.2", v, err)
+				}
+				w, err := cs.CoreV1().ConfigMaps("default").Watch(ctxT(t), metav1.ListOptions{ResourceVersion: "100", AllowWatchBookmarks: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer w.Stop()
+				if d := cmp.Diff(recordedEvents, recv(t, w, 4)); d != "" {
+					t.Errorf("events (-want +got):\n%s", d)
+				}
+			})
 		}
-		t.Run(name, func(t *testing.T) {
-			r := newReplayer(t, fixture(t, "configmaps.kwrec"), replay.Options{})
-			s := &replay.Server{Replayer: r, PlainHTTP: plain}
-			kc := startServer(t, s)
-			if !strings.HasPrefix(s.URL(), map[bool]string{true: "http://127.0.0.1:", false: "https://127.0.0.1:"}[plain]) {
-				t.Errorf("URL %s; want loopback", s.URL())
-			}
-			cfg, err := clientcmd.BuildConfigFromFlags("", kc)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cs := kubernetes.NewForConfigOrDie(cfg)
-			v, err := cs.Discovery().ServerVersion()
-			if err != nil || v.GitVersion != "v1.37.2" {
-				t.Errorf("ServerVersion = %v, %v; want the cassette's v1.37.2", v, err)
-			}
-			w, err := cs.CoreV1().ConfigMaps("default").Watch(ctxT(t), metav1.ListOptions{ResourceVersion: "100", AllowWatchBookmarks: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer w.Stop()
-			if d := cmp.Diff(recordedEvents, recv(t, w, 4)); d != "" {
-				t.Errorf("events (-want +got):\n%s", d)
-			}
-		})
-	}
+	})
 }
 
 func TestServerRejectsOtherTokens(t *testing.T) {
-	s := &replay.Server{Replayer: newReplayer(t, fixture(t, "configmaps.kwrec"), replay.Options{})}
+	s := &replay.Server{Replayer: fromFile.replayer(t, fixture(t, "configmaps.kwrec"), replay.Options{})}
 	startServer(t, s)
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(s.CA()) {
@@ -147,26 +149,28 @@ func readLines(t *testing.T, cmd *exec.Cmd, stop func([]string) bool) []string {
 }
 
 func TestServerReplaysToKubectlWatch(t *testing.T) {
-	kubectl, err := exec.LookPath("kubectl")
-	if err != nil {
-		t.Skip("kubectl not on PATH: skipping the kubectl replay test")
-	}
-	r := newReplayer(t, fixture(t, "configmaps.kwrec"), replay.Options{})
-	kc := startServer(t, &replay.Server{Replayer: r})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	cmd := exec.CommandContext(ctx, kubectl, "--kubeconfig", kc, "get", "configmaps", "-w")
-	cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "KUBECACHEDIR="+t.TempDir())
-	got := readLines(t, cmd, func(l []string) bool { return len(l) >= 7 })
-	for i := range got {
-		got[i] = strings.Fields(got[i])[0]
-	}
-	// The list (a, b), then every recorded event's object (c added, a
-	// modified, b deleted, d added): kubectl -w prints one row per event.
-	want := []string{"NAME", "a", "b", "c", "a", "b", "d"}
-	if d := cmp.Diff(want, got); d != "" {
-		t.Errorf("kubectl output, first column (-want +got):\n%s", d)
-	}
+	forEachSource(t, func(t *testing.T, src source) {
+		kubectl, err := exec.LookPath("kubectl")
+		if err != nil {
+			t.Skip("kubectl not on PATH: skipping the kubectl replay test")
+		}
+		r := src.replayer(t, fixture(t, "configmaps.kwrec"), replay.Options{})
+		kc := startServer(t, &replay.Server{Replayer: r})
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		cmd := exec.CommandContext(ctx, kubectl, "--kubeconfig", kc, "get", "configmaps", "-w")
+		cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "KUBECACHEDIR="+t.TempDir())
+		got := readLines(t, cmd, func(l []string) bool { return len(l) >= 7 })
+		for i := range got {
+			got[i] = strings.Fields(got[i])[0]
+		}
+		// The list (a, b), then every recorded event's object (c added, a
+		// modified, b deleted, d added): kubectl -w prints one row per event.
+		want := []string{"NAME", "a", "b", "c", "a", "b", "d"}
+		if d := cmp.Diff(want, got); d != "" {
+			t.Errorf("kubectl output, first column (-want +got):\n%s", d)
+		}
+	})
 }
 
 const pythonWatch = `
@@ -182,24 +186,26 @@ for ev in watch.Watch().stream(v1.list_namespaced_config_map, "default", resourc
 `
 
 func TestServerReplaysToPythonKubernetesWatch(t *testing.T) {
-	py := "/usr/bin/python3"
-	if _, err := os.Stat(py); err != nil {
-		t.Skip("/usr/bin/python3 missing: skipping the python3-kubernetes replay test")
-	}
-	if err := exec.Command(py, "-c", "import kubernetes").Run(); err != nil {
-		t.Skip("python3-kubernetes not installed (apt-get install -y python3-kubernetes): skipping")
-	}
-	r := newReplayer(t, fixture(t, "configmaps.kwrec"), replay.Options{})
-	kc := startServer(t, &replay.Server{Replayer: r})
-	script := filepath.Join(t.TempDir(), "watch.py")
-	if err := os.WriteFile(script, []byte(pythonWatch), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	got := readLines(t, exec.Command(py, script, kc), func(l []string) bool { return len(l) >= 6 })
-	want := []string{"LIST a 90", "LIST b 95", "ADDED c 101", "MODIFIED a 102", "DELETED b 103", "ADDED d 104"}
-	if d := cmp.Diff(want, got); d != "" {
-		t.Errorf("python output (-want +got):\n%s", d)
-	}
+	forEachSource(t, func(t *testing.T, src source) {
+		py := "/usr/bin/python3"
+		if _, err := os.Stat(py); err != nil {
+			t.Skip("/usr/bin/python3 missing: skipping the python3-kubernetes replay test")
+		}
+		if err := exec.Command(py, "-c", "import kubernetes").Run(); err != nil {
+			t.Skip("python3-kubernetes not installed (apt-get install -y python3-kubernetes): skipping")
+		}
+		r := src.replayer(t, fixture(t, "configmaps.kwrec"), replay.Options{})
+		kc := startServer(t, &replay.Server{Replayer: r})
+		script := filepath.Join(t.TempDir(), "watch.py")
+		if err := os.WriteFile(script, []byte(pythonWatch), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		got := readLines(t, exec.Command(py, script, kc), func(l []string) bool { return len(l) >= 6 })
+		want := []string{"LIST a 90", "LIST b 95", "ADDED c 101", "MODIFIED a 102", "DELETED b 103", "ADDED d 104"}
+		if d := cmp.Diff(want, got); d != "" {
+			t.Errorf("python output (-want +got):\n%s", d)
+		}
+	})
 }
 
 type syncBuffer struct {

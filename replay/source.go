@@ -16,8 +16,14 @@ type source interface {
 	frames(in *cassettes.Interaction, from int) (frameIter, error)
 	// readMany calls fn(k, data) for the frame each ref names, in any
 	// order; data is only valid during the call.
-	readMany(refs []cassettes.FrameRef, fn func(k int, data []byte) error) error
+	readMany(refs []frameRef, fn func(k int, data []byte) error) error
 	close() error
+}
+
+// frameRef names frame i (0-based) of interaction in.
+type frameRef struct {
+	in *cassettes.Interaction
+	i  int
 }
 
 type frameIter interface {
@@ -33,9 +39,9 @@ func (memSource) frames(in *cassettes.Interaction, from int) (frameIter, error) 
 	return &memIter{frames: in.Frames[min(from, len(in.Frames)):]}, nil
 }
 
-func (memSource) readMany(refs []cassettes.FrameRef, fn func(int, []byte) error) error {
+func (memSource) readMany(refs []frameRef, fn func(int, []byte) error) error {
 	for k, ref := range refs {
-		if err := fn(k, ref.In.Frames[ref.I].Data); err != nil {
+		if err := fn(k, ref.in.Frames[ref.i].Data); err != nil {
 			return err
 		}
 	}
@@ -121,8 +127,8 @@ func (c *cursor) close() {
 // frames they are in with one pass over the recording.
 func (r *Replayer) raws(t *timeline.Timeline, objs []timeline.Object) ([][]byte, error) {
 	out := make([][]byte, len(objs))
-	frameOf := map[cassettes.FrameRef]int{} // frame -> index in refs
-	var refs []cassettes.FrameRef
+	frameOf := map[frameRef]int{} // frame -> index in refs
+	var refs []frameRef
 	users := [][]int{} // per ref: the objects in it
 	for k, o := range objs {
 		if o.Ref.In == nil {
@@ -133,7 +139,7 @@ func (r *Replayer) raws(t *timeline.Timeline, objs []timeline.Object) ([][]byte,
 			out[k] = raw
 			continue
 		}
-		key := cassettes.FrameRef{In: o.Ref.In, I: int(o.Ref.I)}
+		key := frameRef{in: o.Ref.In, i: int(o.Ref.I)}
 		j, ok := frameOf[key]
 		if !ok {
 			j = len(refs)

@@ -39,6 +39,16 @@ func TestConfigReplaysTestdataCassette(t *testing.T) {
 	}
 }
 
+// RecordOnce replays a cassette that exists: no cluster is asked for.
+func TestRecordOnceReplaysACassetteThatExists(t *testing.T) {
+	t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "none"))
+	t.Setenv(replaytest.EnvRecord, "once")
+	cs := kubernetes.NewForConfigOrDie(replaytest.Config(t, "configmaps.kwrec"))
+	if d := cmp.Diff([]string{"a", "b"}, names(t, cs)); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+}
+
 func TestConfigReadsCompressedCassettes(t *testing.T) {
 	c, err := cassettes.Load("testdata/configmaps.kwrec")
 	if err != nil {

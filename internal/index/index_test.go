@@ -1,4 +1,4 @@
-package cassettes_test
+package index_test
 
 import (
 	"bytes"
@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -18,118 +17,54 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/kwrec/kwrec/cassettes"
+	"github.com/kwrec/kwrec/internal/cassettetest"
+	"github.com/kwrec/kwrec/internal/index"
 )
 
-// generated is a cassette of three interleaved watches with JSON, text and
-// binary frames, big enough for many segments.
-func generated() *cassettes.Cassette {
-	c := &cassettes.Cassette{Header: cassettes.Header{Server: "v1.37.2", Labels: map[string]string{"scenario": "generated"}}}
-	for id := 1; id <= 3; id++ {
-		c.Interactions = append(c.Interactions, &cassettes.Interaction{ID: id, At: time.Duration(id) * time.Millisecond,
-			Request:  cassettes.Request{Method: "GET", URL: fmt.Sprintf("/api/v1/namespaces/ns%d/pods?watch=true", id)},
-			Response: &cassettes.Response{Status: 200}})
-	}
-	for i := 0; i < 300; i++ {
-		in := c.Interactions[i%3]
-		var data []byte
-		switch i % 7 {
-		case 3:
-			data = fmt.Appendf(nil, "text chunk %d\n", i)
-		case 5:
-			data = []byte{0, 0, 0, 3, 0xff, byte(i), 0x80}
-		default:
-			data = fmt.Appendf(nil, `{"type":"MODIFIED","object":{"metadata":{"name":"p%d","resourceVersion":"%d"},"data":{"k":"%s"}}}`+"\n", i%17, 1000+i, strings.Repeat("v", i%50))
-		}
-		in.Frames = append(in.Frames, cassettes.Frame{At: time.Duration(i) * time.Millisecond, Data: data})
-	}
-	for _, in := range c.Interactions[:2] {
-		in.End = &cassettes.End{At: time.Second, Reason: cassettes.EndEOF}
-	}
-	c.Interactions[2].End = &cassettes.End{At: time.Second, Reason: cassettes.EndReset, Error: "read: connection reset by peer"}
-	return c
-}
-
-// writeInterleaved writes c with its interactions' lines interleaved the
-// way a recorder writes concurrent ones: frame by frame, round robin.
-func writeInterleaved(t testing.TB, path string, c *cassettes.Cassette, opts cassettes.WriterOptions) {
-	t.Helper()
-	opts.FlushInterval = time.Hour
-	w, err := cassettes.Create(path, c.Header, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ids := make([]int, len(c.Interactions))
-	for k, in := range c.Interactions {
-		if ids[k], err = w.Request(in.At, in.Request); err != nil {
-			t.Fatal(err)
-		}
-		if in.Response != nil {
-			w.Response(ids[k], *in.Response)
-		}
-	}
-	for i := 0; ; i++ {
-		more := false
-		for k, in := range c.Interactions {
-			if i < len(in.Frames) {
-				more = true
-				w.Frame(ids[k], in.Frames[i])
-			}
-		}
-		if i%10 == 9 {
-			w.Flush()
-		}
-		if !more {
-			break
-		}
-	}
-	for k, in := range c.Interactions {
-		if in.End != nil {
-			w.End(ids[k], *in.End)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-}
+// testdata holds the fixtures of package cassettes.
+const testdata = "../../cassettes/testdata"
 
 // indexForms writes every fixture and the generated cassette in each form
 // an Index reads, and returns their paths by test name.
 func indexForms(t *testing.T) map[string]string {
 	dir := t.TempDir()
 	forms := map[string]string{}
-	sources := map[string]*cassettes.Cassette{"generated": generated()}
-	for _, f := range fixtures {
-		p := filepath.Join("testdata", f)
+	sources := map[string]*cassettes.Cassette{"generated": cassettetest.Generated()}
+	for _, f := range cassettetest.Fixtures {
+		p := filepath.Join(testdata, f)
 		forms[f+"/plain"] = p
-		sources[f] = mustLoad(t, p)
+		sources[f] = cassettetest.Load(t, p)
 	}
 	for name, c := range sources {
 		for _, seg := range []int{0, 64, 1000, -1} {
 			p := filepath.Join(dir, fmt.Sprintf("%s.seg%d.kwrec.zst", name, seg))
-			writeInterleaved(t, p, c, cassettes.WriterOptions{SegmentSize: seg})
+			cassettetest.WriteInterleaved(t, p, c, cassettes.WriterOptions{SegmentSize: seg})
 			forms[fmt.Sprintf("%s/zstd segments of %d", name, seg)] = p
 		}
 		p := filepath.Join(dir, name+".kwrec")
-		writeInterleaved(t, p, c, cassettes.WriterOptions{})
+		cassettetest.WriteInterleaved(t, p, c, cassettes.WriterOptions{})
 		forms[name+"/plain interleaved"] = p
 	}
 	return forms
 }
 
-func withoutData(c *cassettes.Cassette) *cassettes.Cassette {
-	out := &cassettes.Cassette{Header: c.Header}
+// skeleton is what an index of c holds: its interactions without frame
+// bytes. Compare it with cmpopts.IgnoreUnexported(index.Frame{}).
+func skeleton(c *cassettes.Cassette) []*index.Interaction {
+	var out []*index.Interaction
 	for _, in := range c.Interactions {
-		cp := *in
-		cp.Frames = nil
+		sk := &index.Interaction{ID: in.ID, At: in.At, Request: in.Request, Response: in.Response, End: in.End}
 		for _, f := range in.Frames {
-			cp.Frames = append(cp.Frames, cassettes.Frame{At: f.At})
+			sk.Frames = append(sk.Frames, index.Frame{At: f.At})
 		}
-		out.Interactions = append(out.Interactions, &cp)
+		out = append(out, sk)
 	}
 	return out
 }
 
-func readAll(t *testing.T, x *cassettes.Index, in *cassettes.Interaction, from int) []cassettes.Frame {
+var ignoreLocations = cmpopts.IgnoreUnexported(index.Frame{})
+
+func readAll(t *testing.T, x *index.Index, in *index.Interaction, from int) []cassettes.Frame {
 	t.Helper()
 	fr, err := x.Frames(in, from)
 	if err != nil {
@@ -152,16 +87,19 @@ func readAll(t *testing.T, x *cassettes.Index, in *cassettes.Interaction, from i
 func TestAnIndexHasLoadsStructureAndReadsBackEveryFrame(t *testing.T) {
 	for name, path := range indexForms(t) {
 		t.Run(name, func(t *testing.T) {
-			want := mustLoad(t, path)
-			x, err := cassettes.OpenIndex(path, cassettes.IndexOptions{})
+			want := cassettetest.Load(t, path)
+			x, err := index.Open(path, index.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer x.Close()
-			if diff := cmp.Diff(withoutData(want), &cassettes.Cassette{Header: x.Header, Interactions: x.Interactions}); diff != "" {
+			if diff := cmp.Diff(want.Header, x.Header); diff != "" {
+				t.Fatalf("the index's header differs from Load's (-Load +index):\n%s", diff)
+			}
+			if diff := cmp.Diff(skeleton(want), x.Interactions, ignoreLocations); diff != "" {
 				t.Fatalf("the index's structure differs from Load's (-Load +index):\n%s", diff)
 			}
-			var refs []cassettes.FrameRef
+			var refs []index.FrameRef
 			for k, in := range x.Interactions {
 				wf := want.Interactions[k].Frames
 				if diff := cmp.Diff(wf, readAll(t, x, in, 0), cmpopts.EquateEmpty()); diff != "" {
@@ -172,10 +110,10 @@ func TestAnIndexHasLoadsStructureAndReadsBackEveryFrame(t *testing.T) {
 					t.Errorf("interaction %d: frames from %d differ (-Load +index):\n%s", in.ID, mid, diff)
 				}
 				for i := range in.Frames {
-					refs = append(refs, cassettes.FrameRef{In: in, I: i})
+					refs = append(refs, index.FrameRef{In: in, I: i})
 				}
 			}
-			pos := map[*cassettes.Interaction]int{}
+			pos := map[*index.Interaction]int{}
 			for k, in := range x.Interactions {
 				pos[in] = k
 			}
@@ -207,7 +145,7 @@ func TestAnIndexHasLoadsStructureAndReadsBackEveryFrame(t *testing.T) {
 func TestVisitSeesEveryFrameOnceInFileOrder(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "g.kwrec.zst")
-	writeInterleaved(t, path, generated(), cassettes.WriterOptions{SegmentSize: 512})
+	cassettetest.WriteInterleaved(t, path, cassettetest.Generated(), cassettes.WriterOptions{SegmentSize: 512})
 	type visit struct {
 		ID, I int
 		F     cassettes.Frame
@@ -233,7 +171,7 @@ func TestVisitSeesEveryFrameOnceInFileOrder(t *testing.T) {
 	}
 	r.Close()
 	var got []visit
-	x, err := cassettes.OpenIndex(path, cassettes.IndexOptions{Visit: func(in *cassettes.Interaction, i int, f cassettes.Frame) error {
+	x, err := index.Open(path, index.Options{Visit: func(in *index.Interaction, i int, f cassettes.Frame) error {
 		if in.Response == nil || len(in.Frames) != i+1 {
 			t.Errorf("visit of frame %d of interaction %d: response %v, %d frames so far", i, in.ID, in.Response, len(in.Frames))
 		}
@@ -250,32 +188,13 @@ func TestVisitSeesEveryFrameOnceInFileOrder(t *testing.T) {
 
 	stop := errors.New("enough")
 	calls := 0
-	x, err = cassettes.OpenIndex(path, cassettes.IndexOptions{Visit: func(*cassettes.Interaction, int, cassettes.Frame) error {
+	x, err = index.Open(path, index.Options{Visit: func(*index.Interaction, int, cassettes.Frame) error {
 		calls++
 		return stop
 	}})
 	if x != nil || err != stop || calls != 1 {
 		t.Errorf("a Visit error: index %v, error %v after %d calls; want nil, the error, 1", x, err, calls)
 	}
-}
-
-// rawText decompresses a compressed file without dropping seek comments.
-func rawText(t *testing.T, path string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dec, err := zstd.NewReader(bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dec.Close()
-	text, err := io.ReadAll(dec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return text
 }
 
 func zstdFrames(t *testing.T, parts ...[]byte) []byte {
@@ -294,8 +213,8 @@ func zstdFrames(t *testing.T, parts ...[]byte) []byte {
 func TestSeekCommentsThatLieStillReadCorrectly(t *testing.T) {
 	dir := t.TempDir()
 	src := filepath.Join(dir, "src.kwrec.zst")
-	writeInterleaved(t, src, generated(), cassettes.WriterOptions{SegmentSize: 512})
-	segmented := rawText(t, src)
+	cassettetest.WriteInterleaved(t, src, cassettetest.Generated(), cassettes.WriterOptions{SegmentSize: 512})
+	segmented := cassettetest.RawText(t, src)
 	if n := bytes.Count(segmented, []byte("# kwrec:seek ")); n < 20 {
 		t.Fatalf("%d seek comments, want many", n)
 	}
@@ -327,8 +246,8 @@ func TestSeekCommentsThatLieStillReadCorrectly(t *testing.T) {
 			if err := os.WriteFile(path, tt.data, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			want := mustLoad(t, path)
-			x, err := cassettes.OpenIndex(path, cassettes.IndexOptions{})
+			want := cassettetest.Load(t, path)
+			x, err := index.Open(path, index.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -347,7 +266,7 @@ func TestSeekCommentsThatLieStillReadCorrectly(t *testing.T) {
 func TestACutCompressedCassetteIndexesEverythingBeforeTheCut(t *testing.T) {
 	dir := t.TempDir()
 	src := filepath.Join(dir, "src.kwrec.zst")
-	writeInterleaved(t, src, generated(), cassettes.WriterOptions{SegmentSize: 1000})
+	cassettetest.WriteInterleaved(t, src, cassettetest.Generated(), cassettes.WriterOptions{SegmentSize: 1000})
 	z, err := os.ReadFile(src)
 	if err != nil {
 		t.Fatal(err)
@@ -359,15 +278,18 @@ func TestACutCompressedCassetteIndexesEverythingBeforeTheCut(t *testing.T) {
 				t.Fatal(err)
 			}
 			want, werr := cassettes.Load(path)
-			x, err := cassettes.OpenIndex(path, cassettes.IndexOptions{})
+			x, err := index.Open(path, index.Options{})
 			if !errors.Is(err, cassettes.ErrTruncated) || x == nil {
-				t.Fatalf("OpenIndex = %v, %v; want an index and a truncated error", x, err)
+				t.Fatalf("Open = %v, %v; want an index and a truncated error", x, err)
 			}
 			defer x.Close()
 			if err.Error() != werr.Error() {
-				t.Errorf("OpenIndex error %q, Load's %q", err, werr)
+				t.Errorf("Open error %q, Load's %q", err, werr)
 			}
-			if diff := cmp.Diff(withoutData(want), &cassettes.Cassette{Header: x.Header, Interactions: x.Interactions}); diff != "" {
+			if diff := cmp.Diff(want.Header, x.Header); diff != "" {
+				t.Fatalf("the index's header differs from Load's (-Load +index):\n%s", diff)
+			}
+			if diff := cmp.Diff(skeleton(want), x.Interactions, ignoreLocations); diff != "" {
 				t.Fatalf("the index's structure differs from Load's (-Load +index):\n%s", diff)
 			}
 			for k, in := range x.Interactions {
@@ -379,7 +301,7 @@ func TestACutCompressedCassetteIndexesEverythingBeforeTheCut(t *testing.T) {
 	}
 }
 
-func TestOpenIndexFailsAsLoadDoes(t *testing.T) {
+func TestOpenFailsAsLoadDoes(t *testing.T) {
 	dir := t.TempDir()
 	tests := []struct {
 		name, data string
@@ -397,9 +319,9 @@ func TestOpenIndexFailsAsLoadDoes(t *testing.T) {
 				os.WriteFile(path, []byte(tt.data), 0o644)
 			}
 			_, lerr := cassettes.Load(path)
-			x, err := cassettes.OpenIndex(path, cassettes.IndexOptions{})
+			x, err := index.Open(path, index.Options{})
 			if x != nil || err == nil || lerr == nil || err.Error() != lerr.Error() {
-				t.Errorf("OpenIndex = %v, %v; want nil and Load's error %v", x, err, lerr)
+				t.Errorf("Open = %v, %v; want nil and Load's error %v", x, err, lerr)
 			}
 		})
 	}
@@ -407,7 +329,7 @@ func TestOpenIndexFailsAsLoadDoes(t *testing.T) {
 
 func TestAFileChangedAfterIndexingFailsWithErrModified(t *testing.T) {
 	dir := t.TempDir()
-	c := generated()
+	c := cassettetest.Generated()
 	for _, seg := range []int{0, 512, -1} {
 		for _, compress := range []bool{false, true} {
 			if !compress && seg != 0 {
@@ -418,8 +340,8 @@ func TestAFileChangedAfterIndexingFailsWithErrModified(t *testing.T) {
 				if compress {
 					path += ".zst"
 				}
-				writeInterleaved(t, path, c, cassettes.WriterOptions{SegmentSize: seg})
-				x, err := cassettes.OpenIndex(path, cassettes.IndexOptions{})
+				cassettetest.WriteInterleaved(t, path, c, cassettes.WriterOptions{SegmentSize: seg})
+				x, err := index.Open(path, index.Options{})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -428,7 +350,7 @@ func TestAFileChangedAfterIndexingFailsWithErrModified(t *testing.T) {
 				// Every line moves: a longer server name in the header.
 				c2 := *c
 				c2.Header.Server = "v1.37.2-with-a-longer-name"
-				writeInterleaved(t, path, &c2, cassettes.WriterOptions{SegmentSize: seg})
+				cassettetest.WriteInterleaved(t, path, &c2, cassettes.WriterOptions{SegmentSize: seg})
 				in := x.Interactions[1]
 				fr, err := x.Frames(in, 50)
 				if err != nil {
@@ -437,14 +359,14 @@ func TestAFileChangedAfterIndexingFailsWithErrModified(t *testing.T) {
 				defer fr.Close()
 				_, err = fr.Next()
 				want := fmt.Sprintf("%s:%d: the cassette changed since it was indexed; reopen it", path, line)
-				if !errors.Is(err, cassettes.ErrModified) || err.Error() != want {
+				if !errors.Is(err, index.ErrModified) || err.Error() != want {
 					t.Errorf("Next = %v, want %s", err, want)
 				}
 				if _, again := fr.Next(); again != err {
 					t.Errorf("second Next = %v, want the same error", again)
 				}
-				err = x.ReadFrames([]cassettes.FrameRef{{In: in, I: 50}}, func(int, cassettes.Frame) error { return nil })
-				if !errors.Is(err, cassettes.ErrModified) || err.Error() != want {
+				err = x.ReadFrames([]index.FrameRef{{In: in, I: 50}}, func(int, cassettes.Frame) error { return nil })
+				if !errors.Is(err, index.ErrModified) || err.Error() != want {
 					t.Errorf("ReadFrames = %v, want %s", err, want)
 				}
 			})
@@ -475,11 +397,16 @@ func lineOf(t *testing.T, path string, id, i int) int {
 }
 
 func TestIndexMisuseGivesErrors(t *testing.T) {
-	x, err := cassettes.OpenIndex("testdata/list-then-watch.kwrec", cassettes.IndexOptions{})
+	x, err := index.Open(testdata+"/list-then-watch.kwrec", index.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	other := mustLoad(t, "testdata/list-then-watch.kwrec").Interactions[0]
+	y, err := index.Open(testdata+"/list-then-watch.kwrec", index.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer y.Close()
+	other := y.Interactions[0] // of another index of the same file
 	in := x.Interactions[1]
 	fn := func(int, cassettes.Frame) error { return nil }
 	tests := []struct {
@@ -488,12 +415,12 @@ func TestIndexMisuseGivesErrors(t *testing.T) {
 		want string
 	}{
 		{"an interaction of another cassette", func() error { _, err := x.Frames(other, 0); return err },
-			"cassette: testdata/list-then-watch.kwrec: the interaction is not one of this index's Interactions"},
-		{"a nil interaction", func() error { return x.ReadFrames([]cassettes.FrameRef{{}}, fn) },
-			"cassette: testdata/list-then-watch.kwrec: the interaction is not one of this index's Interactions"},
+			"cassette: ../../cassettes/testdata/list-then-watch.kwrec: the interaction is not one of this index's Interactions"},
+		{"a nil interaction", func() error { return x.ReadFrames([]index.FrameRef{{}}, fn) },
+			"cassette: ../../cassettes/testdata/list-then-watch.kwrec: the interaction is not one of this index's Interactions"},
 		{"a negative frame", func() error { _, err := x.Frames(in, -1); return err },
 			"cassette: interaction 2 has no frame -1; it has 3 (numbered from 0)"},
-		{"a frame past the end", func() error { return x.ReadFrames([]cassettes.FrameRef{{In: in, I: 3}}, fn) },
+		{"a frame past the end", func() error { return x.ReadFrames([]index.FrameRef{{In: in, I: 3}}, fn) },
 			"cassette: interaction 2 has no frame 3; it has 3 (numbered from 0)"},
 		{"a closed frame reader", func() error {
 			fr, _ := x.Frames(in, 0)
@@ -509,7 +436,7 @@ func TestIndexMisuseGivesErrors(t *testing.T) {
 			}
 			_, err = fr.Next()
 			return err
-		}, "testdata/list-then-watch.kwrec: file already closed"},
+		}, "../../cassettes/testdata/list-then-watch.kwrec: file already closed"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -530,9 +457,9 @@ func TestFrameReadersWorkConcurrently(t *testing.T) {
 	for _, seg := range []int{256, -1} {
 		t.Run(fmt.Sprintf("segments of %d", seg), func(t *testing.T) {
 			path := filepath.Join(dir, fmt.Sprintf("c%d.kwrec.zst", seg))
-			writeInterleaved(t, path, generated(), cassettes.WriterOptions{SegmentSize: seg})
-			want := mustLoad(t, path)
-			x, err := cassettes.OpenIndex(path, cassettes.IndexOptions{})
+			cassettetest.WriteInterleaved(t, path, cassettetest.Generated(), cassettes.WriterOptions{SegmentSize: seg})
+			want := cassettetest.Load(t, path)
+			x, err := index.Open(path, index.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -569,7 +496,7 @@ func TestFrameReadersWorkConcurrently(t *testing.T) {
 				}()
 				go func() {
 					defer wg.Done()
-					refs := []cassettes.FrameRef{{In: x.Interactions[2], I: g}, {In: x.Interactions[0], I: 99 - g}}
+					refs := []index.FrameRef{{In: x.Interactions[2], I: g}, {In: x.Interactions[0], I: 99 - g}}
 					if err := x.ReadFrames(refs, func(k int, f cassettes.Frame) error {
 						if !bytes.Equal(f.Data, want.Interactions[refs[k].In.ID-1].Frames[refs[k].I].Data) {
 							return fmt.Errorf("ReadFrames %d: ref %d differs", g, k)
@@ -614,9 +541,9 @@ func TestAKilledSegmentedWriterLeavesEverythingFlushedIndexable(t *testing.T) {
 	defer w.Close()
 
 	_, lerr := cassettes.Load(path)
-	x, err := cassettes.OpenIndex(path, cassettes.IndexOptions{})
+	x, err := index.Open(path, index.Options{})
 	if !errors.Is(err, cassettes.ErrTruncated) || x == nil || err.Error() != lerr.Error() {
-		t.Fatalf("OpenIndex = %v, %v; want an index and Load's error %v", x, err, lerr)
+		t.Fatalf("Open = %v, %v; want an index and Load's error %v", x, err, lerr)
 	}
 	defer x.Close()
 	if diff := cmp.Diff(want, readAll(t, x, x.Interactions[0], 0)); diff != "" {

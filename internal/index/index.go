@@ -1,4 +1,4 @@
-package cassettes
+package index
 
 import (
 	"bufio"
@@ -16,23 +16,31 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/kwrec/kwrec/cassettes"
+	"github.com/kwrec/kwrec/internal/cassetteline"
 )
+
+// ErrModified means a cassette file changed after an [Index] of it was
+// made: a frame's line is no longer where the index says it is. Open the
+// index again.
+var ErrModified = errors.New("cassette changed since it was indexed")
 
 // Index is a cassette's structure without its frame bytes: what replay
 // needs to match requests and pace frames, in memory, with the frames
-// themselves left in the file and read back on demand. It holds about 50
+// themselves left in the file and read back on demand. It holds about 24
 // bytes per frame, so a 100k-event watch takes a few megabytes whatever
 // its frames weigh.
 //
 // Reading a frame of a plain-text cassette is one positioned read. In the
 // compressed form it decodes from the nearest seek comment before the
-// frame (see the package doc), at most a segment of text
-// ([DefaultSegmentSize]); reading an interaction's frames in order with
-// [Index.Frames] decodes each segment once. A compressed cassette without
-// seek comments (one zstd frame: written with a negative
-// [WriterOptions.SegmentSize], by another tool, or by a kwrec before seek
-// comments) is read from its start each time a reader starts: correct,
-// only slower.
+// frame (see the cassettes package doc), at most a segment of text
+// ([cassettes.DefaultSegmentSize]); reading an interaction's frames in
+// order with [Index.Frames] decodes each segment once. A compressed
+// cassette without seek comments (one zstd frame: written with a negative
+// [cassettes.WriterOptions.SegmentSize], by another tool, or by a kwrec
+// before seek comments) is read from its start each time a reader starts:
+// correct, only slower.
 //
 // The file must not change while the index is open. Each frame read is
 // checked against the index: its line must still be where it was, as
@@ -42,22 +50,36 @@ import (
 //
 // Frames, ReadFrames and FrameReaders are safe for concurrent use.
 type Index struct {
-	Header Header
-	// Interactions are as [Read] returns them, except every Frame has
-	// Data == nil (At is set): the bytes stay in the file; read them with
-	// [Index.Frames] or [Index.ReadFrames].
-	Interactions []*Interaction
+	Header       cassettes.Header
+	Interactions []*Interaction // in order, as [cassettes.Load] has them
 
 	file       *os.File
 	name       string
 	compressed bool
-	seeks      []seekState  // in text order
-	locs       [][]frameLoc // locs[k][i]: frame i of Interactions[k]
+	seeks      []seekState // in text order
 	closed     atomic.Bool
 }
 
-// frameLoc is where a frame's line is in the text form.
-type frameLoc struct {
+// Interaction is a recorded interaction without its frame bytes: a
+// [cassettes.Interaction] whose frames are only their offsets and where
+// their lines are in the file. Read the bytes with [Index.Frames] or
+// [Index.ReadFrames].
+type Interaction struct {
+	// ID numbers interactions from 1 in the order their requests started.
+	ID int
+	// At is the request's start offset from the cassette start.
+	At       time.Duration
+	Request  cassettes.Request
+	Response *cassettes.Response // nil when the request failed before any response
+	Frames   []Frame
+	End      *cassettes.End // nil when the cassette was cut before the end was written
+}
+
+// Frame is one frame of an [Interaction]: its arrival offset and where
+// its line is in the cassette's text form.
+type Frame struct {
+	// At is the frame's arrival offset from the response headers.
+	At   time.Duration
 	off  int64 // the line's text byte offset
 	n    int32 // its length without the newline
 	line int32 // its 1-based line number, 0 past math.MaxInt32
@@ -67,7 +89,7 @@ type frameLoc struct {
 // file: its comment is only a claim until the bytes at its offset decode
 // to that comment.
 type seekState struct {
-	seekPoint
+	cassetteline.SeekPoint
 	state atomic.Int32 // seekUnknown, seekGood or seekBad
 }
 
@@ -77,29 +99,28 @@ const (
 	seekBad
 )
 
-// IndexOptions configure [OpenIndex]. The zero value indexes without
-// looking at frame bytes.
-type IndexOptions struct {
-	// Visit, if not nil, is called once per frame during OpenIndex's
-	// single pass, in file order, with the frame's bytes (valid only
-	// during the call): a caller that needs something from every frame
-	// (a resourceVersion, a size) gets it without a second pass. in is the
+// Options configure [Open]. The zero value indexes without looking at
+// frame bytes.
+type Options struct {
+	// Visit, if not nil, is called once per frame during Open's single
+	// pass, in file order, with the frame's bytes (valid only during the
+	// call): a caller that needs something from every frame (a
+	// resourceVersion, a size) gets it without a second pass. in is the
 	// *Interaction that ends up in [Index.Interactions], with Request and
-	// Response set and Frames up to this one (Data nil); i is the frame's
-	// 0-based number in in. A
-	// non-nil error stops OpenIndex, which returns it.
-	Visit func(in *Interaction, i int, f Frame) error
+	// Response set and Frames up to this one; i is the frame's 0-based
+	// number in in. A non-nil error stops Open, which returns it.
+	Visit func(in *Interaction, i int, f cassettes.Frame) error
 }
 
-// OpenIndex reads the cassette file path, compressed or plain, in one
+// Open reads the cassette file path, compressed or plain, in one
 // streaming pass and returns its [Index]; Close it when done. It checks
-// the cassette as [Load] does and fails with the same errors, except that
-// a JSON frame is checked for being one whole value, not for being valid
-// JSON, and in a compressed file (whose zstd checksums prove its bytes) not
-// at all: [Load] and kwrec lint check every frame. On an error
-// wrapping [ErrTruncated] it returns the index of everything before the
-// cut and the error, as [Read] does.
-func OpenIndex(path string, opts IndexOptions) (*Index, error) {
+// the cassette as [cassettes.Load] does and fails with the same errors,
+// except that a JSON frame is checked for being one whole value, not for
+// being valid JSON, and in a compressed file (whose zstd checksums prove
+// its bytes) not at all: Load and kwrec lint check every frame. On an
+// error wrapping [cassettes.ErrTruncated] it returns the index of
+// everything before the cut and the error, as [cassettes.Read] does.
+func Open(path string, opts Options) (*Index, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fileError(path, err)
@@ -111,8 +132,11 @@ func OpenIndex(path string, opts IndexOptions) (*Index, error) {
 	return x, err
 }
 
-func indexFile(f *os.File, path string, opts IndexOptions) (*Index, error) {
-	rd, err := NewReader(f, path)
+func indexFile(f *os.File, path string, opts Options) (*Index, error) {
+	// The Reader reads through src, which tells where each line is and
+	// the seek comments, and sets how much of a frame it checks.
+	src := &cassetteline.Source{R: f}
+	rd, err := cassettes.NewReader(src, path)
 	if err != nil {
 		return nil, err
 	}
@@ -123,19 +147,19 @@ func indexFile(f *os.File, path string, opts IndexOptions) (*Index, error) {
 	// the ones written, so only a plain (hand-editable) file's frames are
 	// checked, and only for being whole values. This is most of what
 	// makes an open as fast as decompression.
-	rd.check = checkBounds
-	if rd.dec != nil {
-		rd.check = checkNone
+	src.Check = cassetteline.CheckBounds
+	if src.Compressed {
+		src.Check = cassetteline.CheckNone
 	}
-	x := &Index{Header: rd.Header(), file: f, name: path, compressed: rd.dec != nil}
-	byID := map[int]int{} // interaction ID -> its position in x.Interactions
+	x := &Index{Header: rd.Header(), file: f, name: path, compressed: src.Compressed}
+	byID := map[int]*Interaction{}
 	for {
 		e, err := rd.Next()
-		if err != nil && err != io.EOF && !errors.Is(err, ErrTruncated) {
+		if err != nil && err != io.EOF && !errors.Is(err, cassettes.ErrTruncated) {
 			return nil, err
 		}
 		if err != nil {
-			x.finish(rd.seeks)
+			x.finish(src.Seeks)
 			if err == io.EOF {
 				err = nil
 			}
@@ -143,43 +167,40 @@ func indexFile(f *os.File, path string, opts IndexOptions) (*Index, error) {
 		}
 		switch {
 		case e.Request != nil:
-			byID[e.ID] = len(x.Interactions)
-			x.Interactions = append(x.Interactions, &Interaction{ID: e.ID, At: e.At, Request: *e.Request})
-			x.locs = append(x.locs, nil)
+			in := &Interaction{ID: e.ID, At: e.At, Request: *e.Request}
+			byID[e.ID] = in
+			x.Interactions = append(x.Interactions, in)
 		case e.Response != nil:
-			x.Interactions[byID[e.ID]].Response = e.Response
+			byID[e.ID].Response = e.Response
 		case e.Frame != nil:
-			k := byID[e.ID]
-			in := x.Interactions[k]
+			in := byID[e.ID]
 			i := len(in.Frames)
-			in.Frames = append(in.Frames, Frame{At: e.Frame.At})
 			line := int32(0)
 			if e.Line <= math.MaxInt32 {
 				line = int32(e.Line)
 			}
-			x.locs[k] = append(x.locs[k], frameLoc{off: rd.lineOff, n: int32(rd.lineLen), line: line})
+			in.Frames = append(in.Frames, Frame{At: e.Frame.At, off: src.LineOff, n: int32(src.LineLen), line: line})
 			if opts.Visit != nil {
 				if err := opts.Visit(in, i, *e.Frame); err != nil {
 					return nil, err
 				}
 			}
 		case e.End != nil:
-			x.Interactions[byID[e.ID]].End = e.End
+			byID[e.ID].End = e.End
 		}
 	}
 }
 
 // finish trims what append over-allocated and keeps the seek points.
-func (x *Index) finish(seeks []seekPoint) {
-	for k, in := range x.Interactions {
+func (x *Index) finish(seeks []cassetteline.SeekPoint) {
+	for _, in := range x.Interactions {
 		if n := len(in.Frames); cap(in.Frames)-n > n/8 {
 			in.Frames = slices.Clone(in.Frames)
-			x.locs[k] = slices.Clone(x.locs[k])
 		}
 	}
 	x.seeks = make([]seekState, len(seeks))
 	for i, p := range seeks {
-		x.seeks[i].seekPoint = p
+		x.seeks[i].SeekPoint = p
 	}
 }
 
@@ -197,16 +218,15 @@ type FrameRef struct {
 	I  int
 }
 
-// locate returns the frame locations of in, which must be one of
-// x.Interactions.
-func (x *Index) locate(in *Interaction) ([]frameLoc, error) {
+// check reports an error unless in is one of x.Interactions.
+func (x *Index) check(in *Interaction) error {
 	if in != nil {
 		k := sort.Search(len(x.Interactions), func(k int) bool { return x.Interactions[k].ID >= in.ID })
 		if k < len(x.Interactions) && x.Interactions[k] == in {
-			return x.locs[k][:min(len(x.locs[k]), len(in.Frames))], nil
+			return nil
 		}
 	}
-	return nil, fmt.Errorf("cassette: %s: the interaction is not one of this index's Interactions", x.name)
+	return fmt.Errorf("cassette: %s: the interaction is not one of this index's Interactions", x.name)
 }
 
 func frameRangeError(in *Interaction, i, n int) error {
@@ -217,14 +237,13 @@ func frameRangeError(in *Interaction, i, n int) error {
 // in order. in must be one of x.Interactions; from may be len(in.Frames)
 // (the reader is then at its end). Close the reader when done.
 func (x *Index) Frames(in *Interaction, from int) (*FrameReader, error) {
-	locs, err := x.locate(in)
-	if err != nil {
+	if err := x.check(in); err != nil {
 		return nil, err
 	}
-	if from < 0 || from > len(locs) {
-		return nil, frameRangeError(in, from, len(locs))
+	if from < 0 || from > len(in.Frames) {
+		return nil, frameRangeError(in, from, len(in.Frames))
 	}
-	return &FrameReader{in: in, locs: locs, i: from, c: cursor{x: x, pos: -1}}, nil
+	return &FrameReader{in: in, frames: in.Frames, i: from, c: cursor{x: x, pos: -1}}, nil
 }
 
 // FrameReader reads an interaction's frames from an [Index]'s file, one
@@ -233,7 +252,7 @@ func (x *Index) Frames(in *Interaction, from int) (*FrameReader, error) {
 type FrameReader struct {
 	mu     sync.Mutex
 	in     *Interaction
-	locs   []frameLoc
+	frames []Frame
 	i      int // the next frame
 	c      cursor
 	err    error
@@ -242,22 +261,22 @@ type FrameReader struct {
 
 // Next returns the next frame, or io.EOF after the last. Its Data is the
 // caller's: it is not reused. After an error every call returns it.
-func (fr *FrameReader) Next() (Frame, error) {
+func (fr *FrameReader) Next() (cassettes.Frame, error) {
 	fr.mu.Lock()
 	defer fr.mu.Unlock()
 	switch {
 	case fr.closed:
-		return Frame{}, errors.New("cassette: frame reader is closed")
+		return cassettes.Frame{}, errors.New("cassette: frame reader is closed")
 	case fr.err != nil:
-		return Frame{}, fr.err
-	case fr.i >= len(fr.locs):
-		return Frame{}, io.EOF
+		return cassettes.Frame{}, fr.err
+	case fr.i >= len(fr.frames):
+		return cassettes.Frame{}, io.EOF
 	}
-	f, err := fr.c.frame(fr.in, fr.in.Frames[fr.i].At, fr.locs[fr.i], nil)
+	f, err := fr.c.frame(fr.in, fr.frames[fr.i], nil)
 	if err != nil {
 		fr.err = err
 		fr.c.close()
-		return Frame{}, err
+		return cassettes.Frame{}, err
 	}
 	fr.i++
 	return f, nil
@@ -276,17 +295,16 @@ func (fr *FrameReader) Close() error {
 // pass, and calls fn(k, f) with each ref's index k in refs. f.Data is
 // valid only during the call. An error from fn stops ReadFrames, which
 // returns it. No frame is read if a ref does not name a frame of x.
-func (x *Index) ReadFrames(refs []FrameRef, fn func(k int, f Frame) error) error {
-	locs := make([]frameLoc, len(refs))
+func (x *Index) ReadFrames(refs []FrameRef, fn func(k int, f cassettes.Frame) error) error {
+	locs := make([]Frame, len(refs))
 	for k, r := range refs {
-		l, err := x.locate(r.In)
-		if err != nil {
+		if err := x.check(r.In); err != nil {
 			return err
 		}
-		if r.I < 0 || r.I >= len(l) {
-			return frameRangeError(r.In, r.I, len(l))
+		if r.I < 0 || r.I >= len(r.In.Frames) {
+			return frameRangeError(r.In, r.I, len(r.In.Frames))
 		}
-		locs[k] = l[r.I]
+		locs[k] = r.In.Frames[r.I]
 	}
 	order := make([]int, len(refs))
 	for k := range order {
@@ -301,7 +319,7 @@ func (x *Index) ReadFrames(refs []FrameRef, fn func(k int, f Frame) error) error
 		if int64(cap(buf)) < int64(locs[k].n) {
 			buf = make([]byte, locs[k].n)
 		}
-		f, err := c.frame(r.In, r.In.Frames[r.I].At, locs[k], buf)
+		f, err := c.frame(r.In, locs[k], buf)
 		if err != nil {
 			return err
 		}
@@ -336,54 +354,55 @@ func (c *cursor) close() {
 	c.br, c.text, c.in, c.pos = nil, nil, nil, -1
 }
 
-// frame reads the line at loc, which must decode to a frame of in at
-// offset at. buf, if not nil, holds the line (else a new one is made).
-func (c *cursor) frame(in *Interaction, at time.Duration, loc frameLoc, buf []byte) (Frame, error) {
+// frame reads the line of loc, which must decode to a frame of in at
+// loc.At. buf, if not nil, holds the line (else a new one is made).
+func (c *cursor) frame(in *Interaction, loc Frame, buf []byte) (cassettes.Frame, error) {
 	if err := c.seek(loc.off); err != nil {
-		return Frame{}, c.fail(loc, err)
+		return cassettes.Frame{}, c.fail(loc, err)
 	}
 	if buf == nil {
 		buf = make([]byte, loc.n)
 	}
 	buf = buf[:loc.n]
 	if _, err := io.ReadFull(c.br, buf); err != nil {
-		return Frame{}, c.fail(loc, err)
+		return cassettes.Frame{}, c.fail(loc, err)
 	}
 	c.pos += int64(loc.n)
 	switch b, err := c.br.ReadByte(); {
 	case err == nil && b != '\n':
-		return Frame{}, c.fail(loc, nil)
+		return cassettes.Frame{}, c.fail(loc, nil)
 	case err == nil:
 		c.pos++
 	case err != io.EOF: // a plain-text cassette's last line has no newline
-		return Frame{}, c.fail(loc, err)
+		return cassettes.Frame{}, c.fail(loc, err)
 	}
-	t := bytes.TrimSpace(buf)
-	e, ok := jsonFrameLine(int(loc.line), t, checkNone)
-	if !ok {
-		var perr *ParseError
-		if e, perr = decodeEntry(int(loc.line), t, checkNone); perr != nil {
-			return Frame{}, c.fail(loc, nil)
-		}
+	id, at, data, ok := cassetteline.ParseFrame(bytes.TrimSpace(buf))
+	if !ok || id != in.ID || at != loc.At {
+		return cassettes.Frame{}, c.fail(loc, nil)
 	}
-	if e.Frame == nil || e.ID != in.ID || e.Frame.At != at {
-		return Frame{}, c.fail(loc, nil)
-	}
-	return *e.Frame, nil
+	return cassettes.Frame{At: at, Data: data}, nil
 }
 
 // fail turns a failure to read the frame at loc into the error to return:
 // an error of the file itself (closed, unreadable) as it is, anything
 // else (a line that is not the frame, the file ending early, zstd data
 // that no longer decodes) as ErrModified. The cursor starts over next time.
-func (c *cursor) fail(loc frameLoc, err error) error {
+func (c *cursor) fail(loc Frame, err error) error {
 	c.close()
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
-		return fmt.Errorf("%s: %w", c.x.name, pe.Err)
+		return fileError(c.x.name, err)
 	}
-	return &ParseError{File: c.x.name, Line: int(loc.line), Offset: -1, Err: ErrModified,
+	return &cassettes.ParseError{File: c.x.name, Line: int(loc.line), Offset: -1, Err: ErrModified,
 		Msg: "the cassette changed since it was indexed; reopen it"}
+}
+
+// fileError names the file once: "x.kwrec: no such file or directory".
+func fileError(name string, err error) error {
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return fmt.Errorf("%s: %w", name, err)
 }
 
 // seek positions the cursor at text offset off.
@@ -410,16 +429,16 @@ func (c *cursor) seek(off int64) error {
 // before off, unless the decoder is already between it and off.
 func (c *cursor) seekCompressed(off int64) error {
 	seeks := c.x.seeks
-	j := sort.Search(len(seeks), func(j int) bool { return seeks[j].text > off })
+	j := sort.Search(len(seeks), func(j int) bool { return seeks[j].Text > off })
 	for j--; ; j-- {
 		for j >= 0 && seeks[j].state.Load() == seekBad {
 			j--
 		}
-		start := seekPoint{}
+		start := cassetteline.SeekPoint{}
 		if j >= 0 {
-			start = seeks[j].seekPoint
+			start = seeks[j].SeekPoint
 		}
-		if c.br != nil && c.pos <= off && (c.pos >= start.text || off-c.pos <= plainJump) {
+		if c.br != nil && c.pos <= off && (c.pos >= start.Text || off-c.pos <= plainJump) {
 			return nil // decoding on is less work than starting over
 		}
 		ok, err := c.start(start, j >= 0)
@@ -437,29 +456,29 @@ func (c *cursor) seekCompressed(off int64) error {
 // start starts decoding at p and, if check is set, reports whether the
 // bytes there are what p claims: zstd's magic, decoding to p's own seek
 // comment. The file start needs no check.
-func (c *cursor) start(p seekPoint, check bool) (bool, error) {
+func (c *cursor) start(p cassetteline.SeekPoint, check bool) (bool, error) {
 	c.br, c.pos = nil, -1
 	if check {
 		var magic [4]byte
-		if _, err := c.x.file.ReadAt(magic[:], p.zstd); err != nil {
+		if _, err := c.x.file.ReadAt(magic[:], p.Zstd); err != nil {
 			var pe *fs.PathError
 			if errors.As(err, &pe) {
 				return false, err
 			}
 			return false, nil // past the end: a claim about another file
 		}
-		if !bytes.Equal(magic[:], zstdMagic) {
+		if !cassettes.IsCompressed(magic[:]) {
 			return false, nil
 		}
 	}
-	sr := io.NewSectionReader(c.x.file, p.zstd, math.MaxInt64-p.zstd)
+	sr := io.NewSectionReader(c.x.file, p.Zstd, math.MaxInt64-p.Zstd)
 	if c.in == nil {
 		c.in = bufio.NewReaderSize(sr, 64<<10)
 	} else {
 		c.in.Reset(sr)
 	}
 	if c.dec == nil {
-		dec, err := newDecoder(c.in)
+		dec, err := cassetteline.NewDecoder(c.in)
 		if err != nil {
 			return false, nil
 		}
@@ -474,15 +493,15 @@ func (c *cursor) start(p seekPoint, check bool) (bool, error) {
 	}
 	if check {
 		line, err := c.text.ReadSlice('\n')
-		if err != nil || !bytes.Equal(line, appendSeekComment(nil, p)) {
+		if err != nil || !bytes.Equal(line, cassetteline.AppendSeekComment(nil, p)) {
 			var pe *fs.PathError
 			if errors.As(err, &pe) {
 				return false, err
 			}
 			return false, nil
 		}
-		p.text += int64(len(line))
+		p.Text += int64(len(line))
 	}
-	c.br, c.pos = c.text, p.text
+	c.br, c.pos = c.text, p.Text
 	return true, nil
 }

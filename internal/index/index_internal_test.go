@@ -1,4 +1,4 @@
-package cassettes
+package index
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/kwrec/kwrec/cassettes"
 )
 
 // seekStates counts an index's seek points by state.
@@ -24,16 +26,16 @@ func seekStates(x *Index) map[int32]int {
 func TestSeekPointsAreUsedOnlyOnceTheirBytesCheckOut(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "w.kwrec.zst")
-	w, err := Create(path, Header{}, WriterOptions{SegmentSize: 300, FlushInterval: time.Hour})
+	w, err := cassettes.Create(path, cassettes.Header{}, cassettes.WriterOptions{SegmentSize: 300, FlushInterval: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
-	id, _ := w.Request(0, Request{Method: "GET", URL: "/api/v1/pods?watch=true"})
-	w.Response(id, Response{Status: 200})
+	id, _ := w.Request(0, cassettes.Request{Method: "GET", URL: "/api/v1/pods?watch=true"})
+	w.Response(id, cassettes.Response{Status: 200})
 	for i := 0; i < 200; i++ {
-		w.Frame(id, Frame{At: time.Duration(i), Data: fmt.Appendf(nil, `{"type":"ADDED","object":{"n":%d}}`+"\n", i)})
+		w.Frame(id, cassettes.Frame{At: time.Duration(i), Data: fmt.Appendf(nil, `{"type":"ADDED","object":{"n":%d}}`+"\n", i)})
 	}
-	w.End(id, End{Reason: EndEOF})
+	w.End(id, cassettes.End{Reason: cassettes.EndEOF})
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +60,7 @@ func TestSeekPointsAreUsedOnlyOnceTheirBytesCheckOut(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			x, err := OpenIndex(tt.path, IndexOptions{})
+			x, err := Open(tt.path, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -83,51 +85,5 @@ func TestSeekPointsAreUsedOnlyOnceTheirBytesCheckOut(t *testing.T) {
 				t.Errorf("seek points by state %v; want good %v, bad %v", n, tt.good, tt.bad)
 			}
 		})
-	}
-}
-
-func TestTheWriterStartsEveryZstdFrameWithItsSeekComment(t *testing.T) {
-	var out bytes.Buffer
-	w, _ := NewWriter(&out, Header{}, WriterOptions{Compress: true, SegmentSize: 1000, FlushInterval: time.Hour})
-	id, _ := w.Request(0, Request{Method: "GET", URL: "/api/v1/pods?watch=true"})
-	w.Response(id, Response{Status: 200})
-	for i := 0; i < 100; i++ {
-		w.Frame(id, Frame{At: time.Duration(i), Data: fmt.Appendf(nil, `{"n":%d}`+"\n", i)})
-		if i%7 == 0 {
-			w.Flush()
-		}
-	}
-	w.End(id, End{Reason: EndEOF})
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	z := out.Bytes()
-	rd, err := NewReader(bytes.NewReader(z), "w")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := rd.Next(); err == io.EOF {
-			break
-		} else if err != nil {
-			t.Fatal(err)
-		}
-	}
-	if len(rd.seeks) < 2 {
-		t.Fatalf("%d seek points in %d bytes of text; want one per 1000", len(rd.seeks), rd.off)
-	}
-	for _, p := range rd.seeks {
-		dec, _ := zstd.NewReader(bytes.NewReader(z[p.zstd:]))
-		text, err := io.ReadAll(dec)
-		dec.Close()
-		if err != nil {
-			t.Fatalf("decoding from %+v: %v", p, err)
-		}
-		if want := appendSeekComment(nil, p); !bytes.HasPrefix(text, want) {
-			t.Errorf("decoding from %+v starts %q, want %q", p, text[:min(len(text), 60)], want)
-		}
-		if int64(len(text)) != rd.off-p.text {
-			t.Errorf("decoding from %+v gives %d bytes, want the %d after its text offset", p, len(text), rd.off-p.text)
-		}
 	}
 }

@@ -1,0 +1,198 @@
+package cassetteline
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"time"
+)
+
+// Check is how much of a JSON frame's value [ParseCanonical] checks.
+type Check uint8
+
+const (
+	// CheckValid: the value is valid JSON (json.Valid), as Load and kwrec
+	// lint need.
+	CheckValid Check = iota
+	// CheckBounds: the value's braces, brackets and strings balance (see
+	// balanced): the frame is one whole value. json.Valid is by far the
+	// largest cost of reading a frame, and an index only needs the
+	// frame's bounds.
+	CheckBounds
+	// CheckNone: a line read again after a check, or one whose bytes
+	// zstd's checksums prove.
+	CheckNone
+)
+
+const base64Key = `","base64":"`
+
+// ParseCanonical parses the canonical shape of a "json" or "base64" frame
+// line, as a Writer writes it, without a general JSON decoder: most of a
+// watch cassette's lines are such frames. It reports false for anything
+// else (hand-edited spacing, other frame kinds, errors), which a general
+// decoder then parses and reports in full. line must be a private copy:
+// a JSON frame's data aliases it (its closing brace becomes the newline).
+func ParseCanonical(line []byte, c Check) (id int, at time.Duration, data []byte, ok bool) {
+	const prefix, atKey, jsonKey = `{"frame":`, `,"at":"`, `","json":`
+	if !bytes.HasPrefix(line, []byte(prefix)) || line[len(line)-1] != '}' {
+		return 0, 0, nil, false
+	}
+	rest := line[len(prefix):]
+	i := 0
+	for ; i < len(rest) && i < 9 && rest[i] >= '0' && rest[i] <= '9'; i++ {
+		id = id*10 + int(rest[i]-'0')
+	}
+	if i == 0 || id < 1 || !bytes.HasPrefix(rest[i:], []byte(atKey)) {
+		return 0, 0, nil, false
+	}
+	rest = rest[i+len(atKey):]
+	j := bytes.IndexByte(rest, '"')
+	if j < 0 {
+		return 0, 0, nil, false
+	}
+	at, err := time.ParseDuration(string(rest[:j]))
+	if err != nil || at < 0 {
+		return 0, 0, nil, false
+	}
+	if b64, ok := bytes.CutPrefix(rest[j:], []byte(base64Key)); ok {
+		// A binary frame (protobuf watch events): {"frame":N,"at":"D","base64":"..."}.
+		if len(b64) < 2 || b64[len(b64)-2] != '"' {
+			return 0, 0, nil, false
+		}
+		b64 = b64[:len(b64)-2]
+		data := make([]byte, base64.StdEncoding.DecodedLen(len(b64)))
+		k, err := base64.StdEncoding.Decode(data, b64)
+		if err != nil {
+			return 0, 0, nil, false
+		}
+		return id, at, data[:k:k], true
+	}
+	if !bytes.HasPrefix(rest[j:], []byte(jsonKey)) {
+		return 0, 0, nil, false
+	}
+	v := rest[j+len(jsonKey) : len(rest)-1]
+	if len(v) == 0 || (v[0] != '{' && v[0] != '[') || (v[len(v)-1] != '}' && v[len(v)-1] != ']') || (c == CheckValid && !json.Valid(v)) || (c == CheckBounds && !balanced(v)) {
+		return 0, 0, nil, false
+	}
+	// The frame is the value and a newline: reuse the line's closing
+	// brace's byte for the newline instead of copying the value.
+	data = v[: len(v)+1 : len(v)+1]
+	data[len(v)] = '\n'
+	return id, at, data, true
+}
+
+// balanced reports whether v's braces and brackets balance outside
+// strings and it ends outside a string: the frame is one whole value, not
+// cut or spliced, at a fraction of json.Valid's cost.
+func balanced(v []byte) bool {
+	depth := 0
+	for i := 0; i < len(v); i++ {
+		for i < len(v) && !structural[v[i]] {
+			i++
+		}
+		if i == len(v) {
+			break
+		}
+		switch v[i] {
+		case '"':
+			for i++; i < len(v) && !inString[v[i]]; i++ {
+			}
+			for i < len(v) && v[i] == '\\' {
+				for i += 2; i < len(v) && !inString[v[i]]; i++ {
+				}
+			}
+			if i >= len(v) {
+				return false
+			}
+		case '{', '[':
+			depth++
+		default: // '}', ']'
+			depth--
+			if depth < 0 || depth == 0 && i != len(v)-1 {
+				return false
+			}
+		}
+	}
+	return depth == 0
+}
+
+// structural and inString mark the bytes balanced stops at outside and
+// inside a string.
+var structural, inString = func() (s, in [256]bool) {
+	for _, c := range `"{}[]` {
+		s[c] = true
+	}
+	in['"'], in['\\'] = true, true
+	return
+}()
+
+// FrameValue is the value of a frame line: exactly one of its fields is
+// set. Package cassettes embeds it in the JSON shape of a line.
+type FrameValue struct {
+	JSON   json.RawMessage `json:"json,omitempty"`
+	Text   *string         `json:"text,omitempty"`
+	Base64 *string         `json:"base64,omitempty"`
+}
+
+// ErrNotOneValue is what [FrameValue.Bytes] returns when not exactly one
+// of json, text and base64 is set.
+var ErrNotOneValue = errors.New(`a frame needs exactly one of "json", "text" or "base64"`)
+
+// Bytes returns the frame's exact bytes: for JSON the value followed by
+// one newline, for Text the string, for Base64 the decoded bytes. It
+// fails with Base64's decoding error, else with [ErrNotOneValue].
+func (v FrameValue) Bytes() ([]byte, error) {
+	var data []byte
+	n := 0
+	if v.JSON != nil {
+		n++
+		data = append(append(make([]byte, 0, len(v.JSON)+1), v.JSON...), '\n')
+	}
+	if v.Text != nil {
+		n++
+		data = []byte(*v.Text)
+	}
+	if v.Base64 != nil {
+		n++
+		b, err := base64.StdEncoding.DecodeString(*v.Base64)
+		if err != nil {
+			return nil, err
+		}
+		data = b
+	}
+	if n != 1 {
+		return nil, ErrNotOneValue
+	}
+	return data, nil
+}
+
+// ParseFrame parses a frame line that has been checked before (by a
+// Reader): the canonical shape at once, any other (a "text" frame,
+// hand-edited spacing) with a general JSON decoder. It reports false for
+// a line that is not a frame. line must be a private copy, as for
+// [ParseCanonical].
+func ParseFrame(line []byte) (id int, at time.Duration, data []byte, ok bool) {
+	if id, at, data, ok := ParseCanonical(line, CheckNone); ok {
+		return id, at, data, true
+	}
+	var l struct {
+		Frame *int    `json:"frame"`
+		At    *string `json:"at"`
+		FrameValue
+	}
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields() // a line with a key of another kind is not a frame
+	if dec.Decode(&l) != nil || dec.More() || l.Frame == nil || *l.Frame < 1 || l.At == nil {
+		return 0, 0, nil, false
+	}
+	at, err := time.ParseDuration(*l.At)
+	if err != nil || at < 0 {
+		return 0, 0, nil, false
+	}
+	data, err = l.Bytes()
+	if err != nil {
+		return 0, 0, nil, false
+	}
+	return *l.Frame, at, data, true
+}

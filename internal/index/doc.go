@@ -1,0 +1,37 @@
+// Package index keeps a cassette file's structure in memory and reads its
+// frame bytes back from the file on demand: what replay.Open stands on, so
+// a cassette of any size replays in memory proportional to its frame
+// count, not its size. It is internal because replay is its only user;
+// package cassettes keeps the model, the Reader and Writer public.
+//
+// An [Index] holds, per [Interaction], the request, the response head,
+// the end and, per [Frame], only its offset and where its line is: about
+// 24 bytes a frame. [Interaction] is its own type, not a
+// cassettes.Interaction with empty frames: its frames have no bytes.
+//
+// # Recipe
+//
+//	x, err := index.Open("watch.kwrec.zst", index.Options{
+//		// Once per frame, in file order, during the single pass: what a
+//		// caller needs from every frame (resourceVersions) without a
+//		// second one. f.Data is valid only during the call.
+//		Visit: func(in *index.Interaction, i int, f cassettes.Frame) error { return nil },
+//	})
+//	defer x.Close()
+//	in := x.Interactions[0]
+//	fr, _ := x.Frames(in, 10) // frames 10, 11, ... of in, in order
+//	f, err := fr.Next()      // io.EOF after the last
+//	fr.Close()
+//	// Scattered frames (list items a get or a re-list needs), each
+//	// read once, in file order:
+//	x.ReadFrames([]index.FrameRef{{In: in, I: 3}, {In: in, I: 1}}, func(k int, f cassettes.Frame) error { return nil })
+//
+// Open checks the cassette as cassettes.Load does (same errors, the
+// index of everything before a cut with [cassettes.ErrTruncated]), except
+// that it checks a JSON frame only for being one whole value, and in the
+// compressed form (whose zstd checksums prove its bytes) not at all. It
+// reads through cassettes.NewReader with a cassetteline.Source, which
+// tells it where each line is and the compressed form's seek comments. A
+// frame read back is checked against the index and fails with
+// [ErrModified] if the file changed.
+package index
