@@ -16,7 +16,6 @@ import (
 	"github.com/kwrec/kwrec/cassettes"
 	"github.com/kwrec/kwrec/internal/apipath"
 	"github.com/kwrec/kwrec/internal/discovery"
-	"github.com/kwrec/kwrec/internal/table"
 	"github.com/kwrec/kwrec/internal/timeline"
 	"github.com/kwrec/kwrec/internal/write"
 	"k8s.io/client-go/rest"
@@ -104,7 +103,7 @@ type Replayer struct {
 	// Set while the recording is read, then read-only:
 	timelines map[string]*timeline.Timeline // by collection path
 	tlOrder   []*timeline.Timeline
-	tables    map[string]*table.Index // kubectl's Table form of a collection, by path
+	tables    map[string]*tableSet // kubectl's Table form of a collection, by path
 
 	discOnce sync.Once // builds disc on the first discovery request
 	disc     *discovery.Docs
@@ -171,7 +170,7 @@ func newReplayer(opts Options, src source) (*Replayer, error) {
 		return nil, errors.New("kwrec replay: Strict and WritesOverlay exclude each other: writes are applied to the timelines Strict turns off")
 	}
 	r := &Replayer{opts: opts, clock: opts.Clock, match: opts.Matcher, src: src,
-		timelines: map[string]*timeline.Timeline{}, tables: map[string]*table.Index{}, done: make(chan struct{}),
+		timelines: map[string]*timeline.Timeline{}, tables: map[string]*tableSet{}, done: make(chan struct{}),
 		empties: map[string]*timeline.Timeline{}, playing: make(chan struct{}), consumed: make(chan struct{}), closed: make(chan struct{})}
 	if r.clock == nil {
 		r.clock = clock.RealClock{}
@@ -199,7 +198,6 @@ func (r *Replayer) ready(opts Options) error {
 	}
 	for _, iv := range r.ivs {
 		if iv.table != nil {
-			iv.table.seal()
 			// A recorded Table-form watch crosses the timeline's edits
 			// like any other watch of the collection.
 			iv.tl = r.timelines[pathOf(iv.in.Request.URL)]

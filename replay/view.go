@@ -112,7 +112,7 @@ func (r *Replayer) negotiate(t *timeline.Timeline, accept string) (enc encoding,
 	// In Overlay mode a write needs a row too: the Table form is served
 	// only where kwrec can print one (table.Index.AddObject).
 	if gv, wants := table.Wants(accept); wants {
-		if x := r.tables[t.Path]; x != nil && x.Len() > 0 && (!r.overlay() || x.CanAdd()) {
+		if x := r.table(t.Path); x != nil && x.Len() > 0 && (!r.overlay() || x.CanAdd()) {
 			enc.table, enc.gv = x, gv
 		}
 	}
