@@ -25,7 +25,35 @@ const (
 	CheckNone
 )
 
-const base64Key = `","base64":"`
+const base64Key, textKey = `","base64":"`, `","text":"`
+
+// frameHead parses a canonical frame line's head, {"frame":N,"at":"D",
+// returning the rest from the at value on and the index j in it of the
+// quote that closes D.
+func frameHead(line []byte) (id int, at time.Duration, rest []byte, j int, ok bool) {
+	const prefix, atKey = `{"frame":`, `,"at":"`
+	if !bytes.HasPrefix(line, []byte(prefix)) || line[len(line)-1] != '}' {
+		return 0, 0, nil, 0, false
+	}
+	rest = line[len(prefix):]
+	i := 0
+	for ; i < len(rest) && i < 9 && rest[i] >= '0' && rest[i] <= '9'; i++ {
+		id = id*10 + int(rest[i]-'0')
+	}
+	if i == 0 || id < 1 || !bytes.HasPrefix(rest[i:], []byte(atKey)) {
+		return 0, 0, nil, 0, false
+	}
+	rest = rest[i+len(atKey):]
+	j = bytes.IndexByte(rest, '"')
+	if j < 0 {
+		return 0, 0, nil, 0, false
+	}
+	at, err := time.ParseDuration(string(rest[:j]))
+	if err != nil || at < 0 {
+		return 0, 0, nil, 0, false
+	}
+	return id, at, rest, j, true
+}
 
 // ParseCanonical parses the canonical shape of a "json" or "base64" frame
 // line, as a Writer writes it, without a general JSON decoder: most of a
@@ -34,26 +62,19 @@ const base64Key = `","base64":"`
 // decoder then parses and reports in full. line must be a private copy:
 // a JSON frame's data aliases it (its closing brace becomes the newline).
 func ParseCanonical(line []byte, c Check) (id int, at time.Duration, data []byte, ok bool) {
-	const prefix, atKey, jsonKey = `{"frame":`, `,"at":"`, `","json":`
-	if !bytes.HasPrefix(line, []byte(prefix)) || line[len(line)-1] != '}' {
+	const jsonKey = `","json":`
+	id, at, rest, j, ok := frameHead(line)
+	if !ok {
 		return 0, 0, nil, false
 	}
-	rest := line[len(prefix):]
-	i := 0
-	for ; i < len(rest) && i < 9 && rest[i] >= '0' && rest[i] <= '9'; i++ {
-		id = id*10 + int(rest[i]-'0')
-	}
-	if i == 0 || id < 1 || !bytes.HasPrefix(rest[i:], []byte(atKey)) {
-		return 0, 0, nil, false
-	}
-	rest = rest[i+len(atKey):]
-	j := bytes.IndexByte(rest, '"')
-	if j < 0 {
-		return 0, 0, nil, false
-	}
-	at, err := time.ParseDuration(string(rest[:j]))
-	if err != nil || at < 0 {
-		return 0, 0, nil, false
+	if t, ok := bytes.CutPrefix(rest[j:], []byte(textKey)); ok {
+		// A text frame, such as an OpenAPI document served as text/plain
+		// or JSON the recorder kept as it came: {"frame":N,"at":"D","text":"..."}.
+		if len(t) < 2 || t[len(t)-2] != '"' {
+			return 0, 0, nil, false
+		}
+		data, ok := unquote(t[:len(t)-2])
+		return id, at, data, ok
 	}
 	if b64, ok := bytes.CutPrefix(rest[j:], []byte(base64Key)); ok {
 		// A binary frame (protobuf watch events): {"frame":N,"at":"D","base64":"..."}.
