@@ -46,6 +46,7 @@ type entryLine struct {
 	JSON   json.RawMessage `json:"json,omitempty"`
 	Text   *string         `json:"text,omitempty"`
 	Base64 *string         `json:"base64,omitempty"`
+	Bytes  *string         `json:"bytes,omitempty"`
 
 	Reason string `json:"reason,omitempty"`
 	Error  string `json:"error,omitempty"`
@@ -119,8 +120,9 @@ func jsonFrame(data []byte) bool {
 	return json.Valid(v)
 }
 
-// appendFrame appends the text-form line of a frame to buf.
-func appendFrame(buf []byte, id int, f Frame) []byte {
+// appendFrame appends the text-form line of a frame to buf; binary data
+// in the "bytes" form if bytesForm is set, else in base64.
+func appendFrame(buf []byte, id int, f Frame, bytesForm bool) []byte {
 	buf = append(buf, `{"frame":`...)
 	buf = strconv.AppendInt(buf, int64(id), 10)
 	buf = append(buf, `,"at":"`...)
@@ -134,6 +136,9 @@ func appendFrame(buf []byte, id int, f Frame) []byte {
 		buf = append(buf, `"text":`...)
 		s, _ := marshalNoEscape(string(f.Data)) // a string always marshals
 		buf = append(buf, s[:len(s)-1]...)
+	case bytesForm:
+		buf = append(buf, `"bytes":`...)
+		buf = appendBytesString(buf, f.Data)
 	default:
 		buf = append(buf, `"base64":"`...)
 		buf = base64.StdEncoding.AppendEncode(buf, f.Data)
@@ -237,11 +242,12 @@ const (
 
 const base64Key = `","base64":"`
 
-// jsonFrameLine is fastJSONFrame, for "json" and "base64" frames, checking
-// that a JSON value is valid only if valid is set, else only that its
-// braces, brackets and strings balance (see balanced): json.Valid is by far
-// the largest cost of reading a frame, and an [Index] (replay's open) only
-// needs the frame's bounds; kwrec lint and Load check every value.
+// jsonFrameLine is fastJSONFrame, for "json", "base64" and "bytes"
+// frames, checking that a JSON value is valid only if valid is set, else
+// only that its braces, brackets and strings balance (see balanced):
+// json.Valid is by far the largest cost of reading a frame, and an
+// [Index] (replay's open) only needs the frame's bounds; kwrec lint and
+// Load check every value.
 func jsonFrameLine(n int, line []byte, c check) (Entry, bool) {
 	const prefix, atKey, jsonKey = `{"frame":`, `,"at":"`, `","json":`
 	if !bytes.HasPrefix(line, []byte(prefix)) || line[len(line)-1] != '}' {
@@ -263,6 +269,17 @@ func jsonFrameLine(n int, line []byte, c check) (Entry, bool) {
 	at, err := time.ParseDuration(string(rest[:j]))
 	if err != nil || at < 0 {
 		return Entry{}, false
+	}
+	if s, ok := bytes.CutPrefix(rest[j:], []byte(bytesKey)); ok {
+		// A binary frame in the "bytes" form: {"frame":N,"at":"D","bytes":"..."}.
+		if len(s) < 2 || s[len(s)-2] != '"' {
+			return Entry{}, false
+		}
+		data, ok := fastBytes(s[:len(s)-2])
+		if !ok {
+			return Entry{}, false
+		}
+		return Entry{Line: n, ID: id, Frame: &Frame{At: at, Data: data}}, true
 	}
 	if b64, ok := bytes.CutPrefix(rest[j:], []byte(base64Key)); ok {
 		// A binary frame (protobuf watch events): {"frame":N,"at":"D","base64":"..."}.
@@ -374,7 +391,7 @@ func decodeEntry(n int, line []byte, c check) (Entry, *ParseError) {
 		if _, err := url.Parse(l.URL); err != nil {
 			return e, lineError(n, "request %d: bad url %q: %v", e.ID, l.URL, errors.Unwrap(err))
 		}
-		if l.Status != 0 || l.JSON != nil || l.Text != nil || l.Base64 != nil || l.Reason != "" || l.Latency != nil {
+		if l.Status != 0 || l.JSON != nil || l.Text != nil || l.Base64 != nil || l.Bytes != nil || l.Reason != "" || l.Latency != nil {
 			return e, lineError(n, "request %d has fields of another line kind; a request line has at, method, url, header, body", e.ID)
 		}
 		r := &Request{Method: l.Method, URL: l.URL, Header: l.Header}
@@ -400,7 +417,7 @@ func decodeEntry(n int, line []byte, c check) (Entry, *ParseError) {
 		if l.Status < 100 || l.Status > 999 {
 			return e, lineError(n, "response %d: status %d is not an HTTP status; expected 100-999", e.ID, l.Status)
 		}
-		if l.At != nil || l.Method != "" || l.URL != "" || l.JSON != nil || l.Text != nil || l.Base64 != nil || l.Reason != "" || l.Body != nil {
+		if l.At != nil || l.Method != "" || l.URL != "" || l.JSON != nil || l.Text != nil || l.Base64 != nil || l.Bytes != nil || l.Reason != "" || l.Body != nil {
 			return e, lineError(n, "response %d has fields of another line kind; a response line has latency, status, header, encoding", e.ID)
 		}
 		e.Response = &Response{Status: l.Status, Header: l.Header, Latency: lat, Encoding: l.Encoding}
@@ -411,7 +428,7 @@ func decodeEntry(n int, line []byte, c check) (Entry, *ParseError) {
 			return e, perr
 		}
 		if l.Method != "" || l.Status != 0 || l.Reason != "" || l.Header != nil || l.Latency != nil || l.Body != nil {
-			return e, lineError(n, "frame of interaction %d has fields of another line kind; a frame line has at and one of json, text, base64", e.ID)
+			return e, lineError(n, "frame of interaction %d has fields of another line kind; a frame line has at and one of json, text, base64, bytes", e.ID)
 		}
 		f := &Frame{At: at}
 		bodies := 0
@@ -431,6 +448,14 @@ func decodeEntry(n int, line []byte, c check) (Entry, *ParseError) {
 			}
 			f.Data = b
 		}
+		if l.Bytes != nil {
+			bodies++
+			b, err := bytesOf(*l.Bytes)
+			if err != nil {
+				return e, lineError(n, "frame of interaction %d: bad bytes: %v", e.ID, err)
+			}
+			f.Data = b
+		}
 		if bodies != 1 {
 			return e, lineError(n, `frame of interaction %d needs exactly one of "json", "text" or "base64"`, e.ID)
 		}
@@ -445,7 +470,7 @@ func decodeEntry(n int, line []byte, c check) (Entry, *ParseError) {
 		if !r.Valid() {
 			return e, lineError(n, "end of interaction %d: reason %q is not one of eof, timeout, reset, stopped", e.ID, l.Reason)
 		}
-		if l.Method != "" || l.Status != 0 || l.JSON != nil || l.Text != nil || l.Base64 != nil || l.Header != nil {
+		if l.Method != "" || l.Status != 0 || l.JSON != nil || l.Text != nil || l.Base64 != nil || l.Bytes != nil || l.Header != nil {
 			return e, lineError(n, "end of interaction %d has fields of another line kind; an end line has at, reason, error", e.ID)
 		}
 		e.End = &End{At: at, Reason: r, Error: l.Error}
