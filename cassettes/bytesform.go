@@ -2,6 +2,7 @@ package cassettes
 
 import (
 	"fmt"
+	"slices"
 	"unicode/utf8"
 )
 
@@ -27,27 +28,38 @@ var bytesPlain = func() (t [256]bool) {
 	return
 }()
 
+// bytesChar is how the "bytes" form writes each byte: up to two bytes of
+// text, and how many.
+var bytesChar = func() (t [256][3]byte) {
+	for i := range t {
+		b := byte(i)
+		switch {
+		case bytesPlain[b]:
+			t[i] = [3]byte{b, 0, 1}
+		case b == '"' || b == '\\':
+			t[i] = [3]byte{'\\', b, 2}
+		default:
+			t[i] = [3]byte{0xC4 + b>>6, 0x80 | b&0x3f, 2}
+		}
+	}
+	return
+}()
+
 // appendBytesString appends data in the "bytes" form, quotes included.
 func appendBytesString(dst, data []byte) []byte {
-	dst = append(dst, '"')
-	for i := 0; i < len(data); {
-		j := i
-		for j < len(data) && bytesPlain[data[j]] {
-			j++
-		}
-		dst = append(dst, data[i:j]...)
-		if j == len(data) {
-			break
-		}
-		switch b := data[j]; b {
-		case '"', '\\':
-			dst = append(dst, '\\', b)
-		default:
-			dst = append(dst, 0xC4+b>>6, 0x80|b&0x3f)
-		}
-		i = j + 1
+	n := len(dst)
+	dst = slices.Grow(dst, 2*len(data)+2)[:n+2*len(data)+2]
+	dst[n] = '"'
+	n++
+	for _, b := range data {
+		// Both bytes are written, the second overwritten next when
+		// the byte stands for itself: there is room for it.
+		c := &bytesChar[b]
+		dst[n], dst[n+1] = c[0], c[1]
+		n += int(c[2])
 	}
-	return append(dst, '"')
+	dst[n] = '"'
+	return dst[:n+1]
 }
 
 // fastBytes decodes s, the inside of a "bytes" string (without quotes),
@@ -56,23 +68,31 @@ func appendBytesString(dst, data []byte) []byte {
 // bad UTF-8, a quote) reports false, for the general decoder to parse or
 // refuse.
 func fastBytes(s []byte) ([]byte, bool) {
-	data := make([]byte, 0, len(s))
+	data := make([]byte, len(s))
+	k := 0
 	for i := 0; i < len(s); i++ {
 		c := s[i]
+		if bytesPlain[c] {
+			data[k] = c
+			k++
+			continue
+		}
+		if i+1 == len(s) {
+			return nil, false
+		}
+		t := s[i+1]
 		switch {
-		case bytesPlain[c]:
-			data = append(data, c)
-		case c == '\\' && i+1 < len(s) && (s[i+1] == '"' || s[i+1] == '\\'):
-			i++
-			data = append(data, s[i])
-		case c >= 0xC4 && c <= 0xC7 && i+1 < len(s) && s[i+1]&0xC0 == 0x80:
-			i++
-			data = append(data, (c-0xC4)<<6|s[i]&0x3f)
+		case c == '\\' && (t == '"' || t == '\\'):
+			data[k] = t
+		case c >= 0xC4 && c <= 0xC7 && t&0xC0 == 0x80:
+			data[k] = (c-0xC4)<<6 | t&0x3f
 		default:
 			return nil, false
 		}
+		k++
+		i++
 	}
-	return data, true
+	return data[:k:k], true
 }
 
 // bytesOf decodes a "bytes" string that a JSON decoder has unquoted:
