@@ -124,13 +124,16 @@ type compression struct {
 	level   zstd.EncoderLevel
 	window  int
 	segment int // text bytes per zstd frame; < 0: one frame
+	// concurrency is the encoder's: 1 compresses in the writing
+	// goroutine, 2 or more hand each block to another.
+	concurrency int
 	// bytesForm writes binary frames in the "bytes" form, not base64.
 	bytesForm bool
 }
 
 // compressionFor returns the compression of opts (opts.Compress set).
 func compressionFor(opts WriterOptions) compression {
-	c := compression{level: zstd.SpeedDefault, segment: opts.SegmentSize, bytesForm: true}
+	c := compression{level: zstd.SpeedDefault, segment: opts.SegmentSize, concurrency: 1, bytesForm: true}
 	switch {
 	case opts.Compact:
 		if c.segment == 0 {
@@ -152,7 +155,7 @@ func compressionFor(opts WriterOptions) compression {
 // newSegmenter returns a segmenter on w compressing as c says.
 func newSegmenter(w io.Writer, c compression) (*segmenter, error) {
 	cw := &countingWriter{w: w}
-	enc, err := zstd.NewWriter(cw, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(c.level), zstd.WithWindowSize(c.window))
+	enc, err := zstd.NewWriter(cw, zstd.WithEncoderConcurrency(c.concurrency), zstd.WithEncoderLevel(c.level), zstd.WithWindowSize(c.window))
 	if err != nil {
 		return nil, fmt.Errorf("cassette: zstd encoder: %w", err)
 	}
