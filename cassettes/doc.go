@@ -107,7 +107,8 @@
 // # The compressed form
 //
 // The compressed form is the text form compressed with zstd (RFC 8878),
-// binary frames in the "bytes" form when a [Writer] writes it. Readers tell the two apart by zstd's magic bytes, so every API and kwrec
+// binary frames in the "bytes" form when a [Writer] writes it. Readers
+// tell the two apart by zstd's magic bytes, so every API and kwrec
 // command takes either. A [Writer] flushes at least every
 // [DefaultFlushInterval]: the flush ends a zstd block, which makes
 // everything written so far decodable while keeping the encoder's history.

@@ -23,9 +23,10 @@ const DefaultFlushInterval = time.Second
 type WriterOptions struct {
 	// Compress writes the zstd-compressed form. [Create] turns it on for
 	// names ending in ".zst". The compressed form writes binary frames
-	// (protobuf watch events) in the "bytes" form, which compresses half
-	// as large again as base64 does; plain text keeps base64, which every
-	// kwrec reads (see the package doc).
+	// (protobuf watch events) in the "bytes" form, which compresses to
+	// two thirds of base64's size (5.2 against 8.0 MB for 20k protobuf
+	// Pod events); plain text keeps base64, which every kwrec reads (see
+	// the package doc).
 	Compress bool
 	// FlushInterval bounds how long a written line may sit in a buffer
 	// before it reaches the output, so a killed process loses at most
