@@ -52,20 +52,31 @@
 //	    HTTP status 100-999, headers, and the wire Content-Encoding the
 //	    recorder decoded ("gzip"), optional. At most one per interaction;
 //	    none when the request failed before a response.
-//	{"frame":N,"at":D,"json":V} | {"frame":N,"at":D,"text":S} | {"frame":N,"at":D,"base64":B}
+//	{"frame":N,"at":D,"json":V} | {"frame":N,"at":D,"text":S} | {"frame":N,"at":D,"base64":B} | {"frame":N,"at":D,"bytes":S}
 //	    one body frame after the response line. at: offset from the
 //	    response headers; never less than the previous frame's. The
 //	    frame's bytes are, exactly: for "json", the JSON value V as
 //	    written on the line followed by one newline (a JSON watch event
 //	    line, or a whole JSON response); for "text", the string S; for
-//	    "base64", the decoded B (binary data such as protobuf watch
-//	    frames, 4-byte length prefix included).
+//	    "base64", the decoded B; for "bytes", one byte per character of
+//	    S: U+0000-U+007F stand for themselves, U+0100-U+01FF for the
+//	    bytes 0x00-0xFF. base64 and bytes hold binary data such as
+//	    protobuf watch frames, 4-byte length prefix included.
 //	{"end":N,"at":D,"reason":R,"error":S}
 //	    how the body ended: reason "eof" (clean end), "timeout" (the
 //	    watch's timeout), "reset" (transport error; error says which),
 //	    "stopped" (the client closed it or the recording stopped). at:
 //	    offset from the response headers (from the request when there is
 //	    no response); not before the last frame. Nothing of N may follow.
+//
+// In "bytes" a Writer writes the bytes 0x20-0x7E as themselves (" and \
+// escaped as JSON requires) and every other byte b as U+0100+b, so the
+// strings inside a protobuf object stay readable and compress as they do
+// in JSON, where base64 scatters them over three alignments. "bytes" was
+// added to version 1 after its first release, and a kwrec from before
+// refuses such a line (unknown field "bytes"): the Writer uses it in the
+// compressed form, where size counts; plain text, the form kept in
+// testdata and edited by hand, keeps base64.
 //
 // Durations D are Go durations: "0s", "250ms", "1.5s", "2m3s". Unknown keys,
 // a line of two kinds, a frame before its response, decreasing offsets and
@@ -96,8 +107,9 @@
 //
 // # The compressed form
 //
-// The compressed form is the text form compressed with zstd (RFC 8878).
-// Readers tell the two apart by zstd's magic bytes, so every API and kwrec
+// The compressed form is the text form compressed with zstd (RFC 8878),
+// binary frames in the "bytes" form when a [Writer] writes it. Readers
+// tell the two apart by zstd's magic bytes, so every API and kwrec
 // command takes either. A [Writer] flushes at least every
 // [DefaultFlushInterval]: the flush ends a zstd block, which makes
 // everything written so far decodable while keeping the encoder's history.

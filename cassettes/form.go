@@ -67,31 +67,47 @@ type segmenter struct {
 	buf  []byte
 }
 
-// newSegmenter returns a segmenter on w; size follows
-// [WriterOptions.SegmentSize].
-func newSegmenter(w io.Writer, size int, compact bool) (*segmenter, error) {
-	level, window := zstd.SpeedDefault, 0
+// compression is how a [Writer] writes the compressed form.
+type compression struct {
+	level   zstd.EncoderLevel
+	window  int
+	segment int // text bytes per zstd frame; < 0: one frame
+	// concurrency is the encoder's: 1 compresses in the writing
+	// goroutine, 2 or more hand each block to another.
+	concurrency int
+	// bytesForm writes binary frames in the "bytes" form, not base64.
+	bytesForm bool
+}
+
+// compressionFor returns the compression of opts (opts.Compress set).
+func compressionFor(opts WriterOptions) compression {
+	c := compression{level: zstd.SpeedDefault, segment: opts.SegmentSize, concurrency: 1, bytesForm: true}
 	switch {
-	case compact:
-		if size == 0 {
-			size = CompactSegmentSize
+	case opts.Compact:
+		if c.segment == 0 {
+			c.segment = CompactSegmentSize
 		}
-		level, window = zstd.SpeedBetterCompression, zstd.MinWindowSize
-		for window < CompactSegmentSize && (size < 0 || int64(window) < int64(size)) {
-			window <<= 1
+		c.level, c.window = zstd.SpeedBetterCompression, zstd.MinWindowSize
+		for c.window < CompactSegmentSize && (c.segment < 0 || c.window < c.segment) {
+			c.window <<= 1
 		}
-	case size == 0:
-		size = DefaultSegmentSize
+	case c.segment == 0:
+		c.segment = DefaultSegmentSize
 	}
-	if window == 0 {
-		window = windowFor(int64(size))
+	if c.window == 0 {
+		c.window = windowFor(int64(c.segment))
 	}
+	return c
+}
+
+// newSegmenter returns a segmenter on w compressing as c says.
+func newSegmenter(w io.Writer, c compression) (*segmenter, error) {
 	cw := &countingWriter{w: w}
-	enc, err := zstd.NewWriter(cw, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(level), zstd.WithWindowSize(window))
+	enc, err := zstd.NewWriter(cw, zstd.WithEncoderConcurrency(c.concurrency), zstd.WithEncoderLevel(c.level), zstd.WithWindowSize(c.window))
 	if err != nil {
 		return nil, fmt.Errorf("cassette: zstd encoder: %w", err)
 	}
-	return &segmenter{out: bufio.NewWriterSize(enc, 256<<10), enc: enc, cw: cw, size: int64(size)}, nil
+	return &segmenter{out: bufio.NewWriterSize(enc, 256<<10), enc: enc, cw: cw, size: int64(c.segment)}, nil
 }
 
 // write writes p, a whole line or a piece of one; the frame may end
@@ -225,7 +241,7 @@ func (s *seekFilter) piece() ([]byte, error) {
 // bytes), so for text without them decompressing the result gives src
 // back byte for byte.
 func Compress(dst io.Writer, src io.Reader) error {
-	s, err := newSegmenter(dst, 0, false)
+	s, err := newSegmenter(dst, compressionFor(WriterOptions{Compress: true}))
 	if err != nil {
 		return err
 	}

@@ -45,7 +45,7 @@ type entryLine struct {
 	Body       *string     `json:"body,omitempty"`
 	BodyBase64 *string     `json:"bodyBase64,omitempty"`
 
-	cassetteline.FrameValue // json, text or base64
+	cassetteline.FrameValue // json, text, base64 or bytes
 
 	Reason string `json:"reason,omitempty"`
 	Error  string `json:"error,omitempty"`
@@ -119,8 +119,9 @@ func jsonFrame(data []byte) bool {
 	return json.Valid(v)
 }
 
-// appendFrame appends the text-form line of a frame to buf.
-func appendFrame(buf []byte, id int, f Frame) []byte {
+// appendFrame appends the text-form line of a frame to buf; binary data
+// in the "bytes" form if bytesForm is set, else in base64.
+func appendFrame(buf []byte, id int, f Frame, bytesForm bool) []byte {
 	buf = append(buf, `{"frame":`...)
 	buf = strconv.AppendInt(buf, int64(id), 10)
 	buf = append(buf, `,"at":"`...)
@@ -134,6 +135,9 @@ func appendFrame(buf []byte, id int, f Frame) []byte {
 		buf = append(buf, `"text":`...)
 		s, _ := marshalNoEscape(string(f.Data)) // a string always marshals
 		buf = append(buf, s[:len(s)-1]...)
+	case bytesForm:
+		buf = append(buf, `"bytes":`...)
+		buf = cassetteline.AppendBytesString(buf, f.Data)
 	default:
 		buf = append(buf, `"base64":"`...)
 		buf = base64.StdEncoding.AppendEncode(buf, f.Data)
@@ -265,7 +269,7 @@ func decodeEntry(n int, line []byte, c cassetteline.Check) (Entry, *ParseError) 
 		if _, err := url.Parse(l.URL); err != nil {
 			return e, lineError(n, "request %d: bad url %q: %v", e.ID, l.URL, errors.Unwrap(err))
 		}
-		if l.Status != 0 || l.JSON != nil || l.Text != nil || l.Base64 != nil || l.Reason != "" || l.Latency != nil {
+		if l.Status != 0 || l.JSON != nil || l.Text != nil || l.Base64 != nil || l.BytesForm != nil || l.Reason != "" || l.Latency != nil {
 			return e, lineError(n, "request %d has fields of another line kind; a request line has at, method, url, header, body", e.ID)
 		}
 		r := &Request{Method: l.Method, URL: l.URL, Header: l.Header}
@@ -291,7 +295,7 @@ func decodeEntry(n int, line []byte, c cassetteline.Check) (Entry, *ParseError) 
 		if l.Status < 100 || l.Status > 999 {
 			return e, lineError(n, "response %d: status %d is not an HTTP status; expected 100-999", e.ID, l.Status)
 		}
-		if l.At != nil || l.Method != "" || l.URL != "" || l.JSON != nil || l.Text != nil || l.Base64 != nil || l.Reason != "" || l.Body != nil {
+		if l.At != nil || l.Method != "" || l.URL != "" || l.JSON != nil || l.Text != nil || l.Base64 != nil || l.BytesForm != nil || l.Reason != "" || l.Body != nil {
 			return e, lineError(n, "response %d has fields of another line kind; a response line has latency, status, header, encoding", e.ID)
 		}
 		e.Response = &Response{Status: l.Status, Header: l.Header, Latency: lat, Encoding: l.Encoding}
@@ -302,14 +306,14 @@ func decodeEntry(n int, line []byte, c cassetteline.Check) (Entry, *ParseError) 
 			return e, perr
 		}
 		if l.Method != "" || l.Status != 0 || l.Reason != "" || l.Header != nil || l.Latency != nil || l.Body != nil {
-			return e, lineError(n, "frame of interaction %d has fields of another line kind; a frame line has at and one of json, text, base64", e.ID)
+			return e, lineError(n, "frame of interaction %d has fields of another line kind; a frame line has at and one of json, text, base64, bytes", e.ID)
 		}
 		data, err := l.FrameValue.Bytes()
 		switch {
 		case errors.Is(err, cassetteline.ErrNotOneValue):
 			return e, lineError(n, `frame of interaction %d needs exactly one of "json", "text" or "base64"`, e.ID)
 		case err != nil:
-			return e, lineError(n, "frame of interaction %d: bad base64: %v", e.ID, err)
+			return e, lineError(n, "frame of interaction %d: %v", e.ID, err)
 		}
 		e.Frame = &Frame{At: at, Data: data}
 	case l.End != nil:
@@ -322,7 +326,7 @@ func decodeEntry(n int, line []byte, c cassetteline.Check) (Entry, *ParseError) 
 		if !r.Valid() {
 			return e, lineError(n, "end of interaction %d: reason %q is not one of eof, timeout, reset, stopped", e.ID, l.Reason)
 		}
-		if l.Method != "" || l.Status != 0 || l.JSON != nil || l.Text != nil || l.Base64 != nil || l.Header != nil {
+		if l.Method != "" || l.Status != 0 || l.JSON != nil || l.Text != nil || l.Base64 != nil || l.BytesForm != nil || l.Header != nil {
 			return e, lineError(n, "end of interaction %d has fields of another line kind; an end line has at, reason, error", e.ID)
 		}
 		e.End = &End{At: at, Reason: r, Error: l.Error}

@@ -35,6 +35,14 @@ func TestTheFastFrameParserAgreesWithTheDecoder(t *testing.T) {
 		{"bad base64", `{"frame":7,"at":"2s","base64":"QQ=*"}`, false},
 		{"base64 with an escaped slash", `{"frame":7,"at":"2s","base64":"\/w=="}`, false},
 		{"unpadded base64", `{"frame":7,"at":"2s","base64":"QQ"}`, false},
+		{"a bytes frame", `{"frame":7,"at":"2s","bytes":"ĀĀĀĄk8sĀƊ"}`, true},
+		{"an empty bytes frame", `{"frame":7,"at":"2s","bytes":""}`, true},
+		{"bytes with an escaped quote and backslash", `{"frame":7,"at":"2s","bytes":"a\"b\\c"}`, true},
+		{"bytes ending in an escaped quote", `{"frame":7,"at":"2s","bytes":"\""}`, true},
+		{"bytes with another JSON escape", `{"frame":7,"at":"2s","bytes":"\u0001"}`, false},
+		{"bytes with a character that stands for no byte", `{"frame":7,"at":"2s","bytes":"é"}`, false},
+		{"bytes whose string is not closed", `{"frame":7,"at":"2s","bytes":"a\"}`, false},
+		{"bytes with an extra key", `{"frame":7,"at":"2s","bytes":"a","text":"x"}`, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

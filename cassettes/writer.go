@@ -22,7 +22,11 @@ const DefaultFlushInterval = time.Second
 // flushes every [DefaultFlushInterval] of real time.
 type WriterOptions struct {
 	// Compress writes the zstd-compressed form. [Create] turns it on for
-	// names ending in ".zst".
+	// names ending in ".zst". The compressed form writes binary frames
+	// (protobuf watch events) in the "bytes" form, which compresses to
+	// two thirds of base64's size (5.2 against 8.0 MB for 20k protobuf
+	// Pod events); plain text keeps base64, which every kwrec reads (see
+	// the package doc).
 	Compress bool
 	// FlushInterval bounds how long a written line may sit in a buffer
 	// before it reaches the output, so a killed process loses at most
@@ -61,32 +65,43 @@ type ivState struct {
 // methods are safe for concurrent use: a recorder calls them from every
 // in-flight request. After the first write error every method returns it.
 type Writer struct {
-	mu     sync.Mutex
-	out    *bufio.Writer // nil for the compressed form
-	seg    *segmenter    // nil for plain text
-	closer io.Closer     // the file opened by Create, else nil
-	dirty  bool
-	err    error
-	nextID int
-	open   map[int]*ivState
-	lastAt time.Duration
-	buf    []byte
-	stop   chan struct{}
-	done   chan struct{}
-	closed bool
-	name   string
+	mu        sync.Mutex
+	out       *bufio.Writer // nil for the compressed form
+	seg       *segmenter    // nil for plain text
+	bytesForm bool          // binary frames in the "bytes" form
+	closer    io.Closer     // the file opened by Create, else nil
+	dirty     bool
+	err       error
+	nextID    int
+	open      map[int]*ivState
+	lastAt    time.Duration
+	buf       []byte
+	stop      chan struct{}
+	done      chan struct{}
+	closed    bool
+	name      string
 }
 
 // NewWriter starts a cassette on w with header h (its Version is set to
 // [Version]) and writes the header line.
 func NewWriter(w io.Writer, h Header, opts WriterOptions) (*Writer, error) {
-	cw := &Writer{open: map[int]*ivState{}, nextID: 1, stop: make(chan struct{}), done: make(chan struct{})}
+	var c *compression
 	if opts.Compress {
-		seg, err := newSegmenter(w, opts.SegmentSize, opts.Compact)
+		cc := compressionFor(opts)
+		c = &cc
+	}
+	return newWriter(w, h, opts, c)
+}
+
+// newWriter is NewWriter compressing as c says (nil: plain text).
+func newWriter(w io.Writer, h Header, opts WriterOptions, c *compression) (*Writer, error) {
+	cw := &Writer{open: map[int]*ivState{}, nextID: 1, stop: make(chan struct{}), done: make(chan struct{})}
+	if c != nil {
+		seg, err := newSegmenter(w, *c)
 		if err != nil {
 			return nil, err
 		}
-		cw.seg = seg
+		cw.seg, cw.bytesForm = seg, c.bytesForm
 	} else {
 		cw.out = bufio.NewWriterSize(w, 256<<10)
 	}
@@ -280,7 +295,7 @@ func (w *Writer) Frame(id int, f Frame) error {
 		f.At = st.lastAt
 	}
 	st.lastAt = f.At
-	w.buf = appendFrame(w.buf[:0], id, f)
+	w.buf = appendFrame(w.buf[:0], id, f, w.bytesForm)
 	w.write(w.buf)
 	return w.err
 }

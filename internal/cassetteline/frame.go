@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -74,6 +75,14 @@ func ParseCanonical(line []byte, c Check) (id int, at time.Duration, data []byte
 			return 0, 0, nil, false
 		}
 		data, ok := unquote(t[:len(t)-2])
+		return id, at, data, ok
+	}
+	if b, ok := bytes.CutPrefix(rest[j:], []byte(bytesKey)); ok {
+		// A binary frame in the "bytes" form: {"frame":N,"at":"D","bytes":"..."}.
+		if len(b) < 2 || b[len(b)-2] != '"' {
+			return 0, 0, nil, false
+		}
+		data, ok := fastBytes(b[:len(b)-2])
 		return id, at, data, ok
 	}
 	if b64, ok := bytes.CutPrefix(rest[j:], []byte(base64Key)); ok {
@@ -154,6 +163,8 @@ type FrameValue struct {
 	JSON   json.RawMessage `json:"json,omitempty"`
 	Text   *string         `json:"text,omitempty"`
 	Base64 *string         `json:"base64,omitempty"`
+	// BytesForm is the "bytes" form of binary data (see AppendBytesString).
+	BytesForm *string `json:"bytes,omitempty"`
 }
 
 // ErrNotOneValue is what [FrameValue.Bytes] returns when not exactly one
@@ -162,7 +173,7 @@ var ErrNotOneValue = errors.New(`a frame needs exactly one of "json", "text" or 
 
 // Bytes returns the frame's exact bytes: for JSON the value followed by
 // one newline, for Text the string, for Base64 the decoded bytes. It
-// fails with Base64's decoding error, else with [ErrNotOneValue].
+// fails with Base64's or BytesForm's decoding error, else with [ErrNotOneValue].
 func (v FrameValue) Bytes() ([]byte, error) {
 	var data []byte
 	n := 0
@@ -178,7 +189,15 @@ func (v FrameValue) Bytes() ([]byte, error) {
 		n++
 		b, err := base64.StdEncoding.DecodeString(*v.Base64)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("bad base64: %v", err)
+		}
+		data = b
+	}
+	if v.BytesForm != nil {
+		n++
+		b, err := bytesOf(*v.BytesForm)
+		if err != nil {
+			return nil, fmt.Errorf("bad bytes: %v", err)
 		}
 		data = b
 	}
