@@ -29,6 +29,10 @@ type Header struct {
 	// replay's edit flags, applied on every replay of this cassette so a
 	// hand-crafted failure replays the same everywhere.
 	Edits []string
+	// Part numbers the files of a rotated recording from 1 (see
+	// [WriterOptions.MaxSize]); 0 for a cassette in one file, and for a
+	// recording read whole with [OpenParts].
+	Part int
 }
 
 // Request is the recorded HTTP request of one interaction.
