@@ -17,8 +17,10 @@ import (
 // seekStates counts an index's seek points by state.
 func seekStates(x *Index) map[int32]int {
 	n := map[int32]int{}
-	for i := range x.seeks {
-		n[x.seeks[i].state.Load()]++
+	for _, fl := range x.files {
+		for i := range fl.seeks {
+			n[fl.seeks[i].state.Load()]++
+		}
 	}
 	return n
 }
@@ -65,8 +67,8 @@ func TestSeekPointsAreUsedOnlyOnceTheirBytesCheckOut(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer x.Close()
-			if len(x.seeks) < 40 {
-				t.Fatalf("%d seek points, want one per 300 bytes of text", len(x.seeks))
+			if len(x.files[0].seeks) < 40 {
+				t.Fatalf("%d seek points, want one per 300 bytes of text", len(x.files[0].seeks))
 			}
 			in := x.Interactions[0]
 			for _, from := range []int{199, 120, 60} {
