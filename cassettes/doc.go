@@ -151,7 +151,9 @@
 // recording cut where it ends. [Parts], [OpenParts] and [LoadParts] take
 // the parts, a glob pattern ('rec-*.kwrec.zst', quoted so that the shell
 // leaves it to kwrec) or the first part, check that the files are the
-// parts 1 to n of one recording, and read them as one.
+// parts 1 to n of one recording, and read them as one; so do replay.Open
+// and the kwrec commands that read a cassette (kwrec serve, replay, show,
+// lint).
 //
 // # go-vcr
 //

@@ -29,11 +29,13 @@ import (
 // open in the last part found ([ErrTruncated] when reading).
 func Parts(names ...string) ([]string, error) {
 	var files []string
+	globbed := false
 	for _, n := range names {
 		if _, err := os.Stat(n); err == nil || !strings.ContainsAny(n, `*?[\`) {
 			files = append(files, n)
 			continue
 		}
+		globbed = true
 		m, err := filepath.Glob(n)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", n, err)
@@ -57,8 +59,8 @@ func Parts(names ...string) ([]string, error) {
 	if len(parts) == 1 && parts[0].h.Part == 1 {
 		parts = append(parts, further(parts[0])...)
 	}
-	if len(parts) == 1 {
-		return files, nil
+	if len(parts) == 1 && (parts[0].h.Part <= 1 || !globbed) {
+		return files, nil // a later part named alone: the Reader says what to do
 	}
 	if err := checkParts(parts); err != nil {
 		return nil, err
@@ -239,6 +241,19 @@ func PartName(path string, k int) string {
 	dir, base := filepath.Split(path)
 	stem, ext := splitPartName(base)
 	return fmt.Sprintf("%s%s-%04d%s", dir, stem, k, ext)
+}
+
+// partPattern returns the glob pattern of the parts of the recording
+// whose part is name (rec-0002.kwrec.zst: rec-*.kwrec.zst), else
+// NAME-*.kwrec.zst.
+func partPattern(name string) string {
+	_, base := filepath.Split(name)
+	stem, ext := splitPartName(base)
+	i := strings.LastIndexByte(stem, '-')
+	if i < 0 || len(stem)-i-1 < 4 || strings.Trim(stem[i+1:], "0123456789") != "" {
+		return "NAME-*.kwrec.zst"
+	}
+	return stem[:i] + "-*" + ext
 }
 
 func splitPartName(base string) (stem, ext string) {

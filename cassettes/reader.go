@@ -93,7 +93,7 @@ func newReader(r io.Reader, name string, anyPart bool) (*Reader, error) {
 	}
 	if h.Part > 1 && !anyPart {
 		return nil, &ParseError{File: name, Line: 1, Offset: -1, Err: ErrPart,
-			Msg: fmt.Sprintf("part %d of a rotated recording: read it with the other parts, from part 1 (cassettes.OpenParts, or kwrec show 'NAME-*.kwrec.zst')", h.Part)}
+			Msg: fmt.Sprintf("part %d of a rotated recording: read it with the other parts, from part 1 (cassettes.OpenParts, or kwrec show '%s')", h.Part, partPattern(name))}
 	}
 	if len(src.More) > 0 && h.Part != 1 {
 		return nil, &ParseError{File: name, Line: 1, Offset: -1, Err: ErrPart,

@@ -122,7 +122,7 @@ func TestARotatedRecordingReadsAsOneAndEachPartOnlyAsAPart(t *testing.T) {
 					continue
 				}
 				_, err := cassettes.Load(p)
-				wantErr := fmt.Sprintf("%s:1: part %d of a rotated recording: read it with the other parts, from part 1 (cassettes.OpenParts, or kwrec show 'NAME-*.kwrec.zst')", p, k+1)
+				wantErr := fmt.Sprintf("%s:1: part %d of a rotated recording: read it with the other parts, from part 1 (cassettes.OpenParts, or kwrec show 'rec-*%s')", p, k+1, ext)
 				if !errors.Is(err, cassettes.ErrPart) || err.Error() != wantErr {
 					t.Errorf("Load(part %d) = %v, want %s", k+1, err, wantErr)
 				}
@@ -167,6 +167,16 @@ func TestPartsThatAreNotOneRecordingAreRefused(t *testing.T) {
 	}, {
 		name: "a missing first part",
 		setup: func(t *testing.T, dir string, parts []string) []string {
+			os.Remove(parts[0])
+			return []string{filepath.Join(dir, "rec-*.kwrec")}
+		},
+		want: "rec-0002.kwrec:1: part 2, but part 1 is missing",
+	}, {
+		name: "a pattern that finds only a later part",
+		setup: func(t *testing.T, dir string, parts []string) []string {
+			for _, p := range parts[2:] {
+				os.Remove(p)
+			}
 			os.Remove(parts[0])
 			return []string{filepath.Join(dir, "rec-*.kwrec")}
 		},

@@ -29,9 +29,14 @@ data.
 cut, ends the interactions left open as "stopped" and rewrites the file
 atomically. A cassette cut before its header line is whole (an empty file, a
 cut inside the zstd magic or the header line) holds nothing to keep: --fix
-says so and leaves the file as it is.`,
+says so and leaves the file as it is.
+
+A rotated recording (kwrec record --max-size) is linted as one, its parts
+named by a quoted pattern ('rec-*.kwrec.zst') or its first part; --fix does
+not repair one.`,
 		Example: `  kwrec lint testdata/*.kwrec*
-  kwrec lint --fix crashed.kwrec.zst`,
+  kwrec lint --fix crashed.kwrec.zst
+  kwrec lint 'rec-*.kwrec.zst'`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			bad := 0
@@ -56,7 +61,11 @@ says so and leaves the file as it is.`,
 // lintFile returns "" for a valid cassette, else one line describing the
 // first problem (or the repair done).
 func lintFile(path string, fix bool) string {
-	r, err := cassettes.Open(path)
+	parts, err := cassettes.Parts(path)
+	if err != nil {
+		return err.Error()
+	}
+	r, err := cassettes.OpenParts(parts...)
 	if err != nil {
 		return err.Error()
 	}
@@ -78,6 +87,9 @@ func lintFile(path string, fix bool) string {
 	}
 	if !fix || !errors.Is(err, cassettes.ErrTruncated) {
 		return err.Error()
+	}
+	if len(parts) > 1 {
+		return fmt.Sprintf("%v (--fix repairs a cassette in one file, not a rotated recording's parts)", err)
 	}
 	c, lerr := cassettes.Load(path)
 	if c == nil {
