@@ -469,6 +469,10 @@ func (r *Reader) atEOF() error {
 	for i, id := range open {
 		ids[i] = fmt.Sprint(id)
 	}
+	if r.header.Part == 1 && len(r.src.More) == 0 {
+		return &ParseError{File: r.name, Line: r.line, Offset: r.pos(), Err: ErrTruncated,
+			Msg: fmt.Sprintf("part 1 of a rotated recording ends with interaction(s) %s still open, which go on in the next parts: read it with them (cassettes.OpenParts, or kwrec show '%s')", strings.Join(ids, ", "), partPattern(r.name))}
+	}
 	return &ParseError{File: r.name, Line: r.line, Offset: r.pos(), Err: ErrTruncated,
 		Msg: fmt.Sprintf("cassette ends with interaction(s) %s still open (no end line): the recording was cut; run `kwrec lint --fix` to end them as stopped", strings.Join(ids, ", "))}
 }

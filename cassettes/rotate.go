@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync/atomic"
 	"time"
 
@@ -97,7 +98,13 @@ func (w *Writer) rotate() {
 	}
 	r.part++
 	w.name = PartName(r.path, r.part)
-	f, err := os.Create(w.name)
+	// The part gets its name once its header line is in it: a recorder
+	// killed in between leaves no part that cannot say which it is.
+	dir, base := filepath.Split(w.name)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".tmp*")
 	if err != nil {
 		w.fail(err)
 		return
@@ -118,5 +125,10 @@ func (w *Writer) rotate() {
 	w.rot = nil // the header line starts the part: no rotation before it
 	w.write(line)
 	w.rot = r
-	_ = w.flushLocked() // a new part is a cassette from its start
+	if w.flushLocked() != nil {
+		return
+	}
+	if err := os.Rename(f.Name(), w.name); err != nil {
+		w.fail(err)
+	}
 }

@@ -116,8 +116,10 @@ func TestARotatedRecordingReadsAsOneAndEachPartOnlyAsAPart(t *testing.T) {
 				}
 				if k == 0 {
 					// Alone, the first part is a recording cut in the middle.
-					if _, err := cassettes.Load(p); !errors.Is(err, cassettes.ErrTruncated) {
-						t.Errorf("Load(part 1) = %v, want truncated", err)
+					_, err := cassettes.Load(p)
+					wantErr := fmt.Sprintf("part 1 of a rotated recording ends with interaction(s) 1, 2, 3 still open, which go on in the next parts: read it with them (cassettes.OpenParts, or kwrec show 'rec-*%s')", ext)
+					if !errors.Is(err, cassettes.ErrTruncated) || !strings.HasSuffix(err.Error(), wantErr) {
+						t.Errorf("Load(part 1) = %v, want truncated: ...%s", err, wantErr)
 					}
 					continue
 				}

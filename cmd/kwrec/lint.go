@@ -32,16 +32,25 @@ cut inside the zstd magic or the header line) holds nothing to keep: --fix
 says so and leaves the file as it is.
 
 A rotated recording (kwrec record --max-size) is linted as one, its parts
-named by a quoted pattern ('rec-*.kwrec.zst') or its first part; --fix does
-not repair one.`,
+named by a pattern ('rec-*.kwrec.zst'), its first part or all its parts;
+--fix does not repair one.`,
 		Example: `  kwrec lint testdata/*.kwrec*
   kwrec lint --fix crashed.kwrec.zst
   kwrec lint 'rec-*.kwrec.zst'`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// The parts of one rotated recording, as a shell expands an
+			// unquoted pattern, are one cassette.
+			groups := make([][]string, len(args))
+			for i, a := range args {
+				groups[i] = []string{a}
+			}
+			if parts, err := cassettes.Parts(args...); len(args) > 1 && err == nil && len(parts) == len(args) {
+				groups = [][]string{args}
+			}
 			bad := 0
-			for _, path := range args {
-				if msg := lintFile(path, fix); msg != "" {
+			for _, names := range groups {
+				if msg := lintRecording(names, fix); msg != "" {
 					fmt.Fprintln(cmd.OutOrStdout(), msg)
 					if !strings.Contains(msg, ": repaired:") {
 						bad++
@@ -49,7 +58,7 @@ not repair one.`,
 				}
 			}
 			if bad > 0 {
-				return &exitError{code: 1, msg: fmt.Sprintf("%d of %d cassette(s) have problems", bad, len(args))}
+				return &exitError{code: 1, msg: fmt.Sprintf("%d of %d cassette(s) have problems", bad, len(groups))}
 			}
 			return nil
 		},
@@ -61,7 +70,14 @@ not repair one.`,
 // lintFile returns "" for a valid cassette, else one line describing the
 // first problem (or the repair done).
 func lintFile(path string, fix bool) string {
-	parts, err := cassettes.Parts(path)
+	return lintRecording([]string{path}, fix)
+}
+
+// lintRecording is lintFile of a recording named by names: a file, a
+// pattern, or a rotated recording's parts.
+func lintRecording(names []string, fix bool) string {
+	path := names[0]
+	parts, err := cassettes.Parts(names...)
 	if err != nil {
 		return err.Error()
 	}
