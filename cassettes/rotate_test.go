@@ -352,3 +352,27 @@ func kindOf(e cassettes.Entry) string {
 	}
 	return "end"
 }
+
+func TestACutLastPartIsATruncatedRecording(t *testing.T) {
+	for _, compress := range []bool{false, true} {
+		t.Run(fmt.Sprintf("compress=%v", compress), func(t *testing.T) {
+			dir := t.TempDir()
+			parts := rotated(t, dir, compress)
+			last := parts[len(parts)-1]
+			b, err := os.ReadFile(last)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(last, b[:len(b)-10], 0o644); err != nil {
+				t.Fatal(err)
+			}
+			c, err := cassettes.LoadParts(filepath.Join(dir, "rec-*"))
+			if !errors.Is(err, cassettes.ErrTruncated) || !strings.HasPrefix(err.Error(), last+":") {
+				t.Fatalf("LoadParts = %v, want truncated in %s", err, last)
+			}
+			if c == nil || len(c.Interactions) != 3 || len(c.Interactions[0].Frames) < 90 {
+				t.Errorf("LoadParts kept %v, want the three watches with nearly all their frames", c)
+			}
+		})
+	}
+}
