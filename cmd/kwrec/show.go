@@ -79,7 +79,7 @@ replay.`,
   kwrec show cm.kwrec.zst --watch-error request=2,after=1,code=410
   kwrec show cm.kwrec.zst --json | jq 'select(.frame.event == "ERROR")'
   kwrec show 'rec-*.kwrec.zst'   # the parts of kwrec record --max-size, as one`,
-		Args: cobra.ExactArgs(1),
+		Args: oneCassette,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			es, err := edits.parse()
 			if err != nil {

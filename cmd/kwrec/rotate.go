@@ -2,9 +2,12 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/spf13/cobra"
 
 	"github.com/kwrec/kwrec/cassettes"
 )
@@ -41,4 +44,14 @@ func (f *recordFlags) outName() string {
 	dir, base := filepath.Split(cassettes.PartName(f.out, 1))
 	i := strings.LastIndex(base, "-0001")
 	return dir + base[:i] + "-*" + base[i+len("-0001"):]
+}
+
+// oneCassette is the Args of a command that reads one cassette: several
+// arguments are most likely a rotated recording's parts, expanded by the
+// shell from an unquoted pattern.
+func oneCassette(cmd *cobra.Command, args []string) error {
+	if len(args) > 1 {
+		return fmt.Errorf("%s takes one cassette, not %d files; for the parts of a rotated recording quote the pattern so the shell leaves it to kwrec: kwrec %s 'rec-*.kwrec.zst'", cmd.Name(), len(args), cmd.Name())
+	}
+	return cobra.ExactArgs(1)(cmd, args)
 }
