@@ -145,7 +145,7 @@ type Cassette struct {
 // Exactly one of Request, Response, Frame and End is set.
 type Entry struct {
 	// Line is the entry's 1-based line in the text form (the header is
-	// line 1).
+	// line 1) of its file: of its part, in a rotated recording.
 	Line int
 	// ID is the interaction the entry belongs to.
 	ID int

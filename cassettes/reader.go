@@ -166,6 +166,8 @@ func (rd *Reader) startFile(r io.Reader) (Header, error) {
 var errEmpty = errors.Join(ErrTruncated, ErrNotCassette)
 
 // Open opens the cassette file path for streaming; Close it when done.
+// A rotated recording's later part is refused with [ErrPart]: open the
+// recording with [OpenParts].
 func Open(path string) (*Reader, error) {
 	f, err := os.Open(path)
 	if err != nil {

@@ -89,3 +89,57 @@ func TestSeekPointsAreUsedOnlyOnceTheirBytesCheckOut(t *testing.T) {
 		})
 	}
 }
+
+func TestEachPartsSeekPointsCheckOut(t *testing.T) {
+	dir := t.TempDir()
+	w, err := cassettes.Create(filepath.Join(dir, "w.kwrec.zst"), cassettes.Header{}, cassettes.WriterOptions{SegmentSize: 300, MaxSize: 1000, FlushInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, _ := w.Request(0, cassettes.Request{Method: "GET", URL: "/api/v1/pods?watch=true"})
+	w.Response(id, cassettes.Response{Status: 200})
+	for i := 0; i < 400; i++ {
+		w.Frame(id, cassettes.Frame{At: time.Duration(i), Data: fmt.Appendf(nil, `{"type":"ADDED","object":{"n":%d}}`+"\n", i)})
+		if i%20 == 19 {
+			w.Flush()
+		}
+	}
+	w.End(id, cassettes.End{Reason: cassettes.EndEOF})
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	x, err := Open(filepath.Join(dir, "w-*.kwrec.zst"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	if len(x.files) < 3 {
+		t.Fatalf("%d parts, want at least 3", len(x.files))
+	}
+	in := x.Interactions[0]
+	for _, from := range []int{399, 250, 120, 60, 5} {
+		fr, err := x.Frames(in, from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := fr.Next()
+		fr.Close()
+		if want := fmt.Sprintf(`{"type":"ADDED","object":{"n":%d}}`+"\n", from); err != nil || string(f.Data) != want {
+			t.Fatalf("frame %d = %q, %v; want %q", from, f.Data, err, want)
+		}
+	}
+	if n := seekStates(x); n[seekGood] == 0 || n[seekBad] != 0 {
+		t.Errorf("seek points by state %v; want good ones and no bad", n)
+	}
+	// Frame 250 is in a later part, and was found from its seek points.
+	fl := x.fileAt(in.Frames[250].off)
+	good := 0
+	for i := range fl.seeks {
+		if fl.seeks[i].state.Load() == seekGood {
+			good++
+		}
+	}
+	if fl == x.files[0] || good == 0 {
+		t.Errorf("frame 250 is in %s, with %d good seek points; want a later part, with some", fl.name, good)
+	}
+}
