@@ -36,6 +36,7 @@
 //	redactions  what the recorder removed (empty list: redaction was off)
 //	labels      free string notes, optional
 //	edits       replay edits applied on every replay, optional (syntax: package replay)
+//	part        the file's number in a rotated recording, from 1, optional
 //
 // Every other line belongs to one interaction (an HTTP exchange), named by
 // its number, and is one of four kinds, told apart by which key holds the
@@ -138,6 +139,33 @@
 // than a segment, so a decoder needs a few megabytes; segments cost about
 // 13% in size on a 100k-event watch (24x smaller than its raw JSON instead
 // of 27x in one frame).
+//
+// # Rotated recordings
+//
+// A recording of hours need not be one file. [Create] with
+// [WriterOptions.MaxSize] or [WriterOptions.Rotate] splits it into
+// numbered parts, rec.kwrec.zst into rec-0001.kwrec.zst,
+// rec-0002.kwrec.zst, ... ([PartName]), starting the next part at the
+// first line written once the current file holds MaxSize bytes (as
+// flushed: a part ends up to a flush interval's worth of lines past it)
+// or is Rotate old. Each part is a whole cassette file of either form,
+// its own header line first, its own zstd frames and seek comments, so a
+// recorder killed mid-way loses at most the last flush of the last part.
+//
+// The parts split one stream of lines at line boundaries: the header of
+// part k is part 1's with "part":k, the same recordedAt included;
+// interactions are numbered across the parts, and the lines of an
+// interaction started in one part go on in the next ones (a watch spans
+// them). Request and frame offsets stay relative to the recording's start
+// and the response. A part after the first cannot be read alone (its
+// first lines belong to interactions of earlier parts): [Open], [Load] and
+// [NewReader] refuse it with [ErrPart]. The first part alone reads as a
+// recording cut where it ends. [Parts], [OpenParts] and [LoadParts] take
+// the parts, a glob pattern ('rec-*.kwrec.zst', quoted so that the shell
+// leaves it to kwrec) or the first part, check that the files are the
+// parts 1 to n of one recording, and read them as one; so do replay.Open
+// and the kwrec commands that read a cassette (kwrec serve, replay, show,
+// lint).
 //
 // # go-vcr
 //

@@ -25,6 +25,10 @@ var (
 	// ErrSyntax means a line of the text form is malformed or inconsistent
 	// with the lines before it.
 	ErrSyntax = errors.New("malformed cassette")
+	// ErrPart means files read as the parts of a rotated recording are
+	// not its parts 1 to n: one is missing, twice, of another recording
+	// or not a part at all, or a part after the first was read alone.
+	ErrPart = errors.New("not the parts of one recording")
 	// ErrLossyExport means an export would drop data (watch streams) and
 	// the caller did not explicitly accept the loss.
 	ErrLossyExport = errors.New("export would lose data")

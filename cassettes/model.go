@@ -29,6 +29,10 @@ type Header struct {
 	// replay's edit flags, applied on every replay of this cassette so a
 	// hand-crafted failure replays the same everywhere.
 	Edits []string
+	// Part numbers the files of a rotated recording from 1 (see
+	// [WriterOptions.MaxSize]); 0 for a cassette in one file, and for a
+	// recording read whole with [OpenParts].
+	Part int
 }
 
 // Request is the recorded HTTP request of one interaction.
@@ -141,7 +145,7 @@ type Cassette struct {
 // Exactly one of Request, Response, Frame and End is set.
 type Entry struct {
 	// Line is the entry's 1-based line in the text form (the header is
-	// line 1).
+	// line 1) of its file: of its part, in a rotated recording.
 	Line int
 	// ID is the interaction the entry belongs to.
 	ID int

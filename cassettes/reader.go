@@ -40,17 +40,18 @@ func (c *countingReader) Read(p []byte) (int, error) {
 // numbers, offsets that never decrease, a response before frames, nothing
 // after an end.
 type Reader struct {
-	name   string
-	br     *bufio.Reader
-	dec    *zstd.Decoder
-	cr     *countingReader
-	closer io.Closer
-	header Header
-	line   int
-	err    error
-	ivs    map[int]*readState
-	maxID  int
-	lastAt time.Duration
+	name string
+	br   *bufio.Reader
+	dec  *zstd.Decoder
+	cr   *countingReader
+	// closers are the files opened by Open or OpenParts.
+	closers []io.Closer
+	header  Header
+	line    int
+	err     error
+	ivs     map[int]*readState
+	maxID   int
+	lastAt  time.Duration
 
 	// src is what the Reader reads, and where it keeps its position in
 	// the text form and the seek comments: the caller's when it is a
@@ -75,61 +76,89 @@ type readState struct {
 // [ErrTruncated] and names the byte offset of the cut, and no Reader is
 // returned. An empty file also wraps [ErrNotCassette].
 func NewReader(r io.Reader, name string) (*Reader, error) {
+	return newReader(r, name, false)
+}
+
+// newReader is NewReader; anyPart lets it start at any part of a rotated
+// recording (to read its header).
+func newReader(r io.Reader, name string, anyPart bool) (*Reader, error) {
 	src, ok := r.(*cassetteline.Source)
 	if !ok {
 		src = &cassetteline.Source{R: r}
 	}
-	cr := &countingReader{r: src.R}
+	rd := &Reader{name: name, ivs: map[int]*readState{}, src: src}
+	h, err := rd.startFile(src.R)
+	if err != nil {
+		return nil, err
+	}
+	if h.Part > 1 && !anyPart {
+		return nil, &ParseError{File: name, Line: 1, Offset: -1, Err: ErrPart,
+			Msg: fmt.Sprintf("part %d of a rotated recording: read it with the other parts, from part 1 (cassettes.OpenParts, or kwrec show '%s')", h.Part, partPattern(name))}
+	}
+	if len(src.More) > 0 && h.Part != 1 {
+		return nil, &ParseError{File: name, Line: 1, Offset: -1, Err: ErrPart,
+			Msg: "not the first part of a rotated recording, yet read as one"}
+	}
+	rd.header = h
+	return rd, nil
+}
+
+// startFile starts reading the file r (the only one, or a part) at its
+// header line and returns the header.
+func (rd *Reader) startFile(r io.Reader) (Header, error) {
+	name, src := rd.name, rd.src
+	cr := &countingReader{r: r}
 	raw := bufio.NewReaderSize(cr, 64<<10)
-	rd := &Reader{name: name, ivs: map[int]*readState{}, cr: cr, src: src}
+	rd.cr, rd.br, rd.dec = cr, raw, nil
+	src.Files = append(src.Files, cassetteline.File{Start: src.Off})
+	src.File = len(src.Files) - 1
+	src.Compressed = false
 	magic, err := raw.Peek(4)
 	switch {
 	case len(magic) == 0 && (err == io.EOF || err == nil):
-		return nil, &ParseError{File: name, Offset: 0, Err: errEmpty,
+		return Header{}, &ParseError{File: name, Offset: 0, Err: errEmpty,
 			Msg: "empty file (a cassette cut before its first byte, or not a cassette): nothing can be recovered; re-record it"}
 	case err != nil && err != io.EOF:
-		return nil, &ParseError{File: name, Offset: -1, Err: err, Msg: err.Error()}
+		return Header{}, &ParseError{File: name, Offset: -1, Err: err, Msg: err.Error()}
 	case len(magic) < len(zstdMagic) && bytes.HasPrefix(zstdMagic, magic):
 		// What a recorder killed inside its first write leaves of the
 		// compressed form; nothing else starts with these bytes.
-		return nil, &ParseError{File: name, Offset: int64(len(magic)), Err: ErrTruncated,
+		return Header{}, &ParseError{File: name, Offset: int64(len(magic)), Err: ErrTruncated,
 			Msg: "cut inside the zstd magic (the first 4 bytes of a compressed cassette): nothing can be recovered; re-record it"}
 	}
 	if IsCompressed(magic) {
 		dec, err := cassetteline.NewDecoder(raw)
 		if err != nil {
-			return nil, &ParseError{File: name, Offset: 0, Err: ErrNotCassette, Msg: "bad zstd stream: " + err.Error()}
+			return Header{}, &ParseError{File: name, Offset: 0, Err: ErrNotCassette, Msg: "bad zstd stream: " + err.Error()}
 		}
 		rd.dec = dec
 		src.Compressed = true
+		src.Files[src.File].Compressed = true
 		rd.br = bufio.NewReaderSize(dec, 64<<10)
-	} else {
-		rd.br = raw
 	}
 	line, err := rd.readLine()
 	switch {
 	case errors.Is(err, io.EOF):
-		rd.Close()
-		return nil, &ParseError{File: name, Offset: -1, Err: ErrNotCassette, Msg: "empty cassette, not a kwrec cassette"}
+		rd.closeFile()
+		return Header{}, &ParseError{File: name, Offset: -1, Err: ErrNotCassette, Msg: "empty cassette, not a kwrec cassette"}
 	case err != nil && !errors.Is(err, errNoNewline):
 		err = rd.wrap(err)
-		rd.Close()
-		return nil, err
+		rd.closeFile()
+		return Header{}, err
 	}
 	h, perr := decodeHeader(line)
 	if perr != nil {
-		rd.Close()
+		rd.closeFile()
 		if incompleteJSON(bytes.TrimSpace(line)) && (err != nil || rd.atEnd()) {
 			// The start of a JSON object, and nothing after it: the
 			// header line cut.
-			return nil, &ParseError{File: name, Line: 1, Offset: rd.pos(), Err: ErrTruncated,
+			return Header{}, &ParseError{File: name, Line: 1, Offset: rd.pos(), Err: ErrTruncated,
 				Msg: "cut inside the header line: nothing can be recovered; re-record it"}
 		}
 		perr.File = name
-		return nil, perr
+		return Header{}, perr
 	}
-	rd.header = h
-	return rd, nil
+	return h, nil
 }
 
 // errEmpty is what an empty file wraps: a cut before the first byte, and
@@ -137,6 +166,8 @@ func NewReader(r io.Reader, name string) (*Reader, error) {
 var errEmpty = errors.Join(ErrTruncated, ErrNotCassette)
 
 // Open opens the cassette file path for streaming; Close it when done.
+// A rotated recording's later part is refused with [ErrPart]: open the
+// recording with [OpenParts].
 func Open(path string) (*Reader, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -147,7 +178,7 @@ func Open(path string) (*Reader, error) {
 		f.Close()
 		return nil, err
 	}
-	r.closer = f
+	r.closers = []io.Closer{f}
 	return r, nil
 }
 
@@ -163,18 +194,24 @@ func fileError(path string, err error) error {
 // Header returns the cassette's header.
 func (r *Reader) Header() Header { return r.header }
 
-// Close releases the decoder and the file opened by [Open].
+// Close releases the decoder and the files opened by [Open] or
+// [OpenParts].
 func (r *Reader) Close() error {
+	r.closeFile()
+	var errs []error
+	for _, c := range r.closers {
+		errs = append(errs, c.Close())
+	}
+	r.closers = nil
+	return errors.Join(errs...)
+}
+
+// closeFile releases the decoder of the file being read.
+func (r *Reader) closeFile() {
 	if r.dec != nil {
 		r.dec.Close()
 		r.dec = nil
 	}
-	if r.closer != nil {
-		err := r.closer.Close()
-		r.closer = nil
-		return err
-	}
-	return nil
 }
 
 // wrap turns a read error into a ParseError naming where it happened.
@@ -273,11 +310,23 @@ func (r *Reader) next() (Entry, error) {
 	for {
 		line, err := r.readLine()
 		if errors.Is(err, io.EOF) {
+			if more, err := r.nextPart(); more || err != nil {
+				if err != nil {
+					return Entry{}, err
+				}
+				continue
+			}
 			return Entry{}, r.atEOF()
 		}
 		if errors.Is(err, errNoNewline) {
 			// A last line without a newline: complete if it parses, else cut.
 			if t := bytes.TrimSpace(line); len(t) == 0 || t[0] == '#' {
+				if more, err := r.nextPart(); more || err != nil {
+					if err != nil {
+						return Entry{}, err
+					}
+					continue
+				}
 				return Entry{}, r.atEOF()
 			}
 			if e, perr := decodeEntry(r.line, line, r.src.Check); perr == nil {
@@ -296,7 +345,8 @@ func (r *Reader) next() (Entry, error) {
 		if len(t) == 0 || t[0] == '#' {
 			// A seek comment is trusted only where it says it is; the
 			// index checks its compressed offset before using it.
-			if p, ok := cassetteline.ParseSeekComment(line); ok && r.dec != nil && p.Text == r.src.LineOff {
+			if p, ok := cassetteline.ParseSeekComment(line); ok && r.dec != nil && p.Text == r.src.LineOff-r.src.Files[r.src.File].Start {
+				p.File = r.src.File
 				r.src.Seeks = append(r.src.Seeks, p)
 			}
 			continue
@@ -421,6 +471,10 @@ func (r *Reader) atEOF() error {
 	for i, id := range open {
 		ids[i] = fmt.Sprint(id)
 	}
+	if r.header.Part == 1 && len(r.src.More) == 0 {
+		return &ParseError{File: r.name, Line: r.line, Offset: r.pos(), Err: ErrTruncated,
+			Msg: fmt.Sprintf("part 1 of a rotated recording ends with interaction(s) %s still open, which go on in the next parts: read it with them (cassettes.OpenParts, or kwrec show '%s')", strings.Join(ids, ", "), partPattern(r.name))}
+	}
 	return &ParseError{File: r.name, Line: r.line, Offset: r.pos(), Err: ErrTruncated,
 		Msg: fmt.Sprintf("cassette ends with interaction(s) %s still open (no end line): the recording was cut; run `kwrec lint --fix` to end them as stopped", strings.Join(ids, ", "))}
 }
@@ -434,6 +488,11 @@ func Read(r io.Reader, name string) (*Cassette, error) {
 		return nil, err
 	}
 	defer rd.Close()
+	return readAll(rd)
+}
+
+// readAll reads the rest of rd as [Read] does.
+func readAll(rd *Reader) (*Cassette, error) {
 	c := &Cassette{Header: rd.Header()}
 	byID := map[int]*Interaction{}
 	for {

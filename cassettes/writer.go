@@ -49,6 +49,18 @@ type WriterOptions struct {
 	// up to a window of memory. For finished recordings (kwrec compact),
 	// not for recording.
 	Compact bool
+	// MaxSize, with [Create], splits the recording into numbered parts
+	// (see [PartName]): once the current part file holds MaxSize bytes,
+	// the Writer starts the next part at the next line. Sizes are checked
+	// as lines are written and counted as they reach the file, so a part
+	// ends up to a flush interval's worth of lines past MaxSize.
+	// Default 0: one file. [Parts], [OpenParts] and replay.Open read the
+	// parts as one recording (see the package doc).
+	MaxSize int64
+	// Rotate, with [Create], starts the next part at the first line
+	// written once the current part is Rotate old (by Clock), as
+	// MaxSize does by size. Default 0: no rotation by time.
+	Rotate time.Duration
 }
 
 // CompactSegmentSize is the segment size, and the zstd window, of a
@@ -80,30 +92,34 @@ type Writer struct {
 	done      chan struct{}
 	closed    bool
 	name      string
+	rot       *rotation // with MaxSize or Rotate, else nil
 }
 
 // NewWriter starts a cassette on w with header h (its Version is set to
 // [Version]) and writes the header line.
+//
+// [WriterOptions.MaxSize] and [WriterOptions.Rotate] need [Create].
 func NewWriter(w io.Writer, h Header, opts WriterOptions) (*Writer, error) {
-	var c *compression
-	if opts.Compress {
-		cc := compressionFor(opts)
-		c = &cc
+	if opts.MaxSize != 0 || opts.Rotate != 0 {
+		return nil, errors.New("cassette: MaxSize and Rotate write several files: use Create")
 	}
-	return newWriter(w, h, opts, c)
+	return newWriter(w, h, opts, compressionOf(opts))
+}
+
+// compressionOf is how opts compress: nil for plain text.
+func compressionOf(opts WriterOptions) *compression {
+	if !opts.Compress {
+		return nil
+	}
+	c := compressionFor(opts)
+	return &c
 }
 
 // newWriter is NewWriter compressing as c says (nil: plain text).
 func newWriter(w io.Writer, h Header, opts WriterOptions, c *compression) (*Writer, error) {
 	cw := &Writer{open: map[int]*ivState{}, nextID: 1, stop: make(chan struct{}), done: make(chan struct{})}
-	if c != nil {
-		seg, err := newSegmenter(w, *c)
-		if err != nil {
-			return nil, err
-		}
-		cw.seg, cw.bytesForm = seg, c.bytesForm
-	} else {
-		cw.out = bufio.NewWriterSize(w, 256<<10)
+	if err := cw.setOutput(w, c); err != nil {
+		return nil, err
 	}
 	line, err := encodeHeader(h)
 	if err != nil {
@@ -126,13 +142,34 @@ func newWriter(w io.Writer, h Header, opts WriterOptions, c *compression) (*Writ
 	return cw, nil
 }
 
+// setOutput makes w the Writer's output, compressed as c says (nil:
+// plain text).
+func (cw *Writer) setOutput(w io.Writer, c *compression) error {
+	cw.out, cw.seg, cw.bytesForm = nil, nil, false
+	if c != nil {
+		seg, err := newSegmenter(w, *c)
+		if err != nil {
+			return err
+		}
+		cw.seg, cw.bytesForm = seg, c.bytesForm
+	} else {
+		cw.out = bufio.NewWriterSize(w, 256<<10)
+	}
+	return nil
+}
+
 // Create creates the cassette file path and returns a [Writer] on it,
 // compressed when path ends in ".zst" or opts.Compress is set. Lines reach
 // the file as they are flushed, so a killed recorder leaves the file
-// readable up to its last flush.
+// readable up to its last flush. With [WriterOptions.MaxSize] or
+// [WriterOptions.Rotate] it writes the parts [PartName](path, 1), 2, ...
+// instead of path.
 func Create(path string, h Header, opts WriterOptions) (*Writer, error) {
 	if strings.HasSuffix(path, ".zst") {
 		opts.Compress = true
+	}
+	if opts.MaxSize != 0 || opts.Rotate != 0 {
+		return createParts(path, h, opts)
 	}
 	f, err := os.Create(path)
 	if err != nil {
@@ -185,6 +222,12 @@ func (w *Writer) fail(err error) error {
 func (w *Writer) write(line []byte) {
 	if w.err != nil {
 		return
+	}
+	if w.rot != nil && w.rot.due() {
+		w.rotate()
+		if w.err != nil {
+			return
+		}
 	}
 	var err error
 	if w.seg != nil {

@@ -10,7 +10,9 @@ import (
 
 // Open returns a Replayer over the cassette file path that keeps only the
 // cassette's structure in memory (about 60 bytes a frame) and reads frames
-// back from the file as it serves them,
+// back from the file as it serves them. path may also name a rotated
+// recording's parts (cassettes.Parts): a glob pattern ('rec-*.kwrec.zst')
+// or its first part; they replay as one cassette,
 // so a cassette of any size replays in memory proportional to its frame
 // count, not its size. The timelines that answer unrecorded requests are
 // built in the same single pass over the file, as references into it.

@@ -23,9 +23,12 @@ does, but each stream a replay decodes then holds up to 64 MiB: keep the
 recorder's default for cassettes replayed to many watchers at once.
 
 The cassette is read and written one line at a time, in constant memory; a
-cut cassette is refused (run kwrec lint --fix first).`,
-		Example: `  kwrec compact rec.kwrec.zst rec.compact.kwrec.zst`,
-		Args:    cobra.ExactArgs(2),
+cut cassette is refused (run kwrec lint --fix first). IN may be a rotated
+recording (kwrec record --max-size), by a quoted pattern or its first part:
+its parts are joined into one file.`,
+		Example: `  kwrec compact rec.kwrec.zst rec.compact.kwrec.zst
+  kwrec compact 'rec-*.kwrec.zst' rec.kwrec.zst   # the parts, joined`,
+		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			in, out := args[0], args[1]
 			if in == out {
@@ -44,17 +47,26 @@ cut cassette is refused (run kwrec lint --fix first).`,
 // compact copies the cassette in to out as a compact compressed cassette
 // and returns both sizes.
 func compact(in, out string) (before, after int64, err error) {
-	r, err := cassettes.Open(in)
+	parts, err := cassettes.Parts(in)
+	if err != nil {
+		return 0, 0, err
+	}
+	r, err := cassettes.OpenParts(parts...)
 	if err != nil {
 		return 0, 0, err
 	}
 	defer r.Close()
-	st, err := os.Stat(in)
-	if err != nil {
-		return 0, 0, err
+	for _, p := range parts {
+		st, err := os.Stat(p)
+		if err != nil {
+			return 0, 0, err
+		}
+		before += st.Size()
 	}
+	h := r.Header()
+	h.Part = 0 // one file
 	err = cassettes.WriteAtomic(out, func(f io.Writer) error {
-		w, err := cassettes.NewWriter(f, r.Header(), cassettes.WriterOptions{Compress: true, Compact: true})
+		w, err := cassettes.NewWriter(f, h, cassettes.WriterOptions{Compress: true, Compact: true})
 		if err != nil {
 			return err
 		}
@@ -92,5 +104,5 @@ func compact(in, out string) (before, after int64, err error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	return st.Size(), st2.Size(), nil
+	return before, st2.Size(), nil
 }

@@ -29,14 +29,28 @@ data.
 cut, ends the interactions left open as "stopped" and rewrites the file
 atomically. A cassette cut before its header line is whole (an empty file, a
 cut inside the zstd magic or the header line) holds nothing to keep: --fix
-says so and leaves the file as it is.`,
+says so and leaves the file as it is.
+
+A rotated recording (kwrec record --max-size) is linted as one, its parts
+named by a pattern ('rec-*.kwrec.zst'), its first part or all its parts;
+--fix does not repair one.`,
 		Example: `  kwrec lint testdata/*.kwrec*
-  kwrec lint --fix crashed.kwrec.zst`,
+  kwrec lint --fix crashed.kwrec.zst
+  kwrec lint 'rec-*.kwrec.zst'`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// The parts of one rotated recording, as a shell expands an
+			// unquoted pattern, are one cassette.
+			groups := make([][]string, len(args))
+			for i, a := range args {
+				groups[i] = []string{a}
+			}
+			if parts, err := cassettes.Parts(args...); len(args) > 1 && err == nil && len(parts) == len(args) {
+				groups = [][]string{args}
+			}
 			bad := 0
-			for _, path := range args {
-				if msg := lintFile(path, fix); msg != "" {
+			for _, names := range groups {
+				if msg := lintRecording(names, fix); msg != "" {
 					fmt.Fprintln(cmd.OutOrStdout(), msg)
 					if !strings.Contains(msg, ": repaired:") {
 						bad++
@@ -44,7 +58,7 @@ says so and leaves the file as it is.`,
 				}
 			}
 			if bad > 0 {
-				return &exitError{code: 1, msg: fmt.Sprintf("%d of %d cassette(s) have problems", bad, len(args))}
+				return &exitError{code: 1, msg: fmt.Sprintf("%d of %d cassette(s) have problems", bad, len(groups))}
 			}
 			return nil
 		},
@@ -56,7 +70,18 @@ says so and leaves the file as it is.`,
 // lintFile returns "" for a valid cassette, else one line describing the
 // first problem (or the repair done).
 func lintFile(path string, fix bool) string {
-	r, err := cassettes.Open(path)
+	return lintRecording([]string{path}, fix)
+}
+
+// lintRecording is lintFile of a recording named by names: a file, a
+// pattern, or a rotated recording's parts.
+func lintRecording(names []string, fix bool) string {
+	path := names[0]
+	parts, err := cassettes.Parts(names...)
+	if err != nil {
+		return err.Error()
+	}
+	r, err := cassettes.OpenParts(parts...)
 	if err != nil {
 		return err.Error()
 	}
@@ -78,6 +103,9 @@ func lintFile(path string, fix bool) string {
 	}
 	if !fix || !errors.Is(err, cassettes.ErrTruncated) {
 		return err.Error()
+	}
+	if len(parts) > 1 {
+		return fmt.Sprintf("%v (--fix repairs a cassette in one file, not a rotated recording's parts)", err)
 	}
 	c, lerr := cassettes.Load(path)
 	if c == nil {

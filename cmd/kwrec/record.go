@@ -41,6 +41,8 @@ type recordFlags struct {
 	proxy         bool
 	noRedact      bool
 	labels        []string
+	maxSize       string
+	rotate        time.Duration
 }
 
 func newRecordCmd() *cobra.Command {
@@ -71,15 +73,29 @@ The cluster is reached with kubectl's connection flags (--kubeconfig,
 --as, --request-timeout, ...), which need no kubeconfig at all.
 
 The output is compressed when FILE ends in .zst. Credentials, Secret values
-and tokens are redacted unless --no-redact.`,
+and tokens are redacted unless --no-redact.
+
+--max-size and --rotate split a long recording into numbered parts, each a
+whole cassette: -o rec.kwrec.zst --max-size 100MB writes rec-0001.kwrec.zst,
+rec-0002.kwrec.zst, ..., starting the next part once the current one holds
+SIZE bytes (or is DURATION old). Every kwrec command that reads a cassette,
+and replay.Open, takes the parts as one recording by a quoted pattern
+('rec-*.kwrec.zst') or the first part.`,
 		Example: `  kwrec record configmaps -n default --duration 30s -o cm.kwrec.zst
   kwrec record cm,secrets -A --events 100 -o cluster.kwrec.zst
   kwrec record deploy -l app=web --streaming-list -o web.kwrec.zst
   kwrec record configmaps.v1. --server https://10.0.0.1:6443 --token "$TOKEN" --certificate-authority ca.crt -n default -o cm.kwrec
-  kwrec record --proxy -o kubectl.kwrec.zst -- kubectl get configmaps -w`,
+  kwrec record --proxy -o kubectl.kwrec.zst -- kubectl get configmaps -w
+  kwrec record pods -A --max-size 100MB --rotate 1h -o pods.kwrec.zst   # pods-0001.kwrec.zst, ...`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.out == "" {
 				return errors.New("record needs -o FILE")
+			}
+			if _, err := parseSize(f.maxSize); err != nil {
+				return fmt.Errorf("--max-size %q: %v", f.maxSize, err)
+			}
+			if f.rotate < 0 {
+				return fmt.Errorf("--rotate %v: want a positive duration such as 1h", f.rotate)
 			}
 			// Before any cluster traffic: a typo in -o should not cost a
 			// connection to find out.
@@ -117,6 +133,8 @@ and tokens are redacted unless --no-redact.`,
 	fl.BoolVar(&f.proxy, "proxy", false, "record COMMAND through a recording proxy")
 	fl.BoolVar(&f.noRedact, "no-redact", false, "record credentials, Secret values and tokens as they are (dangerous)")
 	fl.StringArrayVar(&f.labels, "label", nil, "KEY=VALUE note stored in the cassette header (repeatable)")
+	fl.StringVar(&f.maxSize, "max-size", "", "split the recording into numbered parts of about this size (100MB, 1GiB): FILE-0001.EXT, FILE-0002.EXT, ...")
+	fl.DurationVar(&f.rotate, "rotate", 0, "start the next numbered part after this long (1h), as --max-size does by size")
 	return cmd
 }
 
@@ -130,7 +148,7 @@ type session struct {
 func startSession(cmd *cobra.Command, f *recordFlags, cfg *rest.Config) (*session, error) {
 	opts := recorder.Options{DisableRedaction: f.noRedact}
 	if f.noRedact {
-		fmt.Fprintln(cmd.ErrOrStderr(), "kwrec: warning: --no-redact: credentials, Secret values and tokens will be written to "+f.out)
+		fmt.Fprintln(cmd.ErrOrStderr(), "kwrec: warning: --no-redact: credentials, Secret values and tokens will be written to "+f.outName())
 	}
 	server := ""
 	if dc, err := discovery.NewDiscoveryClientForConfig(cfg); err == nil {
@@ -149,7 +167,8 @@ func startSession(cmd *cobra.Command, f *recordFlags, cfg *rest.Config) (*sessio
 		}
 		h.Labels[k] = v
 	}
-	w, err := cassettes.Create(f.out, h, cassettes.WriterOptions{})
+	size, _ := parseSize(f.maxSize) // checked before
+	w, err := cassettes.Create(f.out, h, cassettes.WriterOptions{MaxSize: size, Rotate: f.rotate})
 	if err != nil {
 		return nil, err
 	}
@@ -158,7 +177,7 @@ func startSession(cmd *cobra.Command, f *recordFlags, cfg *rest.Config) (*sessio
 		w.Close()
 		return nil, err
 	}
-	return &session{w: w, rec: rec, out: f.out}, nil
+	return &session{w: w, rec: rec, out: f.outName()}, nil
 }
 
 // finish stops the recorder and closes the cassette; it reports what was
@@ -333,9 +352,9 @@ func recordResources(cmd *cobra.Command, f *recordFlags, args []string) error {
 	close(progressDone)
 	<-progressGone // the line is cleared before the summary
 	if err := s.finish(); err != nil {
-		return fmt.Errorf("recording stopped with errors; %s holds only what was written before: %v", f.out, err)
+		return fmt.Errorf("recording stopped with errors; %s holds only what was written before: %v", s.out, err)
 	}
-	fmt.Fprintln(cmd.ErrOrStderr(), summary(stats, time.Since(start), f.out))
+	fmt.Fprintln(cmd.ErrOrStderr(), summary(stats, time.Since(start), s.out))
 	return nil
 }
 
@@ -423,9 +442,9 @@ func recordProxy(cmd *cobra.Command, f *recordFlags, command []string) error {
 		// We stopped it: its exit status is ours to ignore.
 	}
 	if err := errors.Join(p.Close(), s.finish()); err != nil {
-		return fmt.Errorf("recording stopped with errors; %s holds only what was written before: %v", f.out, err)
+		return fmt.Errorf("recording stopped with errors; %s holds only what was written before: %v", s.out, err)
 	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "kwrec: recorded %s through the proxy to %s\n", strings.Join(command, " "), f.out)
+	fmt.Fprintf(cmd.ErrOrStderr(), "kwrec: recorded %s through the proxy to %s\n", strings.Join(command, " "), s.out)
 	var ee *exec.ExitError
 	if errors.As(werr, &ee) {
 		return &exitError{code: ee.ExitCode(), msg: fmt.Sprintf("%s exited with status %d (the recording is saved)", command[0], ee.ExitCode())}

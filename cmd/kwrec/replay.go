@@ -101,8 +101,9 @@ from the recorded timeline of each collection.
 The replay ends when the cassette is consumed.`,
 		Example: `  kwrec replay cm.kwrec.zst
   kwrec replay cm.kwrec.zst --watch-error request=2,after=1,code=410
-  kwrec replay cm.kwrec.zst --speed 1 --json`,
-		Args: cobra.ExactArgs(1),
+  kwrec replay cm.kwrec.zst --speed 1 --json
+  kwrec replay 'rec-*.kwrec.zst'   # the parts of kwrec record --max-size, as one`,
+		Args: oneCassette,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return replayCassette(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], &f)
 		},

@@ -48,8 +48,9 @@ times 1000, so that writes fit between recorded events. With the default
   kubectl --kubeconfig /tmp/replay.kubeconfig get configmaps -w
   kwrec serve cm.kwrec.zst --speed 1 --watch-error request=2,after=1,code=410 --kubeconfig-out k.yaml
   kwrec serve cm.kwrec.zst --edit watch-error:resource=configmaps,rv=201,code=410 --edit error:resource=configmaps,verb=list,nth=2,status=503
-  kwrec serve cm.kwrec.zst --writes overlay --writes-out writes.kwrec --edit error:resource=configmaps,verb=update,nth=1,status=409`,
-		Args: cobra.ExactArgs(1),
+  kwrec serve cm.kwrec.zst --writes overlay --writes-out writes.kwrec --edit error:resource=configmaps,verb=update,nth=1,status=409
+  kwrec serve 'rec-*.kwrec.zst' --speed 10   # the parts of kwrec record --max-size, as one`,
+		Args: oneCassette,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkSpeed(speed); err != nil {
 				return err

@@ -77,8 +77,9 @@ resourceVersion), so an edit that no client could reach shows before any
 replay.`,
 		Example: `  kwrec show cm.kwrec.zst
   kwrec show cm.kwrec.zst --watch-error request=2,after=1,code=410
-  kwrec show cm.kwrec.zst --json | jq 'select(.frame.event == "ERROR")'`,
-		Args: cobra.ExactArgs(1),
+  kwrec show cm.kwrec.zst --json | jq 'select(.frame.event == "ERROR")'
+  kwrec show 'rec-*.kwrec.zst'   # the parts of kwrec record --max-size, as one`,
+		Args: oneCassette,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			es, err := edits.parse()
 			if err != nil {
@@ -115,7 +116,7 @@ func editRows(path string, h cassettes.Header, extra []replay.Edit) ([]timelineR
 }
 
 func show(out io.Writer, path string, asJSON bool, extra []replay.Edit) error {
-	r, err := cassettes.Open(path)
+	r, err := cassettes.OpenParts(path)
 	if err != nil {
 		return err
 	}

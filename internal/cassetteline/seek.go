@@ -15,6 +15,9 @@ const seekPrefix = "# kwrec:seek zstd="
 // Zstd of the file, which decodes to text from byte Text on.
 type SeekPoint struct {
 	Zstd, Text int64
+	// File is, in a [Source], the file of a rotated recording the point
+	// is in (0: the first); never written in a comment.
+	File int
 }
 
 // AppendSeekComment appends p's seek comment line, newline included.

@@ -20,10 +20,11 @@ import (
 // Fixtures are the cassettes in cassettes/testdata that read without error.
 var Fixtures = []string{"list-then-watch.kwrec", "error-and-reset.kwrec", "protobuf-watch.kwrec"}
 
-// Load loads the cassette file path or fails the test.
+// Load loads the cassette file path, or the recording a pattern or first
+// part names ([cassettes.LoadParts]), or fails the test.
 func Load(tb testing.TB, path string) *cassettes.Cassette {
 	tb.Helper()
-	c, err := cassettes.Load(path)
+	c, err := cassettes.LoadParts(path)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -34,4 +34,9 @@
 // tells it where each line is and the compressed form's seek comments. A
 // frame read back is checked against the index and fails with
 // [ErrModified] if the file changed.
+//
+// A rotated recording (cassettes.Parts) indexes as one cassette: frame
+// offsets run through its parts' texts end to end, and a frame is read
+// from the part its offset falls in, decoding from that part's seek
+// comments.
 package index

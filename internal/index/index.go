@@ -53,11 +53,19 @@ type Index struct {
 	Header       cassettes.Header
 	Interactions []*Interaction // in order, as [cassettes.Load] has them
 
-	file       *os.File
+	// files are the cassette's: one, or a rotated recording's parts in
+	// order. Frame offsets are in their texts end to end.
+	files  []*file
+	closed atomic.Bool
+}
+
+// file is one file of an indexed cassette.
+type file struct {
+	f          *os.File
 	name       string
+	start      int64 // where its text starts in the texts of all the files
 	compressed bool
-	seeks      []seekState // in text order
-	closed     atomic.Bool
+	seeks      []seekState // in text order, at offsets in the file's own text
 }
 
 // Interaction is a recorded interaction without its frame bytes: a
@@ -112,33 +120,56 @@ type Options struct {
 	Visit func(in *Interaction, i int, f cassettes.Frame) error
 }
 
-// Open reads the cassette file path, compressed or plain, in one
-// streaming pass and returns its [Index]; Close it when done. It checks
+// Open reads the cassette name names (see [cassettes.Parts]: a file, or a
+// rotated recording's parts as one, by a glob pattern or its first part),
+// compressed or plain, in one streaming pass and returns its [Index];
+// Close it when done. It checks
 // the cassette as [cassettes.Load] does and fails with the same errors,
 // except that a JSON frame is checked for being one whole value, not for
 // being valid JSON, and in a compressed file (whose zstd checksums prove
 // its bytes) not at all: Load and kwrec lint check every frame. On an
 // error wrapping [cassettes.ErrTruncated] it returns the index of
 // everything before the cut and the error, as [cassettes.Read] does.
-func Open(path string, opts Options) (*Index, error) {
-	f, err := os.Open(path)
+func Open(name string, opts Options) (*Index, error) {
+	paths, err := cassettes.Parts(name)
 	if err != nil {
-		return nil, fileError(path, err)
+		return nil, err
 	}
-	x, err := indexFile(f, path, opts)
-	if x == nil {
-		f.Close()
+	x := &Index{}
+	for _, p := range paths {
+		f, err := os.Open(p)
+		if err != nil {
+			x.Close()
+			return nil, fileError(p, err)
+		}
+		// Not started (after a cut) until the Reader says where.
+		x.files = append(x.files, &file{f: f, name: p, start: math.MaxInt64})
+	}
+	err = x.index(opts)
+	if err != nil && !errors.Is(err, cassettes.ErrTruncated) {
+		x.Close()
+		return nil, err
 	}
 	return x, err
 }
 
-func indexFile(f *os.File, path string, opts Options) (*Index, error) {
+func (x *Index) index(opts Options) error {
 	// The Reader reads through src, which tells where each line is and
 	// the seek comments, and sets how much of a frame it checks.
-	src := &cassetteline.Source{R: f}
-	rd, err := cassettes.NewReader(src, path)
+	src := &cassetteline.Source{R: x.files[0].f}
+	plain := false
+	for k, fl := range x.files {
+		if k > 0 {
+			src.More = append(src.More, cassetteline.Part{R: fl.f, Name: fl.name})
+		}
+		// Frames are checked as the plainest file needs.
+		var magic [4]byte
+		n, _ := fl.f.ReadAt(magic[:], 0)
+		plain = plain || !cassettes.IsCompressed(magic[:n])
+	}
+	rd, err := cassettes.NewReader(src, x.files[0].name)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer rd.Close()
 	// An index needs each frame's bounds, not a proof that it is JSON:
@@ -148,22 +179,25 @@ func indexFile(f *os.File, path string, opts Options) (*Index, error) {
 	// checked, and only for being whole values. This is most of what
 	// makes an open as fast as decompression.
 	src.Check = cassetteline.CheckBounds
-	if src.Compressed {
+	if !plain {
 		src.Check = cassetteline.CheckNone
 	}
-	x := &Index{Header: rd.Header(), file: f, name: path, compressed: src.Compressed}
+	x.Header = rd.Header()
+	if len(x.files) > 1 {
+		x.Header.Part = 0 // the whole recording's
+	}
 	byID := map[int]*Interaction{}
 	for {
 		e, err := rd.Next()
 		if err != nil && err != io.EOF && !errors.Is(err, cassettes.ErrTruncated) {
-			return nil, err
+			return err
 		}
 		if err != nil {
-			x.finish(src.Seeks)
+			x.finish(src)
 			if err == io.EOF {
 				err = nil
 			}
-			return x, err
+			return err
 		}
 		switch {
 		case e.Request != nil:
@@ -182,7 +216,7 @@ func indexFile(f *os.File, path string, opts Options) (*Index, error) {
 			in.Frames = append(in.Frames, Frame{At: e.Frame.At, off: src.LineOff, n: int32(src.LineLen), line: line})
 			if opts.Visit != nil {
 				if err := opts.Visit(in, i, *e.Frame); err != nil {
-					return nil, err
+					return err
 				}
 			}
 		case e.End != nil:
@@ -191,25 +225,42 @@ func indexFile(f *os.File, path string, opts Options) (*Index, error) {
 	}
 }
 
-// finish trims what append over-allocated and keeps the seek points.
-func (x *Index) finish(seeks []cassetteline.SeekPoint) {
+// finish trims what append over-allocated and keeps where the files are
+// and their seek points.
+func (x *Index) finish(src *cassetteline.Source) {
 	for _, in := range x.Interactions {
 		if n := len(in.Frames); cap(in.Frames)-n > n/8 {
 			in.Frames = slices.Clone(in.Frames)
 		}
 	}
-	x.seeks = make([]seekState, len(seeks))
-	for i, p := range seeks {
-		x.seeks[i].SeekPoint = p
+	for k, fi := range src.Files {
+		x.files[k].start, x.files[k].compressed = fi.Start, fi.Compressed
+	}
+	n := make([]int, len(x.files))
+	for _, p := range src.Seeks {
+		n[p.File]++
+	}
+	for k, fl := range x.files {
+		fl.seeks = make([]seekState, 0, n[k])
+	}
+	for _, p := range src.Seeks {
+		fl := x.files[p.File]
+		fl.seeks = append(fl.seeks, seekState{})
+		fl.seeks[len(fl.seeks)-1].SeekPoint = p
 	}
 }
 
-// Close closes the cassette file. Readers still open fail from then on.
+// Close closes the cassette's files. Readers still open fail from then
+// on.
 func (x *Index) Close() error {
 	if x.closed.Swap(true) {
 		return nil
 	}
-	return x.file.Close()
+	var errs []error
+	for _, fl := range x.files {
+		errs = append(errs, fl.f.Close())
+	}
+	return errors.Join(errs...)
 }
 
 // FrameRef names frame I (0-based) of interaction In.
@@ -226,7 +277,7 @@ func (x *Index) check(in *Interaction) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("cassette: %s: the interaction is not one of this index's Interactions", x.name)
+	return fmt.Errorf("cassette: %s: the interaction is not one of this index's Interactions", x.files[0].name)
 }
 
 func frameRangeError(in *Interaction, i, n int) error {
@@ -339,6 +390,7 @@ const plainJump = 1 << 20
 // forward through the file when it can.
 type cursor struct {
 	x    *Index
+	fl   *file         // the file br reads
 	pos  int64         // text offset of br's next byte; -1: not started
 	br   *bufio.Reader // the text; nil: not positioned
 	text *bufio.Reader // the text decoded by dec, kept for reuse
@@ -351,7 +403,7 @@ func (c *cursor) close() {
 		c.dec.Close()
 		c.dec = nil
 	}
-	c.br, c.text, c.in, c.pos = nil, nil, nil, -1
+	c.br, c.text, c.in, c.pos, c.fl = nil, nil, nil, -1, nil
 }
 
 // frame reads the line of loc, which must decode to a frame of in at
@@ -388,12 +440,13 @@ func (c *cursor) frame(in *Interaction, loc Frame, buf []byte) (cassettes.Frame,
 // else (a line that is not the frame, the file ending early, zstd data
 // that no longer decodes) as ErrModified. The cursor starts over next time.
 func (c *cursor) fail(loc Frame, err error) error {
+	name := c.x.fileAt(loc.off).name
 	c.close()
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
-		return fileError(c.x.name, err)
+		return fileError(name, err)
 	}
-	return &cassettes.ParseError{File: c.x.name, Line: int(loc.line), Offset: -1, Err: ErrModified,
+	return &cassettes.ParseError{File: name, Line: int(loc.line), Offset: -1, Err: ErrModified,
 		Msg: "the cassette changed since it was indexed; reopen it"}
 }
 
@@ -405,15 +458,26 @@ func fileError(name string, err error) error {
 	return fmt.Errorf("%s: %w", name, err)
 }
 
+// fileAt returns the file that text offset off is in.
+func (x *Index) fileAt(off int64) *file {
+	k := sort.Search(len(x.files), func(k int) bool { return x.files[k].start > off })
+	return x.files[max(k-1, 0)]
+}
+
 // seek positions the cursor at text offset off.
 func (c *cursor) seek(off int64) error {
-	if c.x.compressed {
+	if fl := c.x.fileAt(off); fl != c.fl {
+		// Another part of a rotated recording: start over in it.
+		c.fl, c.br, c.pos = fl, nil, -1
+	}
+	if c.fl.compressed {
 		if err := c.seekCompressed(off); err != nil {
 			return err
 		}
 	} else if c.br == nil || off < c.pos || off-c.pos > plainJump {
-		sr := io.NewSectionReader(c.x.file, off, math.MaxInt64-off)
-		if c.br == nil {
+		local := off - c.fl.start
+		sr := io.NewSectionReader(c.fl.f, local, math.MaxInt64-local)
+		if c.br == nil || c.br == c.text {
 			c.br = bufio.NewReaderSize(sr, 64<<10)
 		} else {
 			c.br.Reset(sr)
@@ -428,8 +492,8 @@ func (c *cursor) seek(off int64) error {
 // seekCompressed starts decoding at the last good seek point at or
 // before off, unless the decoder is already between it and off.
 func (c *cursor) seekCompressed(off int64) error {
-	seeks := c.x.seeks
-	j := sort.Search(len(seeks), func(j int) bool { return seeks[j].Text > off })
+	seeks, base := c.fl.seeks, c.fl.start
+	j := sort.Search(len(seeks), func(j int) bool { return base+seeks[j].Text > off })
 	for j--; ; j-- {
 		for j >= 0 && seeks[j].state.Load() == seekBad {
 			j--
@@ -438,7 +502,7 @@ func (c *cursor) seekCompressed(off int64) error {
 		if j >= 0 {
 			start = seeks[j].SeekPoint
 		}
-		if c.br != nil && c.pos <= off && (c.pos >= start.Text || off-c.pos <= plainJump) {
+		if c.br != nil && c.pos <= off && (c.pos >= base+start.Text || off-c.pos <= plainJump) {
 			return nil // decoding on is less work than starting over
 		}
 		ok, err := c.start(start, j >= 0)
@@ -453,14 +517,14 @@ func (c *cursor) seekCompressed(off int64) error {
 	}
 }
 
-// start starts decoding at p and, if check is set, reports whether the
-// bytes there are what p claims: zstd's magic, decoding to p's own seek
-// comment. The file start needs no check.
+// start starts decoding c.fl at p and, if check is set, reports whether
+// the bytes there are what p claims: zstd's magic, decoding to p's own
+// seek comment. The file start needs no check.
 func (c *cursor) start(p cassetteline.SeekPoint, check bool) (bool, error) {
 	c.br, c.pos = nil, -1
 	if check {
 		var magic [4]byte
-		if _, err := c.x.file.ReadAt(magic[:], p.Zstd); err != nil {
+		if _, err := c.fl.f.ReadAt(magic[:], p.Zstd); err != nil {
 			var pe *fs.PathError
 			if errors.As(err, &pe) {
 				return false, err
@@ -471,7 +535,7 @@ func (c *cursor) start(p cassetteline.SeekPoint, check bool) (bool, error) {
 			return false, nil
 		}
 	}
-	sr := io.NewSectionReader(c.x.file, p.Zstd, math.MaxInt64-p.Zstd)
+	sr := io.NewSectionReader(c.fl.f, p.Zstd, math.MaxInt64-p.Zstd)
 	if c.in == nil {
 		c.in = bufio.NewReaderSize(sr, 64<<10)
 	} else {
@@ -502,6 +566,6 @@ func (c *cursor) start(p cassetteline.SeekPoint, check bool) (bool, error) {
 		}
 		p.Text += int64(len(line))
 	}
-	c.br, c.pos = c.text, p.Text
+	c.br, c.pos = c.text, c.fl.start+p.Text
 	return true, nil
 }

@@ -44,6 +44,11 @@ func indexForms(t *testing.T) map[string]string {
 		p := filepath.Join(dir, name+".kwrec")
 		cassettetest.WriteInterleaved(t, p, c, cassettes.WriterOptions{})
 		forms[name+"/plain interleaved"] = p
+		// Rotated into parts, read as one through a pattern.
+		cassettetest.WriteInterleaved(t, filepath.Join(dir, name+".rot.kwrec.zst"), c, cassettes.WriterOptions{SegmentSize: 1000, MaxSize: 1500})
+		forms[name+"/zstd parts"] = filepath.Join(dir, name+".rot-*.kwrec.zst")
+		cassettetest.WriteInterleaved(t, filepath.Join(dir, name+".rot.kwrec"), c, cassettes.WriterOptions{MaxSize: 3000})
+		forms[name+"/plain parts"] = filepath.Join(dir, name+".rot-*.kwrec")
 	}
 	return forms
 }

@@ -1,0 +1,269 @@
+package cassettes
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kwrec/kwrec/internal/cassetteline"
+)
+
+// Parts returns the files of the recording names name, in part order:
+// one cassette, or the parts of a rotated recording (see
+// [WriterOptions.MaxSize]). A name that is not an existing file is a
+// glob pattern ([filepath.Match]): 'rec-*.kwrec.zst'. A single first part
+// (rec-0001.kwrec.zst) brings the further parts of its recording found
+// beside it (rec-0002.kwrec.zst, ...).
+//
+// Parts reads each file's header: several files must be the parts 1 to n
+// of one recording (the same recordedAt), whatever order they are named
+// in, else the error wraps [ErrPart] and names the file. A missing last
+// part cannot be told from the end of the recording, unless streams end
+// open in the last part found ([ErrTruncated] when reading).
+func Parts(names ...string) ([]string, error) {
+	var files []string
+	globbed := false
+	for _, n := range names {
+		if _, err := os.Stat(n); err == nil || !strings.ContainsAny(n, `*?[\`) {
+			files = append(files, n)
+			continue
+		}
+		globbed = true
+		m, err := filepath.Glob(n)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", n, err)
+		}
+		if len(m) == 0 {
+			return nil, fmt.Errorf("%s: no file matches the pattern: %w", n, fs.ErrNotExist)
+		}
+		files = append(files, m...)
+	}
+	if len(files) == 0 {
+		return nil, errors.New("cassette: no file named")
+	}
+	parts := make([]partFile, len(files))
+	for i, f := range files {
+		h, err := readHeader(f)
+		if err != nil {
+			return nil, err
+		}
+		parts[i] = partFile{f, h}
+	}
+	if len(parts) == 1 && parts[0].h.Part == 1 {
+		parts = append(parts, further(parts[0])...)
+	}
+	if len(parts) == 1 && (parts[0].h.Part <= 1 || !globbed) {
+		return files, nil // a later part named alone: the Reader says what to do
+	}
+	if err := checkParts(parts); err != nil {
+		return nil, err
+	}
+	files = files[:0]
+	for _, p := range parts {
+		files = append(files, p.name)
+	}
+	return files, nil
+}
+
+type partFile struct {
+	name string
+	h    Header
+}
+
+// checkParts sorts parts by their number and checks they are 1 to n of
+// one recording.
+func checkParts(parts []partFile) error {
+	slices.SortStableFunc(parts, func(a, b partFile) int { return a.h.Part - b.h.Part })
+	first := parts[0]
+	for i, p := range parts {
+		switch {
+		case p.h.Part <= 0:
+			return partError(p.name, "not a part of a rotated recording (its header has no part number): name the parts of one recording only")
+		case i > 0 && p.h.Part == parts[i-1].h.Part:
+			return partError(p.name, fmt.Sprintf("part %d twice: %s is part %d too", p.h.Part, parts[i-1].name, p.h.Part))
+		case p.h.Part != i+1:
+			return partError(p.name, fmt.Sprintf("part %d, but part %d is missing", p.h.Part, i+1))
+		case !p.h.RecordedAt.Equal(first.h.RecordedAt):
+			return partError(p.name, fmt.Sprintf("part %d of a recording made at %s, not of the one %s starts (made at %s)",
+				p.h.Part, p.h.RecordedAt.Format(time.RFC3339Nano), first.name, first.h.RecordedAt.Format(time.RFC3339Nano)))
+		}
+	}
+	return nil
+}
+
+func partError(name, msg string) error {
+	return &ParseError{File: name, Line: 1, Offset: -1, Err: ErrPart, Msg: msg}
+}
+
+// further returns the files beside first part p that are further parts
+// of its recording by their names and headers; others (left from an
+// earlier recording to the same name) are not its.
+func further(p partFile) []partFile {
+	dir, base := filepath.Split(p.name)
+	stem, ext := splitPartName(base)
+	stem, ok := strings.CutSuffix(stem, "-0001")
+	if !ok {
+		return nil
+	}
+	m, _ := filepath.Glob(dir + escapeGlob(stem) + "-*" + escapeGlob(ext))
+	var out []partFile
+	for _, name := range m {
+		_, b := filepath.Split(name)
+		num := strings.TrimSuffix(strings.TrimPrefix(b, stem+"-"), ext)
+		if k, err := strconv.Atoi(num); err != nil || k < 2 || len(num) < 4 || num[0] == '+' || num[0] == '-' {
+			continue
+		}
+		h, err := readHeader(name)
+		if err != nil || h.Part < 2 || !h.RecordedAt.Equal(p.h.RecordedAt) {
+			continue
+		}
+		out = append(out, partFile{name, h})
+	}
+	return out
+}
+
+func escapeGlob(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// readHeader reads the header of the cassette file path, of any part.
+func readHeader(path string) (Header, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Header{}, fileError(path, err)
+	}
+	defer f.Close()
+	rd, err := newReader(f, path, true)
+	if err != nil {
+		return Header{}, err
+	}
+	rd.Close()
+	return rd.Header(), nil
+}
+
+// OpenParts opens the recording names name (see [Parts]) for streaming,
+// as one stream when it has several parts: interactions continue from
+// part to part, and errors name the part and its line. Its Header is the
+// first part's, with Part 0. Close it when done.
+func OpenParts(names ...string) (*Reader, error) {
+	files, err := Parts(names...)
+	if err != nil {
+		return nil, err
+	}
+	if len(files) == 1 {
+		return Open(files[0])
+	}
+	src := &cassetteline.Source{}
+	var closers []io.Closer
+	for i, name := range files {
+		f, err := os.Open(name)
+		if err != nil {
+			for _, c := range closers {
+				c.Close()
+			}
+			return nil, fileError(name, err)
+		}
+		closers = append(closers, f)
+		if i == 0 {
+			src.R = f
+		} else {
+			src.More = append(src.More, cassetteline.Part{R: f, Name: name})
+		}
+	}
+	rd, err := NewReader(src, files[0])
+	if err != nil {
+		for _, c := range closers {
+			c.Close()
+		}
+		return nil, err
+	}
+	rd.closers = closers
+	rd.header.Part = 0 // the whole recording's
+	return rd, nil
+}
+
+// LoadParts reads the whole recording names name (see [Parts] and
+// [OpenParts]); see [Read] for truncated recordings.
+func LoadParts(names ...string) (*Cassette, error) {
+	rd, err := OpenParts(names...)
+	if err != nil {
+		return nil, err
+	}
+	defer rd.Close()
+	return readAll(rd)
+}
+
+// nextPart starts the next part of a rotated recording at the end of the
+// current one, and reports whether there was one.
+func (r *Reader) nextPart() (bool, error) {
+	src := r.src
+	if src.File >= len(src.More) {
+		return false, nil
+	}
+	p := src.More[src.File]
+	prev := r.name
+	r.closeFile()
+	r.name, r.line = p.Name, 0
+	h, err := r.startFile(p.R)
+	if err != nil {
+		return false, err
+	}
+	switch want := src.File + 1; {
+	case h.Part != want:
+		return false, partError(p.Name, fmt.Sprintf("part %d where part %d should follow %s", h.Part, want, prev))
+	case !h.RecordedAt.Equal(r.header.RecordedAt):
+		return false, partError(p.Name, fmt.Sprintf("part %d of a recording made at %s, not of the one before it (made at %s)",
+			h.Part, h.RecordedAt.Format(time.RFC3339Nano), r.header.RecordedAt.Format(time.RFC3339Nano)))
+	}
+	return true, nil
+}
+
+// PartName returns the name of part k of a recording written to path
+// with rotation: the name's stem, "-", k in at least four digits, then
+// its extension, which is ".kwrec.zst" or ".kwrec" if the name ends so,
+// else everything from the first dot: rec.kwrec.zst gives
+// rec-0001.kwrec.zst, rec-0002.kwrec.zst, ...
+func PartName(path string, k int) string {
+	dir, base := filepath.Split(path)
+	stem, ext := splitPartName(base)
+	return fmt.Sprintf("%s%s-%04d%s", dir, stem, k, ext)
+}
+
+// partPattern returns the glob pattern of the parts of the recording
+// whose part is name (rec-0002.kwrec.zst: rec-*.kwrec.zst), else
+// NAME-*.kwrec.zst.
+func partPattern(name string) string {
+	_, base := filepath.Split(name)
+	stem, ext := splitPartName(base)
+	i := strings.LastIndexByte(stem, '-')
+	if i < 0 || len(stem)-i-1 < 4 || strings.Trim(stem[i+1:], "0123456789") != "" {
+		return "NAME-*.kwrec.zst"
+	}
+	return stem[:i] + "-*" + ext
+}
+
+func splitPartName(base string) (stem, ext string) {
+	for _, e := range []string{".kwrec.zst", ".kwrec"} {
+		if s, ok := strings.CutSuffix(base, e); ok && s != "" {
+			return s, e
+		}
+	}
+	if i := strings.IndexByte(base, '.'); i > 0 {
+		return base[:i], base[i:]
+	}
+	return base, ""
+}

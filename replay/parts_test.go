@@ -1,0 +1,54 @@
+package replay_test
+
+import (
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kwrec/kwrec/cassettes"
+	"github.com/kwrec/kwrec/internal/cassettetest"
+	"github.com/kwrec/kwrec/replay"
+)
+
+func TestOpenServesAWatchWhoseFramesSpanTheParts(t *testing.T) {
+	var frames []cassettes.Frame
+	var want []got
+	for i := range 300 {
+		name, value := fmt.Sprintf("c%d", i%7), fmt.Sprintf("v%d", i)
+		frames = append(frames, eventFrame(0, "MODIFIED", cmJSON(name, 101+i, value)))
+		want = append(want, got{"MODIFIED", name, fmt.Sprint(101 + i), value})
+	}
+	c := watchCassette(cassettes.EndStopped, frames...)
+	for _, tc := range []struct {
+		name, ext string
+		size      int64
+	}{{"compressed", ".kwrec.zst", 500}, {"plain", ".kwrec", 4000}} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			cassettetest.WriteInterleaved(t, filepath.Join(dir, "rec"+tc.ext), c, cassettes.WriterOptions{MaxSize: tc.size})
+			parts, _ := filepath.Glob(filepath.Join(dir, "rec-*"))
+			if len(parts) < 3 {
+				t.Fatalf("%d parts, want at least 3", len(parts))
+			}
+			for _, name := range []string{filepath.Join(dir, "rec-*"+tc.ext), parts[0]} {
+				r, err := replay.Open(name, replay.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				cs := clientset(t, r.Config())
+				w, err := cs.CoreV1().ConfigMaps("default").Watch(ctxT(t), metav1.ListOptions{ResourceVersion: "100"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if d := cmp.Diff(want, recv(t, w, len(want))); d != "" {
+					t.Errorf("Open(%s): events (-recorded +replayed):\n%s", name, d)
+				}
+				w.Stop()
+				r.Close()
+			}
+		})
+	}
+}
