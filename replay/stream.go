@@ -189,84 +189,140 @@ func (b *body) waitUntil(t time.Time, forever bool, exhausted, wake <-chan struc
 // errWoken ends an idle wait: a write came for the watch to send.
 var errWoken = errors.New("kwrec replay: woken by a write")
 
+// Read serves the body's frames, one at a time.
 func (b *body) Read(p []byte) (int, error) {
-	for {
-		if len(b.cur) > 0 {
-			n := copy(p, b.cur)
-			b.cur = b.cur[n:]
-			return n, nil
-		}
+	for len(b.cur) == 0 {
 		if b.err != nil {
 			return 0, b.err
 		}
-		select {
-		case <-b.closed:
-			b.err = errClosedBody
-			continue
-		case <-b.ctx.Done():
-			b.err = b.ctx.Err()
-			continue
-		default:
+		b.step()
+	}
+	n := copy(p, b.cur)
+	b.cur = b.cur[n:]
+	return n, nil
+}
+
+// chunk returns the body's next bytes, waiting for them, without a copy:
+// they are valid until the next call.
+func (b *body) chunk() ([]byte, error) {
+	for len(b.cur) == 0 {
+		if b.err != nil {
+			return nil, b.err
 		}
-		if fr, ok := b.p.frame(b.next); ok && !b.cut {
-			f := &fr
-			if b.p.watch && !b.played && !initial(f) {
-				if b.hold(f) {
-					continue
-				}
-			}
-			if f.mark != nil {
-				if b.writeBefore(f.mark.RV) {
-					continue
-				}
-				if err := b.cross(f.mark); err != nil {
-					b.err = err
-				}
-				continue
-			}
-			if b.r.opts.Settle > 0 && b.p.watch && !b.waited && b.unsent(f) {
-				if err := b.settle(); err != nil {
-					b.err = err
-					continue
-				}
-			}
-			if w := b.p.pace.wait(f.gap) + f.pause; w > 0 && !b.waited {
-				b.due = b.due.Add(w)
-				if err := b.waitUntil(b.due, false, nil, nil); err != nil {
-					b.err = err
-					continue
-				}
-			}
-			b.waited = true
-			if f.step != nil && f.rv != 0 && b.writeBefore(f.rv) {
-				continue
-			}
-			data, err := b.data(f, b.next < b.p.recN)
-			if err != nil {
-				b.err = err
-				continue
-			}
-			b.next++
-			b.waited = false
-			// A timeline step moved now in writeBefore already.
-			if f.rv != 0 && b.p.tl != nil && (f.step == nil || b.p.follow == nil) {
-				b.r.advance(b.p.tl, f.rv)
-			}
-			b.cur = b.encode(data)
-			continue
+		b.step()
+	}
+	d := b.cur
+	b.cur = nil
+	return d, nil
+}
+
+// ready reports whether the body's next frame can be made without
+// waiting: a frame that is due (or paced by no clock), of a watch that
+// Options.Hold no longer holds, whose bytes are at hand. The server then
+// writes it with the frames before it and flushes them together, as
+// kube-apiserver flushes a watch only once no more events are queued for
+// it (see copyFrames). When in doubt it says no: the caller flushes and
+// then waits.
+func (b *body) ready() bool {
+	if b.err != nil || b.cut || len(b.cur) > 0 {
+		return len(b.cur) > 0
+	}
+	f, ok := b.p.frame(b.next)
+	if !ok || f.mark != nil || b.p.watch && b.r.opts.Settle > 0 {
+		return false
+	}
+	if b.p.watch && !b.played && !initial(&f) && !isClosed(b.r.playing) {
+		return false
+	}
+	if w := b.p.pace.wait(f.gap) + f.pause; w > 0 && !b.waited && b.due.Add(w).After(b.r.clock.Now()) {
+		return false
+	}
+	if f.rec > 0 && b.readAhead && b.next < b.p.recN {
+		b.fmu.Lock()
+		defer b.fmu.Unlock()
+		return b.pf != nil && len(b.pf.ch) > 0
+	}
+	return true
+}
+
+// step takes the body one step: it makes its next bytes (b.cur), or sets
+// its error (b.err, io.EOF at the end), or serves a write, crosses a mark
+// or waits, then returns.
+func (b *body) step() {
+	select {
+	case <-b.closed:
+		b.err = errClosedBody
+		return
+	case <-b.ctx.Done():
+		b.err = b.ctx.Err()
+		return
+	default:
+	}
+	fr, ok := b.p.frame(b.next)
+	if !ok || b.cut {
+		b.end()
+		return
+	}
+	f := &fr
+	if b.p.watch && !b.played && !initial(f) {
+		if b.hold(f) {
+			return
 		}
-		if !b.cut && b.writeBefore(0) {
-			continue
+	}
+	if f.mark != nil {
+		if b.writeBefore(f.mark.RV) {
+			return
 		}
-		b.closeFrames()
-		if b.err = b.finish(); b.err == errWoken {
-			b.err = nil
+		if err := b.cross(f.mark); err != nil {
+			b.err = err
 		}
-		if b.err == io.EOF && b.gz != nil {
-			b.gzbuf.Reset()
-			b.gz.Close()
-			b.cur = b.gzbuf.Bytes()
+		return
+	}
+	if b.r.opts.Settle > 0 && b.p.watch && !b.waited && b.unsent(f) {
+		if err := b.settle(); err != nil {
+			b.err = err
+			return
 		}
+	}
+	if w := b.p.pace.wait(f.gap) + f.pause; w > 0 && !b.waited {
+		b.due = b.due.Add(w)
+		if err := b.waitUntil(b.due, false, nil, nil); err != nil {
+			b.err = err
+			return
+		}
+	}
+	b.waited = true
+	if f.step != nil && f.rv != 0 && b.writeBefore(f.rv) {
+		return
+	}
+	data, err := b.data(f, b.next < b.p.recN)
+	if err != nil {
+		b.err = err
+		return
+	}
+	b.next++
+	b.waited = false
+	// A timeline step moved now in writeBefore already.
+	if f.rv != 0 && b.p.tl != nil && (f.step == nil || b.p.follow == nil) {
+		b.r.advance(b.p.tl, f.rv)
+	}
+	b.cur = b.encode(data)
+}
+
+// end serves what comes once the frames are out: the writes still to
+// send, then the recorded end.
+func (b *body) end() {
+	if !b.cut && b.writeBefore(0) {
+		return
+	}
+	b.closeFrames()
+	if b.err = b.finish(); b.err == errWoken {
+		b.err = nil
+	}
+	if b.err == io.EOF && b.gz != nil {
+		b.gzbuf.Reset()
+		b.gz.Close()
+		b.cur = b.gzbuf.Bytes()
 	}
 }
 
