@@ -89,7 +89,7 @@ type plan struct {
 	tl      *timeline.Timeline // progress is reported here, may be nil
 	proto   bool               // timeline frames are encoded in protobuf, else JSON
 	iv      *ivState           // finish is reported here, nil for answers not from a recorded interaction
-	steps   []timeline.Step    // a timeline watch, after frames
+	steps   *timeline.Steps    // a timeline watch, after frames
 	follow  *timeline.Follower // the writes a timeline watch sends, interleaved with steps
 	watch   bool               // a watch: Options.Hold holds its recorded changes
 	// table serves the watch steps in kubectl's Table form, version tableGV.
@@ -97,7 +97,9 @@ type plan struct {
 	tableGV table.GroupVersion
 }
 
-// frame returns the plan's frame i (0-based), false past the last.
+// frame returns the plan's frame i (0-based), false past the last. i is
+// the frame asked for last or the one after it: a timeline watch's steps
+// are made as it reaches them.
 func (p *plan) frame(i int) (outFrame, bool) {
 	if i < p.recN {
 		return recordedFrame(p.iv, i), true
@@ -105,8 +107,10 @@ func (p *plan) frame(i int) (outFrame, bool) {
 	if i -= p.recN; i < len(p.frames) {
 		return p.frames[i], true
 	}
-	if i -= len(p.frames); i < len(p.steps) {
-		s := &p.steps[i]
+	if i -= len(p.frames); p.steps == nil {
+		return outFrame{}, false
+	}
+	if s, ok := p.steps.At(i); ok {
 		f := outFrame{step: s, gap: s.Gap, rv: s.RV}
 		if s.Kind == timeline.StepMark {
 			f.mark = s.Mark
