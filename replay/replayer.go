@@ -100,6 +100,7 @@ type Replayer struct {
 	global []Edit // warps that apply to every interaction
 	edits  []*editState
 	codec  timeline.Codec
+	fan    fanout // the hubs that share the frames of watches (fanout.go)
 
 	// Set while the recording is read, then read-only:
 	timelines map[string]*timeline.Timeline // by collection path

@@ -139,10 +139,11 @@ type body struct {
 	// tableSent says a Table watch event went out (the next carries no columns).
 	tableSent bool
 
-	fmu        sync.Mutex // guards frames and pf: Close may come from another goroutine
+	fmu        sync.Mutex // guards frames, pf and hub: Close may come from another goroutine
 	frames     cursor
 	readAhead  bool      // the frames come from a file: prefetch them
 	pf         *prefetch // reads the unedited recorded frames ahead
+	hub        *hub      // makes the frames of recorded events, shared (see fanout.go)
 	framesDone bool
 	err        error
 	closed     chan struct{}
@@ -245,6 +246,11 @@ func (b *body) ready() bool {
 		b.fmu.Lock()
 		defer b.fmu.Unlock()
 		return b.pf != nil && len(b.pf.ch) > 0
+	}
+	if f.step != nil && f.step.N > 0 && b.p.table == nil {
+		b.fmu.Lock()
+		defer b.fmu.Unlock()
+		return b.hub != nil && b.hub.has(int(f.step.N-1))
 	}
 	return true
 }
@@ -509,6 +515,15 @@ func (b *body) view(f *outFrame) ([]byte, error) {
 		o, typ := s.Obj, "ADDED"
 		if s.Kind == timeline.StepEvent {
 			o, typ = &s.Ev.Obj, s.Ev.Type
+			if s.N > 0 {
+				if h := b.hubFor(int(s.N - 1)); h != nil {
+					data, err := h.frame(b.ctx, b.closed, int(s.N-1))
+					if data != nil || err != nil {
+						return data, err
+					}
+				}
+				b.r.fan.made.Add(1)
+			}
 		}
 		raw, err := b.ref(o.Ref)
 		if err != nil {
@@ -585,7 +600,18 @@ func (b *body) data(f *outFrame, seq bool) ([]byte, error) {
 	return b.frames.frame(b.p.iv.in, f.rec-1)
 }
 
-// closeFrames releases the readers of recorded frames.
+// hubFor returns the hub that makes the body's recorded events, attaching
+// to it at the first one, first; nil once the frames are closed.
+func (b *body) hubFor(first int) *hub {
+	b.fmu.Lock()
+	defer b.fmu.Unlock()
+	if b.hub == nil && !b.framesDone {
+		b.hub = b.r.fan.attach(b.r, b.p.tl, b.p.proto, first)
+	}
+	return b.hub
+}
+
+// closeFrames releases the readers of recorded frames and the hub.
 func (b *body) closeFrames() {
 	b.fmu.Lock()
 	b.framesDone = true
@@ -593,6 +619,10 @@ func (b *body) closeFrames() {
 	if b.pf != nil {
 		close(b.pf.stop)
 		b.pf = nil
+	}
+	if b.hub != nil {
+		b.r.fan.detach(b.hub)
+		b.hub = nil
 	}
 	b.fmu.Unlock()
 }
