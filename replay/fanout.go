@@ -4,8 +4,10 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/kwrec/kwrec/internal/timeline"
+	"k8s.io/utils/clock"
 )
 
 // Fan-out: many watches of one collection share the work of serving it,
@@ -36,11 +38,35 @@ const hubAhead = 64
 // fanout holds a Replayer's hubs, one per timeline and encoding with a
 // watch open. The zero value is ready.
 type fanout struct {
-	mu   sync.Mutex
-	hubs map[hubKey]*hub
+	clock clock.PassiveClock
+	since time.Time // when the Replayer started: the budgets fill from then
+	mu    sync.Mutex
+	hubs  map[hubKey]*hub
+	// budgets are the dispatch budgets of kube-apiserver's rule for a
+	// watch that cannot keep up (slow.go), one per timeline as the API
+	// server has one per resource.
+	budgets map[*timeline.Timeline]*timeBudget
 	// made counts the watch-event frames of recorded events made, by hubs
-	// and by watches alike (tests read it).
-	made atomic.Int64
+	// and by watches alike; terminated the watches ended for falling
+	// behind (tests read them).
+	made       atomic.Int64
+	terminated atomic.Int64
+}
+
+// budget returns the dispatch budget of t (nil: of the recorded streams
+// of no timeline).
+func (f *fanout) budget(t *timeline.Timeline) *timeBudget {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	b := f.budgets[t]
+	if b == nil {
+		if f.budgets == nil {
+			f.budgets = map[*timeline.Timeline]*timeBudget{}
+		}
+		b = &timeBudget{clock: f.clock, last: f.since}
+		f.budgets[t] = b
+	}
+	return b
 }
 
 type hubKey struct {

@@ -17,6 +17,7 @@ import (
 	"github.com/kwrec/kwrec/cassettes"
 	"github.com/kwrec/kwrec/internal/wire"
 	"k8s.io/client-go/rest"
+	testclock "k8s.io/utils/clock/testing"
 )
 
 // These tests look inside the Replayer (fanout.made, fanout.terminated),
@@ -224,6 +225,142 @@ func TestSelectorsFilterEachWatchOfASharedHub(t *testing.T) {
 			t.Errorf("%d frames made; want %d, each once", n, events)
 		}
 	})
+}
+
+func TestAWatchThatCannotKeepUpIsEndedAsTheAPIServerEndsIt(t *testing.T) {
+	const (
+		events = 1000
+		gap    = 10 * time.Millisecond
+	)
+	for _, tc := range []struct {
+		name string
+		// stall is how long the slow watch reads nothing past the time
+		// its first event's frame watchBuffer ahead is due; want is how
+		// many events it gets.
+		stall time.Duration
+		want  int
+	}{
+		{"a watch 200 frames behind for longer than the dispatch budget gets what its buffer held, then a clean end", 2 * time.Second, watchBuffer},
+		{"a watch 200 frames behind for less than the budget keeps up", 50 * time.Millisecond, events},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fanSources(t, fanCassette(events, gap), Options{Speed: 1, Clock: testclock.NewFakeClock(time.Unix(0, 0))}, func(t *testing.T, r *Replayer) {
+				fc := r.clock.(*testclock.FakeClock)
+				fast := readAll(startWatch(t, r, "application/json", ""), events, nil)
+				start := make(chan struct{})
+				slow := readAll(startWatch(t, r, "application/json", ""), events, start)
+				// Event k is due (k+1)*gap after the watches started: step
+				// the clock a gap at a time, once every watch still reading
+				// waits for its next event.
+				stall := time.Duration(watchBuffer+1)*gap + tc.stall
+				for at := time.Duration(0); fast.reading() || slow.reading(); at += gap {
+					if at == stall {
+						close(start)
+					}
+					// A watch still reading waits for its next event once it
+					// has every one that is due.
+					waiting := func() int {
+						n := 0
+						for _, w := range []*reader{fast, slow} {
+							if w.reading() && (w != slow || at >= stall) {
+								n++
+							}
+						}
+						return n
+					}
+					deadline := time.Now().Add(5 * time.Second)
+					for want := waiting(); fc.Waiters() != want && (fast.reading() || slow.reading()); want = waiting() {
+						if time.Now().After(deadline) {
+							t.Fatalf("at %v: %d clock waiters, want %d; fast read %d, slow %d (%v)", at, fc.Waiters(), want, len(fast.names()), len(slow.names()), slow.err)
+						}
+						time.Sleep(20 * time.Microsecond)
+					}
+					fc.Step(gap)
+				}
+				var all []string
+				for i := range events {
+					all = append(all, fmt.Sprintf("cm-%04d", i))
+				}
+				if fast.err != nil {
+					t.Errorf("fast watch: %v", fast.err)
+				}
+				if d := cmp.Diff(all, fast.names()); d != "" {
+					t.Errorf("the fast watch missed events (-want +got):\n%s", d)
+				}
+				if d := cmp.Diff(all[:tc.want], slow.names()); d != "" {
+					t.Errorf("the slow watch (-want +got):\n%s", d)
+				}
+				if tc.want < events && slow.err != io.EOF {
+					t.Errorf("the slow watch ended with %v; want a clean end (io.EOF) as the API server's", slow.err)
+				}
+				for _, f := range slow.got {
+					if bytes.Contains(f, []byte(`"type":"ERROR"`)) {
+						t.Errorf("the slow watch got an ERROR event, which the API server does not send: %s", f)
+					}
+				}
+				wantEnded := int64(0)
+				if tc.want < events {
+					wantEnded = 1
+				}
+				if n := r.fan.terminated.Load(); n != wantEnded {
+					t.Errorf("%d watches ended for falling behind; want %d", n, wantEnded)
+				}
+			})
+		})
+	}
+}
+
+// reader reads a watch on its own goroutine, once start is closed (nil:
+// at once), until it has n frames or an error.
+type reader struct {
+	mu   sync.Mutex
+	got  [][]byte
+	err  error
+	done chan struct{}
+	wait <-chan struct{}
+}
+
+func readAll(w *fanWatch, n int, start <-chan struct{}) *reader {
+	rd := &reader{done: make(chan struct{}), wait: start}
+	go func() {
+		defer close(rd.done)
+		if start != nil {
+			<-start
+		}
+		for range n {
+			f, err := w.next()
+			rd.mu.Lock()
+			if err != nil {
+				rd.err = err
+				rd.mu.Unlock()
+				return
+			}
+			rd.got = append(rd.got, f)
+			rd.mu.Unlock()
+		}
+	}()
+	return rd
+}
+
+// reading reports whether the reader has not finished.
+func (rd *reader) reading() bool {
+	select {
+	case <-rd.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// names returns the names of the objects of the frames read.
+func (rd *reader) names() []string {
+	rd.mu.Lock()
+	defer rd.mu.Unlock()
+	var out []string
+	for _, f := range rd.got {
+		out = append(out, nameOf(f))
+	}
+	return out
 }
 
 // nameOf returns the first "name" in a JSON frame: its object's.

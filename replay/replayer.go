@@ -37,6 +37,14 @@ type Options struct {
 	// end of a watch then lasts the client's timeoutSeconds of clock time
 	// unscaled, so a client that re-watches at once does not spin.
 	// Negative values are refused.
+	//
+	// Above 0, a watch that cannot keep up with its schedule is ended as
+	// kube-apiserver ends a watcher that cannot keep up: once it is 200
+	// events behind for longer than the API server's dispatch budget (up
+	// to 100 ms), it gets the events it was behind by and a clean end of
+	// the stream, no ERROR event; client-go's reflector then watches
+	// again from the last resourceVersion it got. No other watch ever
+	// waits for it.
 	Speed float64
 	// MaxGap caps every wait between frames (after Speed). Default 0: no cap.
 	MaxGap time.Duration
@@ -178,6 +186,7 @@ func newReplayer(opts Options, src source) (*Replayer, error) {
 		r.clock = clock.RealClock{}
 	}
 	r.started = r.clock.Now()
+	r.fan.clock, r.fan.since = r.clock, r.started
 	r.rand = rand.New(rand.NewPCG(1, 2))
 	r.activity.Store(r.started.UnixNano())
 	if !opts.Hold {

@@ -131,7 +131,13 @@ type body struct {
 	due   time.Time
 	next  int
 	cur   []byte
-	cut   bool // a mark fired: no more frames
+	cut   bool // a mark fired, or the watch could not keep up: no more frames
+	// cutAt > 0 ends the watch before frame cutAt: it could not keep up
+	// (see slow.go), which backlog tells; held is how long the dispatch
+	// of its frames has waited for it so far.
+	cutAt   int
+	backlog *backlog
+	held    time.Duration
 	// waited says the pacing wait before frame next is over (a write was
 	// served in front of it).
 	waited bool
@@ -268,6 +274,9 @@ func (b *body) step() {
 		return
 	default:
 	}
+	if b.cutAt > 0 && b.next >= b.cutAt {
+		b.cut = true
+	}
 	fr, ok := b.p.frame(b.next)
 	if !ok || b.cut {
 		b.end()
@@ -302,6 +311,9 @@ func (b *body) step() {
 		}
 	}
 	b.waited = true
+	if b.paced() && !initial(f) {
+		b.keepUp(b.next)
+	}
 	if f.step != nil && f.rv != 0 && b.writeBefore(f.rv) {
 		return
 	}

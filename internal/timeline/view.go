@@ -454,6 +454,12 @@ func (w *Steps) At(i int) (*Step, bool) {
 	return &w.step, true
 }
 
+// Clone returns a copy of w at the same step, to walk ahead of it.
+func (w *Steps) Clone() *Steps {
+	c := *w
+	return &c
+}
+
 // Expired reports whether the watch is only a 410 Expired ERROR event.
 func (w *Steps) Expired() bool {
 	return len(w.head) == 1 && w.head[0].Kind == StepExpired
