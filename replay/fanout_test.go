@@ -310,6 +310,34 @@ func TestAWatchThatCannotKeepUpIsEndedAsTheAPIServerEndsIt(t *testing.T) {
 	}
 }
 
+func TestPacedWatchesThatKeepUpGetEveryEventAndNoneIsEnded(t *testing.T) {
+	// 5 ms apart: a watch that keeps up is never 200 events (a second)
+	// behind, even on a loaded machine under -race.
+	const events = 3 * watchBuffer // the backlog's window goes round
+	fanSources(t, fanCassette(events, 50*time.Millisecond), Options{Speed: 10}, func(t *testing.T, r *Replayer) {
+		var rs []*reader
+		for range 5 {
+			rs = append(rs, readAll(startWatch(t, r, "application/json", ""), events, nil))
+		}
+		var want []string
+		for i := range events {
+			want = append(want, fmt.Sprintf("cm-%04d", i))
+		}
+		for i, rd := range rs {
+			<-rd.done
+			if rd.err != nil {
+				t.Errorf("watch %d: %v", i, rd.err)
+			}
+			if d := cmp.Diff(want, rd.names()); d != "" {
+				t.Errorf("watch %d (-want +got):\n%s", i, d)
+			}
+		}
+		if n := r.fan.terminated.Load(); n != 0 {
+			t.Errorf("%d watches ended for falling behind; want none", n)
+		}
+	})
+}
+
 // reader reads a watch on its own goroutine, once start is closed (nil:
 // at once), until it has n frames or an error.
 type reader struct {

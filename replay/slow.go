@@ -87,9 +87,10 @@ func (t *timeBudget) give(d time.Duration) {
 // by then.
 type backlog struct {
 	ahead *plan
-	lo    int             // the window is frames [lo, lo+len(waits)) of the plan
-	waits []time.Duration // the window's waits, a ring from head
+	lo    int             // the window is frames [lo, lo+n) of the plan
+	waits []time.Duration // the window's waits, a ring of watchBuffer from head
 	head  int
+	n     int
 	sum   time.Duration
 	end   bool // the plan has no frame after the window
 }
@@ -100,7 +101,7 @@ func newBacklog(p *plan, k int) *backlog {
 	if p.steps != nil {
 		ahead.steps = p.steps.Clone()
 	}
-	return &backlog{ahead: &ahead, lo: k + 1, waits: make([]time.Duration, 0, watchBuffer)}
+	return &backlog{ahead: &ahead, lo: k + 1, waits: make([]time.Duration, watchBuffer)}
 }
 
 // slide moves the window to the frames after frame k and returns how
@@ -108,32 +109,31 @@ func newBacklog(p *plan, k int) *backlog {
 // full (the plan has that many frames left).
 func (w *backlog) slide(k int) (time.Duration, bool) {
 	for ; w.lo <= k; w.lo++ {
-		if len(w.waits) == 0 {
+		if w.n == 0 {
 			w.fetch() // walk past it: the copy is walked in order
-			w.waits = w.waits[:0]
-			w.sum, w.head = 0, 0
+			w.n, w.sum = 0, 0
 			continue
 		}
 		w.sum -= w.waits[w.head]
-		w.head = (w.head + 1) % cap(w.waits)
-		w.waits = w.waits[:len(w.waits)-1]
+		w.head = (w.head + 1) % len(w.waits)
+		w.n--
 	}
-	for len(w.waits) < cap(w.waits) && !w.end {
+	for w.n < len(w.waits) && !w.end {
 		w.fetch()
 	}
-	return w.sum, len(w.waits) == cap(w.waits)
+	return w.sum, w.n == len(w.waits)
 }
 
 // fetch adds the next frame of the copy to the window.
 func (w *backlog) fetch() {
-	f, ok := w.ahead.frame(w.lo + len(w.waits))
+	f, ok := w.ahead.frame(w.lo + w.n)
 	if !ok {
 		w.end = true
 		return
 	}
 	d := w.ahead.pace.wait(f.gap) + f.pause
-	w.waits = w.waits[:len(w.waits)+1]
-	w.waits[(w.head+len(w.waits)-1)%cap(w.waits)] = d
+	w.waits[(w.head+w.n)%len(w.waits)] = d
+	w.n++
 	w.sum += d
 }
 
