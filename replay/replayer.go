@@ -129,6 +129,7 @@ type Replayer struct {
 	// changed is when the last recorded change was sent, for Settle.
 	changed  atomic.Int64
 	playing  chan struct{} // closed by Play, or at once without Hold
+	playedAt time.Time     // when Play closed playing (read after it is closed)
 	playOnce sync.Once
 	consumed chan struct{} // closed Linger after done with no request
 	closed   chan struct{} // closed by Close
@@ -264,7 +265,12 @@ func (r *Replayer) Close() error {
 // once the code under test is ready, for a controller once its manager
 // has started and its caches have synced. It is a no-op without Hold and
 // after the first call.
-func (r *Replayer) Play() { r.playOnce.Do(func() { close(r.playing) }) }
+func (r *Replayer) Play() {
+	r.playOnce.Do(func() {
+		r.playedAt = r.clock.Now()
+		close(r.playing)
+	})
+}
 
 // Consumed returns a channel closed once the replay is [Replayer.Done] and
 // the clients have then made no request for [Options.Linger]: every

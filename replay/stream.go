@@ -406,7 +406,9 @@ func (b *body) hold(f *outFrame) bool {
 	select {
 	case <-b.r.playing:
 		b.played = true
-		b.due = b.r.clock.Now() // recorded gaps count from the release
+		// Recorded gaps count from the release, for every watch alike
+		// however late it wakes to see it.
+		b.due = b.r.playedAt
 	case <-wake:
 	case <-b.ctx.Done():
 		b.err = b.ctx.Err()
