@@ -414,9 +414,10 @@ func replayServer(b *testing.B, path string, opts replay.Options) (*replay.Repla
 //
 // idle: the memory of 1,000 idle watchers (watching from the newest
 // resourceVersion, no event coming) divided by 1,000: the RSS growth of a
-// replay server in a subprocess (replay-idle-KB/watcher, target < 64; and
-// its Go heap and stacks after a GC), and of the kube-apiserver process
-// (apiserver-idle-KB/watcher).
+// replay server in a subprocess (replay-idle-KB/watcher, target < 64) and
+// of the kube-apiserver process (apiserver-idle-KB/watcher; its GC makes
+// it jump), and the growth of each one's Go heap in use and stacks after a
+// GC (-idle-heap-KB/watcher; the API server's from its /debug/pprof/heap).
 //
 // speed=1, 10, 100: 1,000 watchers of a recording of 100 events 50 ms
 // apart (20 events/s) replayed at that speed; each event's lateness is its
@@ -776,7 +777,7 @@ func benchFanOutIdle(b *testing.B) {
 	rec := synthRecording(100, 1000, 1024, time.Millisecond)
 	path := rec.cassette(b, tempDir(b))
 	last := rec.rvs[len(rec.rvs)-1]
-	var replayKB, replayHeapKB, apiKB float64
+	var replayKB, replayHeapKB, apiKB, apiHeapKB float64
 	rounds := 0
 	for b.Loop() {
 		rounds++
@@ -807,20 +808,45 @@ func benchFanOutIdle(b *testing.B) {
 			from, _ := strconv.ParseInt(l.ResourceVersion, 10, 64)
 			c := newFanClient(b, cp.Config)
 			time.Sleep(time.Second)
-			rss0 := vmRSS(strconv.Itoa(pid))
+			rss0, heap0 := vmRSS(strconv.Itoa(pid)), goMemKB(b, cs)
 			stop := idleWatches(b, c, "/api/v1/namespaces/"+ns+"/configmaps", from, fanWatchers)
 			time.Sleep(time.Second)
-			rss1 := vmRSS(strconv.Itoa(pid))
+			rss1, heap1 := vmRSS(strconv.Itoa(pid)), goMemKB(b, cs)
 			stop()
 			c.close()
 			apiKB += (rss1 - rss0) / float64(fanWatchers)
+			apiHeapKB += (heap1 - heap0) / float64(fanWatchers)
 		}
 	}
 	b.ReportMetric(replayKB/float64(rounds), "replay-idle-KB/watcher")
 	b.ReportMetric(replayHeapKB/float64(rounds), "replay-idle-heap-KB/watcher")
-	if apiKB != 0 {
+	if apiHeapKB != 0 {
 		b.ReportMetric(apiKB/float64(rounds), "apiserver-idle-KB/watcher")
+		b.ReportMetric(apiHeapKB/float64(rounds), "apiserver-idle-heap-KB/watcher")
 	}
+}
+
+// goMemKB returns the Go heap in use and stacks of the API server after a
+// GC, in KB, from its /debug/pprof/heap (on by default: --profiling).
+func goMemKB(b *testing.B, cs kubernetes.Interface) float64 {
+	out, err := cs.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/heap").Param("debug", "1").Param("gc", "1").DoRaw(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	var heap, stack float64
+	for _, l := range strings.Split(string(out), "\n") {
+		if v, ok := strings.CutPrefix(l, "# HeapInuse = "); ok {
+			heap, _ = strconv.ParseFloat(v, 64)
+		}
+		if v, ok := strings.CutPrefix(l, "# Stack = "); ok {
+			in, _, _ := strings.Cut(v, " ")
+			stack, _ = strconv.ParseFloat(in, 64)
+		}
+	}
+	if heap == 0 {
+		b.Fatalf("no HeapInuse in the API server's heap profile")
+	}
+	return (heap + stack) / 1024
 }
 
 // idleWatches opens n watches of path from resourceVersion from, which
