@@ -36,7 +36,7 @@ const hubBudget = 64 << 20
 const hubAhead = 64
 
 // fanout holds a Replayer's hubs, one per timeline and encoding with a
-// watch open. The zero value is ready.
+// watch open, and its dispatch budgets. Set clock and since before use.
 type fanout struct {
 	clock clock.PassiveClock
 	since time.Time // when the Replayer started: the budgets fill from then
