@@ -181,4 +181,18 @@
 // Status beyond), a bearer token compared in constant time and a bare 401
 // Unauthorized without it, and nothing in plain HTTP unless
 // [Server.PlainHTTP].
+//
+// # Many watchers
+//
+// One recording can be served to a thousand watchers at once, to load-test
+// a client library or a fleet of controllers. The watches of a collection
+// share the work as the API server's watch cache shares it: each recorded
+// event is read and encoded once per encoding in use, and every watch
+// writes those same bytes, filtered by its own selectors, after its own
+// starting point, with its own edits and writes. A watch is written as the
+// API server writes one: not compressed (only a streaming list is, for a
+// client that accepts gzip), and the events that are ready together
+// flushed together. At a speed above 0 each watch keeps the recorded
+// order and timing, and one that cannot keep up is ended the API server's
+// way (see [Options.Speed]); no watch ever waits for another.
 package replay

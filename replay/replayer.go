@@ -36,6 +36,14 @@ type Options struct {
 	// end of a watch then lasts the client's timeoutSeconds of clock time
 	// unscaled, so a client that re-watches at once does not spin.
 	// Negative values are refused.
+	//
+	// Above 0, a watch that cannot keep up with its schedule is ended as
+	// kube-apiserver ends a watcher that cannot keep up: once it is 200
+	// events behind for longer than the API server's dispatch budget (up
+	// to 100 ms), it gets the events it was behind by and a clean end of
+	// the stream, no ERROR event; client-go's reflector then watches
+	// again from the last resourceVersion it got. No other watch ever
+	// waits for it.
 	Speed float64
 	// MaxGap caps every wait between frames (after Speed). Default 0: no cap.
 	MaxGap time.Duration
@@ -99,6 +107,7 @@ type Replayer struct {
 	global []Edit // warps that apply to every interaction
 	edits  []*editState
 	codec  timeline.Codec
+	fan    fanout // the hubs that share the frames of watches (fanout.go)
 
 	// Set while the recording is read, then read-only:
 	timelines map[string]*timeline.Timeline // by collection path
@@ -119,6 +128,7 @@ type Replayer struct {
 	// changed is when the last recorded change was sent, for Settle.
 	changed  atomic.Int64
 	playing  chan struct{} // closed by Play, or at once without Hold
+	playedAt time.Time     // when Play closed playing (read after it is closed)
 	playOnce sync.Once
 	consumed chan struct{} // closed Linger after done with no request
 	closed   chan struct{} // closed by Close
@@ -176,6 +186,7 @@ func newReplayer(opts Options, src source) (*Replayer, error) {
 		r.clock = clock.RealClock{}
 	}
 	r.started = r.clock.Now()
+	r.fan.clock, r.fan.since = r.clock, r.started
 	r.rand = rand.New(rand.NewPCG(1, 2))
 	r.activity.Store(r.started.UnixNano())
 	if !opts.Hold {
@@ -252,7 +263,12 @@ func (r *Replayer) Close() error {
 // once the code under test is ready, for a controller once its manager
 // has started and its caches have synced. It is a no-op without Hold and
 // after the first call.
-func (r *Replayer) Play() { r.playOnce.Do(func() { close(r.playing) }) }
+func (r *Replayer) Play() {
+	r.playOnce.Do(func() {
+		r.playedAt = r.clock.Now()
+		close(r.playing)
+	})
+}
 
 // Consumed returns a channel closed once the replay is [Replayer.Done] and
 // the clients have then made no request for [Options.Linger]: every

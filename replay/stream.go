@@ -89,7 +89,7 @@ type plan struct {
 	tl      *timeline.Timeline // progress is reported here, may be nil
 	proto   bool               // timeline frames are encoded in protobuf, else JSON
 	iv      *ivState           // finish is reported here, nil for answers not from a recorded interaction
-	steps   []timeline.Step    // a timeline watch, after frames
+	steps   *timeline.Steps    // a timeline watch, after frames
 	follow  *timeline.Follower // the writes a timeline watch sends, interleaved with steps
 	watch   bool               // a watch: Options.Hold holds its recorded changes
 	// table serves the watch steps in kubectl's Table form, version tableGV.
@@ -97,7 +97,9 @@ type plan struct {
 	tableGV table.GroupVersion
 }
 
-// frame returns the plan's frame i (0-based), false past the last.
+// frame returns the plan's frame i (0-based), false past the last. i is
+// the frame asked for last or the one after it: a timeline watch's steps
+// are made as it reaches them.
 func (p *plan) frame(i int) (outFrame, bool) {
 	if i < p.recN {
 		return recordedFrame(p.iv, i), true
@@ -105,8 +107,10 @@ func (p *plan) frame(i int) (outFrame, bool) {
 	if i -= p.recN; i < len(p.frames) {
 		return p.frames[i], true
 	}
-	if i -= len(p.frames); i < len(p.steps) {
-		s := &p.steps[i]
+	if i -= len(p.frames); p.steps == nil {
+		return outFrame{}, false
+	}
+	if s, ok := p.steps.At(i); ok {
 		f := outFrame{step: s, gap: s.Gap, rv: s.RV}
 		if s.Kind == timeline.StepMark {
 			f.mark = s.Mark
@@ -127,7 +131,13 @@ type body struct {
 	due   time.Time
 	next  int
 	cur   []byte
-	cut   bool // a mark fired: no more frames
+	cut   bool // a mark fired, or the watch could not keep up: no more frames
+	// cutAt > 0 ends the watch before frame cutAt: it could not keep up
+	// (see slow.go), which backlog tells; held is how long the dispatch
+	// of its frames has waited for it so far.
+	cutAt   int
+	backlog *backlog
+	held    time.Duration
 	// waited says the pacing wait before frame next is over (a write was
 	// served in front of it).
 	waited bool
@@ -135,10 +145,11 @@ type body struct {
 	// tableSent says a Table watch event went out (the next carries no columns).
 	tableSent bool
 
-	fmu        sync.Mutex // guards frames and pf: Close may come from another goroutine
+	fmu        sync.Mutex // guards frames, pf and hub: Close may come from another goroutine
 	frames     cursor
 	readAhead  bool      // the frames come from a file: prefetch them
 	pf         *prefetch // reads the unedited recorded frames ahead
+	hub        *hub      // makes the frames of recorded events, shared (see fanout.go)
 	framesDone bool
 	err        error
 	closed     chan struct{}
@@ -189,84 +200,151 @@ func (b *body) waitUntil(t time.Time, forever bool, exhausted, wake <-chan struc
 // errWoken ends an idle wait: a write came for the watch to send.
 var errWoken = errors.New("kwrec replay: woken by a write")
 
+// Read serves the body's frames, one at a time.
 func (b *body) Read(p []byte) (int, error) {
-	for {
-		if len(b.cur) > 0 {
-			n := copy(p, b.cur)
-			b.cur = b.cur[n:]
-			return n, nil
-		}
+	for len(b.cur) == 0 {
 		if b.err != nil {
 			return 0, b.err
 		}
-		select {
-		case <-b.closed:
-			b.err = errClosedBody
-			continue
-		case <-b.ctx.Done():
-			b.err = b.ctx.Err()
-			continue
-		default:
+		b.step()
+	}
+	n := copy(p, b.cur)
+	b.cur = b.cur[n:]
+	return n, nil
+}
+
+// chunk returns the body's next bytes, waiting for them, without a copy:
+// they are valid until the next call.
+func (b *body) chunk() ([]byte, error) {
+	for len(b.cur) == 0 {
+		if b.err != nil {
+			return nil, b.err
 		}
-		if fr, ok := b.p.frame(b.next); ok && !b.cut {
-			f := &fr
-			if b.p.watch && !b.played && !initial(f) {
-				if b.hold(f) {
-					continue
-				}
-			}
-			if f.mark != nil {
-				if b.writeBefore(f.mark.RV) {
-					continue
-				}
-				if err := b.cross(f.mark); err != nil {
-					b.err = err
-				}
-				continue
-			}
-			if b.r.opts.Settle > 0 && b.p.watch && !b.waited && b.unsent(f) {
-				if err := b.settle(); err != nil {
-					b.err = err
-					continue
-				}
-			}
-			if w := b.p.pace.wait(f.gap) + f.pause; w > 0 && !b.waited {
-				b.due = b.due.Add(w)
-				if err := b.waitUntil(b.due, false, nil, nil); err != nil {
-					b.err = err
-					continue
-				}
-			}
-			b.waited = true
-			if f.step != nil && f.rv != 0 && b.writeBefore(f.rv) {
-				continue
-			}
-			data, err := b.data(f, b.next < b.p.recN)
-			if err != nil {
-				b.err = err
-				continue
-			}
-			b.next++
-			b.waited = false
-			// A timeline step moved now in writeBefore already.
-			if f.rv != 0 && b.p.tl != nil && (f.step == nil || b.p.follow == nil) {
-				b.r.advance(b.p.tl, f.rv)
-			}
-			b.cur = b.encode(data)
-			continue
+		b.step()
+	}
+	d := b.cur
+	b.cur = nil
+	return d, nil
+}
+
+// ready reports whether the body's next frame can be made without
+// waiting: a frame that is due (or paced by no clock), of a watch that
+// Options.Hold no longer holds, whose bytes are at hand. The server then
+// writes it with the frames before it and flushes them together, as
+// kube-apiserver flushes a watch only once no more events are queued for
+// it (see copyFrames). When in doubt it says no: the caller flushes and
+// then waits.
+func (b *body) ready() bool {
+	if b.err != nil || b.cut || len(b.cur) > 0 {
+		return len(b.cur) > 0
+	}
+	f, ok := b.p.frame(b.next)
+	if !ok || f.mark != nil || b.p.watch && b.r.opts.Settle > 0 {
+		return false
+	}
+	if b.p.watch && !b.played && !initial(&f) && !isClosed(b.r.playing) {
+		return false
+	}
+	if w := b.p.pace.wait(f.gap) + f.pause; w > 0 && !b.waited && b.due.Add(w).After(b.r.clock.Now()) {
+		return false
+	}
+	if f.rec > 0 && b.readAhead && b.next < b.p.recN {
+		b.fmu.Lock()
+		defer b.fmu.Unlock()
+		return b.pf != nil && len(b.pf.ch) > 0
+	}
+	if f.step != nil && f.step.N > 0 && b.p.table == nil {
+		b.fmu.Lock()
+		defer b.fmu.Unlock()
+		return b.hub != nil && b.hub.has(int(f.step.N-1))
+	}
+	return true
+}
+
+// step takes the body one step: it makes its next bytes (b.cur), or sets
+// its error (b.err, io.EOF at the end), or serves a write, crosses a mark
+// or waits, then returns.
+func (b *body) step() {
+	select {
+	case <-b.closed:
+		b.err = errClosedBody
+		return
+	case <-b.ctx.Done():
+		b.err = b.ctx.Err()
+		return
+	default:
+	}
+	if b.cutAt > 0 && b.next >= b.cutAt {
+		b.cut = true
+	}
+	fr, ok := b.p.frame(b.next)
+	if !ok || b.cut {
+		b.end()
+		return
+	}
+	f := &fr
+	if b.p.watch && !b.played && !initial(f) {
+		if b.hold(f) {
+			return
 		}
-		if !b.cut && b.writeBefore(0) {
-			continue
+	}
+	if f.mark != nil {
+		if b.writeBefore(f.mark.RV) {
+			return
 		}
-		b.closeFrames()
-		if b.err = b.finish(); b.err == errWoken {
-			b.err = nil
+		if err := b.cross(f.mark); err != nil {
+			b.err = err
 		}
-		if b.err == io.EOF && b.gz != nil {
-			b.gzbuf.Reset()
-			b.gz.Close()
-			b.cur = b.gzbuf.Bytes()
+		return
+	}
+	if b.r.opts.Settle > 0 && b.p.watch && !b.waited && b.unsent(f) {
+		if err := b.settle(); err != nil {
+			b.err = err
+			return
 		}
+	}
+	if w := b.p.pace.wait(f.gap) + f.pause; w > 0 && !b.waited {
+		b.due = b.due.Add(w)
+		if err := b.waitUntil(b.due, false, nil, nil); err != nil {
+			b.err = err
+			return
+		}
+	}
+	b.waited = true
+	if b.paced() && !initial(f) {
+		b.keepUp(b.next)
+	}
+	if f.step != nil && f.rv != 0 && b.writeBefore(f.rv) {
+		return
+	}
+	data, err := b.data(f, b.next < b.p.recN)
+	if err != nil {
+		b.err = err
+		return
+	}
+	b.next++
+	b.waited = false
+	// A timeline step moved now in writeBefore already.
+	if f.rv != 0 && b.p.tl != nil && (f.step == nil || b.p.follow == nil) {
+		b.r.advance(b.p.tl, f.rv)
+	}
+	b.cur = b.encode(data)
+}
+
+// end serves what comes once the frames are out: the writes still to
+// send, then the recorded end.
+func (b *body) end() {
+	if !b.cut && b.writeBefore(0) {
+		return
+	}
+	b.closeFrames()
+	if b.err = b.finish(); b.err == errWoken {
+		b.err = nil
+	}
+	if b.err == io.EOF && b.gz != nil {
+		b.gzbuf.Reset()
+		b.gz.Close()
+		b.cur = b.gzbuf.Bytes()
 	}
 }
 
@@ -328,7 +406,9 @@ func (b *body) hold(f *outFrame) bool {
 	select {
 	case <-b.r.playing:
 		b.played = true
-		b.due = b.r.clock.Now() // recorded gaps count from the release
+		// Recorded gaps count from the release, for every watch alike
+		// however late it wakes to see it.
+		b.due = b.r.playedAt
 	case <-wake:
 	case <-b.ctx.Done():
 		b.err = b.ctx.Err()
@@ -449,6 +529,15 @@ func (b *body) view(f *outFrame) ([]byte, error) {
 		o, typ := s.Obj, "ADDED"
 		if s.Kind == timeline.StepEvent {
 			o, typ = &s.Ev.Obj, s.Ev.Type
+			if s.N > 0 {
+				if h := b.hubFor(int(s.N - 1)); h != nil {
+					data, err := h.frame(b.ctx, b.closed, int(s.N-1))
+					if data != nil || err != nil {
+						return data, err
+					}
+				}
+				b.r.fan.made.Add(1)
+			}
 		}
 		raw, err := b.ref(o.Ref)
 		if err != nil {
@@ -525,7 +614,18 @@ func (b *body) data(f *outFrame, seq bool) ([]byte, error) {
 	return b.frames.frame(b.p.iv.in, f.rec-1)
 }
 
-// closeFrames releases the readers of recorded frames.
+// hubFor returns the hub that makes the body's recorded events, attaching
+// to it at the first one, first; nil once the frames are closed.
+func (b *body) hubFor(first int) *hub {
+	b.fmu.Lock()
+	defer b.fmu.Unlock()
+	if b.hub == nil && !b.framesDone {
+		b.hub = b.r.fan.attach(b.r, b.p.tl, b.p.proto, first)
+	}
+	return b.hub
+}
+
+// closeFrames releases the readers of recorded frames and the hub.
 func (b *body) closeFrames() {
 	b.fmu.Lock()
 	b.framesDone = true
@@ -533,6 +633,10 @@ func (b *body) closeFrames() {
 	if b.pf != nil {
 		close(b.pf.stop)
 		b.pf = nil
+	}
+	if b.hub != nil {
+		b.r.fan.detach(b.hub)
+		b.hub = nil
 	}
 	b.fmu.Unlock()
 }

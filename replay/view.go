@@ -173,7 +173,7 @@ func (r *Replayer) listView(p *plan, enc encoding, q url.Values, sel timeline.Se
 
 // watchView answers a watch or a streaming list.
 func (r *Replayer) watchView(p *plan, enc encoding, q url.Values, sel timeline.Selector) error {
-	steps, from, err := p.tl.Watch(q, sel)
+	steps, from, err := p.tl.WatchSteps(q, sel)
 	if err != nil {
 		return err
 	}
@@ -182,10 +182,10 @@ func (r *Replayer) watchView(p *plan, enc encoding, q url.Values, sel timeline.S
 		p.header.Set("Content-Type", wire.MediaProtobufWatch)
 	}
 	p.steps, p.end, p.watch = steps, endIdle, true
-	if len(steps) == 1 && steps[0].Kind == timeline.StepExpired {
+	if steps.Expired() {
 		p.end, p.follow = endEOF, nil
 	}
-	if enc.table != nil && r.tableHasRows(enc.table, p.tl, steps) {
+	if enc.table != nil && r.tableHasRows(enc.table, p.tl, steps.All()) {
 		p.table, p.tableGV = enc.table, enc.gv
 	}
 	return nil

@@ -50,12 +50,18 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv(childEnv); mode != "" {
 		os.Exit(child(mode, os.Getenv(childEnv+"_PATH")))
 	}
+	if path := os.Getenv(fanServeEnv); path != "" {
+		os.Exit(fanServe(path))
+	}
 	features.ReplaceFeatureGates(gates{features.FeatureGates()})
 	// Informers log the expected end of their watches ("context
 	// canceled") and replay's no-match for a re-watch after the recorded
 	// one; the benchmark output is for numbers.
 	klog.SetLogger(logr.Discard())
 	code := m.Run()
+	for _, f := range fanCleanup {
+		f()
+	}
 	if tmpDir != "" {
 		os.RemoveAll(tmpDir)
 	}

@@ -328,6 +328,10 @@ const (
 // Step is one thing a watch sends, in order.
 type Step struct {
 	Kind StepKind
+	// N is, for a StepEvent of a recorded event, 1 + the event's index in
+	// [Timeline.Events]: every watch that sends it sends the same frame, so
+	// the frame can be made once for all (0 for a write).
+	N    int32
 	Obj  *Object // StepInitial
 	Ev   *Event  // StepEvent
 	Mark *Mark   // StepMark
@@ -355,12 +359,28 @@ type Step struct {
 // time since the watch's starting point was recorded. The marks the watch
 // crosses are steps in place. from is the resourceVersion the watch starts
 // after: the writes after it are the watch's too (see [Timeline.Follow]).
+//
+// It returns every step at once; a server walks them with
+// [Timeline.WatchSteps] instead.
 func (t *Timeline) Watch(q url.Values, sel Selector) (steps []Step, from int64, err error) {
+	w, from, err := t.WatchSteps(q, sel)
+	if err != nil {
+		return nil, 0, err
+	}
+	return w.All(), from, nil
+}
+
+// WatchSteps is [Timeline.Watch] made step by step as the watch reaches
+// them: a watch holds its initial state and its place in the recording,
+// not a list of every event to come (1,000 watches from the start of a
+// 100k-event recording would otherwise hold 5.6 GB of steps).
+func (t *Timeline) WatchSteps(q url.Values, sel Selector) (w *Steps, from int64, err error) {
 	rv, err := rvParam(q)
 	if err != nil {
 		return nil, 0, err
 	}
 	from = rv
+	w = &Steps{t: t, sel: sel, cur: -1}
 	initial := q.Get("sendInitialEvents") == "true"
 	if v := q.Get("resourceVersion"); initial || v == "" || v == "0" {
 		now := t.Progress()
@@ -371,51 +391,136 @@ func (t *Timeline) Watch(q url.Values, sel Selector) (steps []Step, from int64, 
 		}
 		objs, ok := t.stateAt(from)
 		if !ok {
-			return expired(from, t.oldest), from, nil
+			return &Steps{head: expired(from, t.oldest), cur: -1, done: true}, from, nil
 		}
 		for i := range objs {
 			if sel.Matches(&objs[i]) {
-				steps = append(steps, Step{Kind: StepInitial, Obj: &objs[i]})
+				w.head = append(w.head, Step{Kind: StepInitial, Obj: &objs[i]})
 			}
 		}
 		if initial {
-			steps = append(steps, Step{Kind: StepInitialEnd, RV: from})
+			w.head = append(w.head, Step{Kind: StepInitialEnd, RV: from})
 		}
 	} else if rv < t.oldest {
-		return expired(rv, t.oldest), from, nil
+		return &Steps{head: expired(rv, t.oldest), cur: -1, done: true}, from, nil
 	}
-	prevAt := t.atOf(from)
-	lastRV := from
+	w.from, w.lastRV, w.prevAt = from, from, t.atOf(from)
 	marks := t.marks
 	// Marks at or before the start are behind this watch, but for an
 	// edit's mark right at its start that has not fired yet.
 	for len(marks) > 0 && (marks[0].RV < from || marks[0].RV == from && !(marks[0].Once && marks[0].Fired() == 0)) {
 		marks = marks[1:]
 	}
-	i := sort.Search(len(t.events), func(i int) bool { return t.events[i].RV() > from })
-	for ; i < len(t.events); i++ {
-		e := &t.events[i]
-		for len(marks) > 0 && marks[0].RV < e.RV() {
-			steps = append(steps, Step{Kind: StepMark, Mark: marks[0]})
-			marks = marks[1:]
+	w.marks = marks
+	w.ev = sort.Search(len(t.events), func(i int) bool { return t.events[i].RV() > from })
+	w.bookmark = q.Get("allowWatchBookmarks") == "true"
+	return w, from, nil
+}
+
+// Steps are the steps of one watch (see [Timeline.WatchSteps]), made in
+// order. Not safe for concurrent use: one watch walks them.
+type Steps struct {
+	t    *Timeline
+	sel  Selector
+	head []Step // the initial steps, or the one StepExpired
+
+	// The place in the recording:
+	ev       int     // the next event
+	marks    []*Mark // the marks still ahead
+	prevAt   time.Duration
+	from     int64
+	lastRV   int64
+	bookmark bool // a BOOKMARK is still to be sent once the events are out
+	done     bool
+
+	step Step // step number cur, made last
+	cur  int
+}
+
+// At returns step i, false past the last. i is the step asked for last,
+// or the one after it; the Step is valid until the next call.
+func (w *Steps) At(i int) (*Step, bool) {
+	if i < len(w.head) {
+		return &w.head[i], true
+	}
+	if i == w.cur {
+		return &w.step, true
+	}
+	if w.done || !w.advance() {
+		w.done = true
+		return nil, false
+	}
+	w.cur = i
+	return &w.step, true
+}
+
+// Clone returns a copy of w at the same step, to walk ahead of it.
+func (w *Steps) Clone() *Steps {
+	c := *w
+	return &c
+}
+
+// Expired reports whether the watch is only a 410 Expired ERROR event.
+func (w *Steps) Expired() bool {
+	return len(w.head) == 1 && w.head[0].Kind == StepExpired
+}
+
+// All returns every step still to come (every step, for Steps just made),
+// leaving w where it is.
+func (w *Steps) All() []Step {
+	c := *w
+	c.cur = -1
+	var out []Step
+	for i := 0; ; i++ {
+		s, ok := c.At(i)
+		if !ok {
+			return out
 		}
-		lastRV = e.RV()
-		if !sel.Matches(&e.Obj) {
+		out = append(out, *s)
+	}
+}
+
+// advance makes the next step after the initial ones in w.step: the
+// marks the watch crosses before each event, the events its selector
+// passes, the bookmark, the marks after the last event.
+func (w *Steps) advance() bool {
+	t := w.t
+	if t == nil {
+		return false
+	}
+	for w.ev < len(t.events) {
+		e := &t.events[w.ev]
+		if len(w.marks) > 0 && w.marks[0].RV < e.RV() {
+			w.step = Step{Kind: StepMark, Mark: w.marks[0]}
+			w.marks = w.marks[1:]
+			return true
+		}
+		w.ev++
+		w.lastRV = e.RV()
+		if !w.sel.Matches(&e.Obj) {
 			continue
 		}
 		at := e.At()
-		steps = append(steps, Step{Kind: StepEvent, Ev: e, RV: lastRV, Gap: at - prevAt})
-		prevAt = at
+		w.step = Step{Kind: StepEvent, N: int32(w.ev), Ev: e, RV: w.lastRV, Gap: at - w.prevAt}
+		w.prevAt = at
+		return true
 	}
-	if q.Get("allowWatchBookmarks") == "true" && lastRV > from {
-		steps = append(steps, Step{Kind: StepBookmark, RV: lastRV})
-	}
-	for _, m := range marks {
-		if m.RV <= t.last { // one past the last recorded event is never crossed
-			steps = append(steps, Step{Kind: StepMark, Mark: m})
+	if w.bookmark {
+		w.bookmark = false
+		if w.lastRV > w.from {
+			w.step = Step{Kind: StepBookmark, RV: w.lastRV}
+			return true
 		}
 	}
-	return steps, from, nil
+	for len(w.marks) > 0 {
+		m := w.marks[0]
+		w.marks = w.marks[1:]
+		if m.RV <= t.last { // one past the last recorded event is never crossed
+			w.step = Step{Kind: StepMark, Mark: m}
+			return true
+		}
+	}
+	return false
 }
 
 func expired(rv, oldest int64) []Step {
