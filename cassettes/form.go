@@ -188,7 +188,7 @@ func Plain(r io.Reader) (io.ReadCloser, error) {
 	if !IsCompressed(magic) {
 		return &plainReader{Reader: br}, nil
 	}
-	dec, err := cassetteline.NewDecoder(br)
+	dec, err := cassetteline.NewDecoder(br, false)
 	if err != nil {
 		return nil, fmt.Errorf("cassette: zstd: %w", err)
 	}

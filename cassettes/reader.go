@@ -127,7 +127,7 @@ func (rd *Reader) startFile(r io.Reader) (Header, error) {
 			Msg: "cut inside the zstd magic (the first 4 bytes of a compressed cassette): nothing can be recovered; re-record it"}
 	}
 	if IsCompressed(magic) {
-		dec, err := cassetteline.NewDecoder(raw)
+		dec, err := cassetteline.NewDecoder(raw, src.Ahead)
 		if err != nil {
 			return Header{}, &ParseError{File: name, Offset: 0, Err: ErrNotCassette, Msg: "bad zstd stream: " + err.Error()}
 		}

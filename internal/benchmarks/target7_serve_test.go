@@ -18,6 +18,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -25,6 +27,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kwrec/kwrec/cassettes"
+	"github.com/kwrec/kwrec/internal/wire"
 	"github.com/kwrec/kwrec/replay"
 )
 
@@ -257,25 +260,30 @@ func writeServeCassette(path string) (map[string]string, error) {
 		return sb.String()[:4096]
 	}
 	created := time.Date(2026, 12, 1, 7, 0, 0, 0, time.UTC)
-	object := func(i int, rv int64, data string, typeMeta bool) map[string]any {
-		name := fmt.Sprintf("cm-%04d", i)
-		o := map[string]any{
-			"metadata": map[string]any{
-				"name": name, "namespace": "default", "resourceVersion": fmt.Sprint(rv),
-				"uid":               fmt.Sprintf("%08x-0000-4000-8000-%012x", i, i*7919),
-				"creationTimestamp": created.Add(time.Duration(i) * time.Millisecond).Format(time.RFC3339),
-				"managedFields": []any{map[string]any{
-					"manager": "seed", "operation": "Update", "apiVersion": "v1",
-					"time": created.Format(time.RFC3339), "fieldsType": "FieldsV1",
-					"fieldsV1": map[string]any{"f:data": map[string]any{".": map[string]any{}, "f:text": map[string]any{}}},
+	// Objects as the API server writes them: kind and apiVersion (in a
+	// watch event, not in a list item), metadata, then data.
+	object := func(i int, rv int64, data string, typeMeta bool) json.RawMessage {
+		cm := corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{
+				Name: fmt.Sprintf("cm-%04d", i), Namespace: "default", ResourceVersion: fmt.Sprint(rv),
+				UID:               types.UID(fmt.Sprintf("%08x-0000-4000-8000-%012x", i, i*7919)),
+				CreationTimestamp: metav1.NewTime(created.Add(time.Duration(i) * time.Millisecond)),
+				ManagedFields: []metav1.ManagedFieldsEntry{{
+					Manager: "seed", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1",
+					Time: &metav1.Time{Time: created}, FieldsType: "FieldsV1",
+					FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:data":{".":{},"f:text":{}}}`)},
 				}},
 			},
-			"data": map[string]string{"text": data},
+			Data: map[string]string{"text": data},
 		}
 		if typeMeta {
-			o["kind"], o["apiVersion"] = "ConfigMap", "v1"
+			cm.Kind, cm.APIVersion = "ConfigMap", "v1"
 		}
-		return o
+		b, err := json.Marshal(&cm)
+		if err != nil {
+			panic(err)
+		}
+		return b
 	}
 	w, err := cassettes.Create(path, cassettes.Header{RecordedAt: created, Server: "v1.37.2"}, cassettes.WriterOptions{Compress: true})
 	if err != nil {
@@ -310,7 +318,12 @@ func writeServeCassette(path string) (map[string]string, error) {
 			cont = base64.RawURLEncoding.EncodeToString(fmt.Appendf(nil, `{"v":"meta.k8s.io/v1","rv":%d,"start":"cm-%04d\u0000"}`, listRV, start+page-1))
 			meta["continue"], meta["remainingItemCount"] = cont, rest
 		}
-		body, err := json.Marshal(map[string]any{"kind": "ConfigMapList", "apiVersion": "v1", "metadata": meta, "items": items})
+		body, err := json.Marshal(struct {
+			Kind       string         `json:"kind"`
+			APIVersion string         `json:"apiVersion"`
+			Metadata   map[string]any `json:"metadata"`
+			Items      []any          `json:"items"`
+		}{"ConfigMapList", "v1", meta, items})
 		if err != nil {
 			return nil, err
 		}
@@ -338,11 +351,8 @@ func writeServeCassette(path string) (map[string]string, error) {
 		i := rng.IntN(serveObjects)
 		rv := listRV + 1 + int64(c)
 		frameAt += 5 * time.Millisecond
-		ev, err := json.Marshal(map[string]any{"type": "MODIFIED", "object": object(i, rv, text(), true)})
-		if err != nil {
-			return nil, err
-		}
-		if err := w.Frame(id, cassettes.Frame{At: frameAt, Data: append(ev, '\n')}); err != nil {
+		ev := wire.WatchEventJSON("MODIFIED", object(i, rv, text(), true))
+		if err := w.Frame(id, cassettes.Frame{At: frameAt, Data: ev}); err != nil {
 			return nil, err
 		}
 		final[fmt.Sprintf("cm-%04d", i)] = fmt.Sprint(rv)

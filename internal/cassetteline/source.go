@@ -17,6 +17,9 @@ type Source struct {
 	// rotated recording's first part.
 	R     io.Reader
 	Check Check
+	// Ahead decodes a compressed file's next block on a second goroutine
+	// (see NewDecoder): for a reader that reads the whole file at once.
+	Ahead bool
 	// More are a rotated recording's further parts, in order.
 	More []Part
 
