@@ -368,11 +368,4 @@ func initialSorted(log []string, n int) []string {
 	return out
 }
 
-func containsAll(s string, subs ...string) bool {
-	for _, sub := range subs {
-		if !strings.Contains(s, sub) {
-			return false
-		}
-	}
-	return true
-}
+

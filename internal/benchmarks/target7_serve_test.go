@@ -271,7 +271,7 @@ func writeServeCassette(path string) (map[string]string, error) {
 				ManagedFields: []metav1.ManagedFieldsEntry{{
 					Manager: "seed", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1",
 					Time: &metav1.Time{Time: created}, FieldsType: "FieldsV1",
-					FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:data":{".":{},"f:text":{}}}`)},
+					FieldsV1: metav1.NewFieldsV1(`{"f:data":{".":{},"f:text":{}}}`),
 				}},
 			},
 			Data: map[string]string{"text": data},
