@@ -367,5 +367,3 @@ func initialSorted(log []string, n int) []string {
 	sort.Strings(out[:min(n, len(out))])
 	return out
 }
-
-
