@@ -321,23 +321,9 @@ func fanOut(b *testing.B, c *fanClient, path string, from int64, events int, wan
 	results := make([]fanWatch, n)
 	var done sync.WaitGroup
 	t0, cpu0 := time.Now(), cpuTime()
-	// In waves, each once the one before has its headers: all at once,
-	// Go's transport dials a connection for every request still waiting
-	// before HTTP/2 multiplexes them, and the servers' TLS handshakes of
-	// those would run into the measured time.
-	const wave = 50
-	for w := 0; w < n; w += wave {
-		var ready sync.WaitGroup
-		for i := w; i < min(w+wave, n); i++ {
-			ready.Add(1)
-			done.Add(1)
-			go func() {
-				defer done.Done()
-				results[i] = c.watch(ctx, c.hcs[i%len(c.hcs)], path, from, events, want, ready.Done, sched)
-			}()
-		}
-		ready.Wait()
-	}
+	inWaves(n, &done, func(i int, ready func()) {
+		results[i] = c.watch(ctx, c.hcs[i%len(c.hcs)], path, from, events, want, ready, sched)
+	})
 	if release != nil {
 		t0, cpu0 = time.Now(), cpuTime()
 		release()
@@ -849,11 +835,12 @@ func goMemKB(b *testing.B, cs kubernetes.Interface) float64 {
 	return (heap + stack) / 1024
 }
 
-// idleWatches opens n watches of path from resourceVersion from, which
-// send nothing, and returns once all have their headers; stop ends them.
-func idleWatches(b *testing.B, c *fanClient, path string, from int64, n int) (stop func()) {
-	ctx, cancel := context.WithCancel(context.Background())
-	var done sync.WaitGroup
+// inWaves runs watch(i, ready) for i in [0, n), each on its own goroutine
+// counted in done, in waves of 50, each started once the one before is
+// ready (has its headers): all at once, Go's transport dials a connection
+// for every request still waiting before HTTP/2 multiplexes them, and the
+// servers' TLS handshakes of those would run into the measured time.
+func inWaves(n int, done *sync.WaitGroup, watch func(i int, ready func())) {
 	const wave = 50
 	for w := 0; w < n; w += wave {
 		var ready sync.WaitGroup
@@ -862,20 +849,30 @@ func idleWatches(b *testing.B, c *fanClient, path string, from int64, n int) (st
 			done.Add(1)
 			go func() {
 				defer done.Done()
-				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, c.base+path+"?resourceVersion="+strconv.FormatInt(from, 10)+"&timeoutSeconds=3600&watch=true", nil)
-				req.Header.Set("Accept", "application/json")
-				resp, err := c.hcs[i%len(c.hcs)].Do(req)
-				ready.Done()
-				if err != nil {
-					b.Error(err)
-					return
-				}
-				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
+				watch(i, ready.Done)
 			}()
 		}
 		ready.Wait()
 	}
+}
+
+// idleWatches opens n watches of path from resourceVersion from, which
+// send nothing, and returns once all have their headers; stop ends them.
+func idleWatches(b *testing.B, c *fanClient, path string, from int64, n int) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var done sync.WaitGroup
+	inWaves(n, &done, func(i int, ready func()) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, c.base+path+"?resourceVersion="+strconv.FormatInt(from, 10)+"&timeoutSeconds=3600&watch=true", nil)
+		req.Header.Set("Accept", "application/json")
+		resp, err := c.hcs[i%len(c.hcs)].Do(req)
+		ready()
+		if err != nil {
+			b.Error(err)
+			return
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	})
 	time.Sleep(500 * time.Millisecond)
 	return func() { cancel(); done.Wait() }
 }
