@@ -80,7 +80,7 @@ func (s *Stream) Observe(i int, f cassettes.Frame) {
 		s.pending = append(s.pending, o)
 		return
 	}
-	t.events = append(t.events, Event{Type: t.intern(typ), Obj: o})
+	t.events.add(t.pack(typ, o, s.inx))
 }
 
 // event splits a watch frame in the stream's encoding: its type, its

@@ -158,7 +158,7 @@ type Timeline struct {
 
 	broken string
 	snaps  []*snapshot
-	events []Event
+	events eventLog
 	marks  []*Mark
 	held   [][]byte
 	oldest int64
@@ -175,7 +175,10 @@ type Timeline struct {
 	// Only while the recording is read:
 	streams  []*Stream
 	snapByRV map[int64]*snapshot
-	strs     map[string]string
+	nameIdx  map[string]uint32
+
+	names []string                 // the strings events name (see rec)
+	ins   []*cassettes.Interaction // the interactions events are in
 }
 
 // New returns an empty timeline for the collection at path.
@@ -219,10 +222,6 @@ func (t *Timeline) Last() int64 { return t.last }
 // Oldest returns the oldest resourceVersion state is known at.
 func (t *Timeline) Oldest() int64 { return t.oldest }
 
-// Events returns the recorded events in resourceVersion order, for reading
-// only.
-func (t *Timeline) Events() []Event { return t.events }
-
 // Progress returns "now": the highest resourceVersion served so far.
 func (t *Timeline) Progress() int64 {
 	t.mu.Lock()
@@ -264,11 +263,12 @@ func (t *Timeline) AddMark(m *Mark) {
 // oldest.
 func (t *Timeline) RVAt(at time.Duration) int64 {
 	rv := t.oldest
-	for i := range t.events {
-		if t.events[i].At() > at {
+	for i := range t.events.Len() {
+		r := t.events.at(i)
+		if t.at(r) > at {
 			break
 		}
-		rv = t.events[i].RV()
+		rv = r.rv
 	}
 	return rv
 }
@@ -281,25 +281,10 @@ func (t *Timeline) atOf(rv int64) time.Duration {
 			at = s.at
 		}
 	}
-	i := sort.Search(len(t.events), func(i int) bool { return t.events[i].RV() > rv })
-	if i > 0 && t.events[i-1].At() > at {
-		at = t.events[i-1].At()
+	if i := t.events.search(rv); i > 0 {
+		at = max(at, t.at(t.events.at(i-1)))
 	}
 	return at
-}
-
-func (t *Timeline) intern(s string) string {
-	if s == "" {
-		return ""
-	}
-	if t.strs == nil {
-		t.strs = map[string]string{}
-	}
-	if v, ok := t.strs[s]; ok {
-		return v
-	}
-	t.strs[s] = s
-	return s
 }
 
 func (t *Timeline) fail(in *cassettes.Interaction, format string, a ...any) {
@@ -348,25 +333,9 @@ func (t *Timeline) Seal() {
 	for _, s := range t.snapByRV {
 		t.snaps = append(t.snaps, s)
 	}
-	t.snapByRV, t.strs = nil, nil
+	t.snapByRV, t.nameIdx = nil, nil
 	sort.Slice(t.snaps, func(i, j int) bool { return t.snaps[i].rv < t.snaps[j].rv })
-	sort.SliceStable(t.events, func(i, j int) bool { return t.events[i].RV() < t.events[j].RV() })
-	// The same event recorded twice (two watches that overlap, a re-watch
-	// after a reset) is one event: keep the first, in recording order.
-	out := t.events[:0]
-	for _, e := range t.events {
-		dup := false
-		for j := len(out) - 1; j >= 0 && out[j].RV() == e.RV() && !dup; j-- {
-			dup = out[j].Obj.Key == e.Obj.Key && out[j].Type == e.Type
-		}
-		if !dup {
-			out = append(out, e)
-		}
-	}
-	// Not cloned to its exact size: a copy would hold the events twice for
-	// a moment, the peak of a long cassette's Open.
-	clear(t.events[len(out):])
-	t.events = out
+	t.sealEvents()
 	sort.SliceStable(t.marks, func(i, j int) bool { return t.marks[i].RV < t.marks[j].RV })
 	t.oldest = -1
 	switch {
@@ -374,9 +343,9 @@ func (t *Timeline) Seal() {
 		// Events before the first list would need the state before it,
 		// which was not recorded: state is known from the first list on.
 		t.oldest = t.snaps[0].rv
-	case len(t.events) > 0:
+	case t.events.Len() > 0:
 		// A watch-only recording: start from nothing before its first event.
-		t.oldest = t.events[0].RV() - 1
+		t.oldest = t.events.at(0).rv - 1
 	}
 	if t.oldest < 0 && t.broken == "" {
 		t.broken = "no list or watch event recorded"
@@ -403,6 +372,7 @@ func (t *Timeline) Seal() {
 type Stream struct {
 	t       *Timeline
 	in      *cassettes.Interaction
+	inx     uint32 // in's index in t.ins (see Timeline.interaction)
 	watch   bool
 	initial bool // a streaming list still sending its initial events
 	enc     Encoding
@@ -418,7 +388,7 @@ type Stream struct {
 // Stream starts the reading of in, a recorded 200 list or watch of the
 // timeline whose body is encoded as enc.
 func (t *Timeline) Stream(in *cassettes.Interaction, q url.Values, enc Encoding) *Stream {
-	s := &Stream{t: t, in: in, watch: wire.IsWatch(q), enc: enc, errAt: -1}
+	s := &Stream{t: t, in: in, inx: t.interaction(in), watch: wire.IsWatch(q), enc: enc, errAt: -1}
 	s.initial = s.watch && q.Get("sendInitialEvents") == "true"
 	s.from, _ = strconv.ParseInt(q.Get("resourceVersion"), 10, 64)
 	s.lastRV = s.from
