@@ -10,53 +10,72 @@ import (
 // rec is one recorded event as a timeline holds it: an [Event] with its
 // strings and interaction replaced by indexes into the timeline's tables.
 // It holds no pointer, so the garbage collector never scans the events of
-// a long recording, and it is 40 bytes where an Event is 88.
+// a long recording, and it is 32 bytes where an Event is 88.
 type rec struct {
-	rv        int64
-	key       uint32 // in Timeline.names
-	labels    uint32 // in Timeline.names
-	typ       uint32 // in Timeline.names
-	in        uint32 // 1 + index in Timeline.ins, 0 for a held body
+	rv     int64
+	key    uint32 // in Timeline.names
+	labels uint32 // in Timeline.names
+	// meta is 1 + the index of the event's interaction in Timeline.ins
+	// (0 for a held body) in its low bits, then the index of its type in
+	// Timeline.types, then the Ref's Enc, Typed and W.
+	meta      uint32
 	i, off, n int32
-	flags     uint8 // the Ref's Enc, Typed and W
 }
 
 const (
-	recProtobuf uint8 = 1 << iota
+	recInBits   = 24
+	recInMask   = 1<<recInBits - 1
+	recTypeBits = 5
+	recTypeMask = (1<<recTypeBits - 1) << recInBits
+)
+
+const (
+	recProtobuf uint32 = 1 << (recInBits + recTypeBits + iota)
 	recTyped
 	recW
 )
 
-// chunkLen is how many events a chunk of an eventLog holds: the log grows
-// a chunk at a time, never copying what it holds, so a long recording's
-// Open never holds its events twice.
+func (r *rec) in() uint32  { return r.meta & recInMask }
+func (r *rec) typ() uint32 { return r.meta & recTypeMask >> recInBits }
+
+// chunkLen is how many values a chunk of a chunked array holds: the array
+// grows a chunk at a time, never copying the chunks it fills, so a long
+// recording's Open never holds its events twice.
 const chunkLen = 4096
 
-// eventLog is a growable array of recs in fixed-size chunks.
-type eventLog struct {
-	chunks []*[chunkLen]rec
-	n      int
+// chunked is a growable array in chunks of chunkLen values; the last
+// chunk grows by append, so a short array stays small.
+type chunked[T any] struct {
+	c [][]T
+	n int
 }
 
-func (l *eventLog) Len() int { return l.n }
+func (l *chunked[T]) Len() int { return l.n }
 
-func (l *eventLog) at(i int) *rec { return &l.chunks[i/chunkLen][i%chunkLen] }
+func (l *chunked[T]) at(i int) *T { return &l.c[i/chunkLen][i%chunkLen] }
 
-func (l *eventLog) add(r rec) {
-	if l.n == len(l.chunks)*chunkLen {
-		l.chunks = append(l.chunks, new([chunkLen]rec))
+func (l *chunked[T]) add(v T) {
+	if l.n%chunkLen == 0 {
+		l.c = append(l.c, nil)
 	}
-	*l.at(l.n) = r
+	k := len(l.c) - 1
+	l.c[k] = append(l.c[k], v)
 	l.n++
 }
 
-// truncate keeps the first n events, dropping the chunks past them.
-func (l *eventLog) truncate(n int) {
+// truncate keeps the first n values, dropping the chunks past them.
+func (l *chunked[T]) truncate(n int) {
 	keep := (n + chunkLen - 1) / chunkLen
-	clear(l.chunks[keep:])
-	l.chunks = l.chunks[:keep]
+	clear(l.c[keep:])
+	l.c = l.c[:keep]
+	if keep > 0 {
+		l.c[keep-1] = l.c[keep-1][:n-(keep-1)*chunkLen]
+	}
 	l.n = n
 }
+
+// eventLog is the timeline's recorded events.
+type eventLog struct{ chunked[rec] }
 
 // search returns the index of the first event with a resourceVersion
 // above rv, len when none: the log is in resourceVersion order once
@@ -103,41 +122,60 @@ func (t *Timeline) name(s string) uint32 {
 func (t *Timeline) intern(s string) string { return t.names[t.name(s)] }
 
 // interaction returns 1 + the index of in in the timeline's interactions.
-func (t *Timeline) interaction(in *cassettes.Interaction) uint32 {
-	t.ins = append(t.ins, in)
+func (t *Timeline) interaction(in *cassettes.Interaction, fr Frames) uint32 {
+	if len(t.ins) == recInMask {
+		t.fail(in, "more than %d recorded lists and watches of one collection", recInMask)
+		return 0
+	}
+	t.ins, t.frs = append(t.ins, in), append(t.frs, fr)
 	return uint32(len(t.ins))
+}
+
+// typeIndex returns the index of event type typ in the timeline's types.
+func (t *Timeline) typeIndex(typ string, in *cassettes.Interaction) uint32 {
+	for k, s := range t.types {
+		if s == typ {
+			return uint32(k)
+		}
+	}
+	if len(t.types) == 1<<recTypeBits {
+		t.fail(in, "more than %d watch event types", 1<<recTypeBits)
+		return 0
+	}
+	t.types = append(t.types, typ)
+	return uint32(len(t.types) - 1)
 }
 
 // pack returns the rec of a recorded event of type typ; o.Ref.In must be
 // nil or the stream's interaction, whose index is in.
 func (t *Timeline) pack(typ string, o Object, in uint32) rec {
-	r := rec{rv: o.RV, key: t.name(o.Key), labels: t.name(o.Labels), typ: t.name(typ),
-		i: o.Ref.I, off: o.Ref.Off, n: o.Ref.N}
+	r := rec{rv: o.RV, key: t.name(o.Key), labels: t.name(o.Labels),
+		meta: t.typeIndex(typ, o.Ref.In) << recInBits, i: o.Ref.I, off: o.Ref.Off, n: o.Ref.N}
 	if o.Ref.In != nil {
-		r.in = in
+		r.meta |= in
 	}
 	if o.Ref.Enc == Protobuf {
-		r.flags |= recProtobuf
+		r.meta |= recProtobuf
 	}
 	if o.Ref.Typed {
-		r.flags |= recTyped
+		r.meta |= recTyped
 	}
 	if o.Ref.W {
-		r.flags |= recW
+		r.meta |= recW
 	}
 	return r
 }
 
 // unpack returns the Event r is.
 func (t *Timeline) unpack(r *rec) Event {
-	ref := Ref{I: r.i, Off: r.off, N: r.n, Typed: r.flags&recTyped != 0, W: r.flags&recW != 0}
-	if r.flags&recProtobuf != 0 {
+	ref := Ref{I: r.i, Off: r.off, N: r.n, Typed: r.meta&recTyped != 0, W: r.meta&recW != 0}
+	if r.meta&recProtobuf != 0 {
 		ref.Enc = Protobuf
 	}
-	if r.in > 0 {
-		ref.In = t.ins[r.in-1]
+	if in := r.in(); in > 0 {
+		ref.In = t.ins[in-1]
 	}
-	return Event{Type: t.names[r.typ], Obj: Object{Key: t.names[r.key], RV: r.rv, Labels: t.names[r.labels], Ref: ref}}
+	return Event{Type: t.types[r.typ()], Obj: Object{Key: t.names[r.key], RV: r.rv, Labels: t.names[r.labels], Ref: ref}}
 }
 
 // NumEvents returns how many events were recorded.
@@ -148,8 +186,16 @@ func (t *Timeline) Event(i int) Event { return t.unpack(t.events.at(i)) }
 
 // at returns when event r was recorded, from the cassette start.
 func (t *Timeline) at(r *rec) time.Duration {
-	e := t.unpack(r)
-	return e.At()
+	k := int(r.in()) - 1
+	if k < 0 {
+		return 0
+	}
+	in := t.ins[k]
+	at := in.At + t.frs[k].At(int(r.i))
+	if in.Response != nil {
+		at += in.Response.Latency
+	}
+	return at
 }
 
 // sealEvents orders the events by resourceVersion, in recording order
@@ -167,7 +213,7 @@ func (t *Timeline) sealEvents() {
 		dup := false
 		for j := n - 1; j >= 0 && l.at(j).rv == e.rv && !dup; j-- {
 			o := l.at(j)
-			dup = o.key == e.key && o.typ == e.typ
+			dup = o.key == e.key && o.typ() == e.typ()
 		}
 		if !dup {
 			*l.at(n) = e

@@ -3,12 +3,32 @@ package timeline
 import (
 	"testing"
 	"unsafe"
+
+	"github.com/kwrec/kwrec/cassettes"
+	"github.com/kwrec/kwrec/internal/apipath"
 )
 
 // A long recording holds one Event per recorded event: its size is most
 // of what replay.Open holds for a large cassette.
 func TestAnEventStaysSmall(t *testing.T) {
-	if n := unsafe.Sizeof(rec{}); n > 40 {
-		t.Errorf("a recorded event is held in %d bytes; keep it at most 40 (1M events: 40 MB)", n)
+	if n := unsafe.Sizeof(rec{}); n > 32 {
+		t.Errorf("a recorded event is held in %d bytes; keep it at most 32 (1M events: 32 MB)", n)
+	}
+}
+
+// An event read back from its 32 bytes is the event filed.
+func TestAnEventPacksAndUnpacks(t *testing.T) {
+	in := &cassettes.Interaction{ID: 7}
+	tl := New("/api/v1/pods", apipath.Path{})
+	inx := tl.interaction(in, FramesOf(in))
+	for _, e := range []Event{
+		{Type: "ADDED", Obj: Object{Key: "ns/a", RV: 1 << 40, Labels: "app=x", Ref: Ref{In: in, I: 1 << 20, Off: 5, N: 9, Enc: Protobuf}}},
+		{Type: "DELETED", Obj: Object{Key: "b", RV: 3, Ref: Ref{In: in, I: 2, Typed: true}}},
+		{Type: "MODIFIED", Obj: Object{Key: "ns/a", RV: 4, Ref: Ref{I: 3, N: 1, W: true}}},
+	} {
+		r := tl.pack(e.Type, e.Obj, inx)
+		if got := tl.unpack(&r); got != e {
+			t.Errorf("packed and unpacked:\n got %+v\nwant %+v", got, e)
+		}
 	}
 }

@@ -80,15 +80,22 @@ type Event struct {
 // RV returns the resourceVersion of the event: its object's.
 func (e *Event) RV() int64 { return e.Obj.RV }
 
-// At returns when the event was recorded, from the cassette start.
-func (e *Event) At() time.Duration {
-	in := e.Obj.Ref.In
-	at := in.At + in.Frames[e.Obj.Ref.I].At
-	if in.Response != nil {
-		at += in.Response.Latency
-	}
-	return at
+// Frames says how many frames a recorded interaction has and when each
+// arrived, from its response headers: a timeline reads them so, since an
+// interaction of a cassette read from a file ([index]) need not hold its
+// frames.
+type Frames interface {
+	Len() int
+	At(i int) time.Duration
 }
+
+// FramesOf returns the Frames of in, those it holds.
+func FramesOf(in *cassettes.Interaction) Frames { return heldFrames{in} }
+
+type heldFrames struct{ in *cassettes.Interaction }
+
+func (f heldFrames) Len() int               { return len(f.in.Frames) }
+func (f heldFrames) At(i int) time.Duration { return f.in.Frames[i].At }
 
 type snapshot struct {
 	rv    int64
@@ -178,7 +185,9 @@ type Timeline struct {
 	nameIdx  map[string]uint32
 
 	names []string                 // the strings events name (see rec)
+	types []string                 // the types of events
 	ins   []*cassettes.Interaction // the interactions events are in
+	frs   []Frames                 // their frames
 }
 
 // New returns an empty timeline for the collection at path.
@@ -372,23 +381,28 @@ func (t *Timeline) Seal() {
 type Stream struct {
 	t       *Timeline
 	in      *cassettes.Interaction
+	frames  Frames
 	inx     uint32 // in's index in t.ins (see Timeline.interaction)
 	watch   bool
 	initial bool // a streaming list still sending its initial events
 	enc     Encoding
-	from    int64 // a watch's resourceVersion parameter
-	rvs     []int64
-	pending []Object // a streaming list's initial ADDED objects so far
-	listBuf []byte   // a list body split across frames, joined
+	from    int64          // a watch's resourceVersion parameter
+	rvs     chunked[int64] // per frame: see RV
+	pending []Object       // a streaming list's initial ADDED objects so far
+	listBuf []byte         // a list body split across frames, joined
 	broken  bool
 	lastRV  int64
 	errAt   int // the first recorded ERROR frame, -1 for none
 }
 
 // Stream starts the reading of in, a recorded 200 list or watch of the
-// timeline whose body is encoded as enc.
-func (t *Timeline) Stream(in *cassettes.Interaction, q url.Values, enc Encoding) *Stream {
-	s := &Stream{t: t, in: in, inx: t.interaction(in), watch: wire.IsWatch(q), enc: enc, errAt: -1}
+// timeline whose body is encoded as enc; fr are in's frames, nil for
+// those in holds ([FramesOf]).
+func (t *Timeline) Stream(in *cassettes.Interaction, fr Frames, q url.Values, enc Encoding) *Stream {
+	if fr == nil {
+		fr = FramesOf(in)
+	}
+	s := &Stream{t: t, in: in, frames: fr, inx: t.interaction(in, fr), watch: wire.IsWatch(q), enc: enc, errAt: -1}
 	s.initial = s.watch && q.Get("sendInitialEvents") == "true"
 	s.from, _ = strconv.ParseInt(q.Get("resourceVersion"), 10, 64)
 	s.lastRV = s.from
@@ -399,8 +413,8 @@ func (t *Timeline) Stream(in *cassettes.Interaction, q url.Values, enc Encoding)
 // RV returns the resourceVersion serving frame i moves the timeline to, 0
 // for none.
 func (s *Stream) RV(i int) int64 {
-	if i < len(s.rvs) {
-		return s.rvs[i]
+	if i < s.rvs.Len() {
+		return *s.rvs.at(i)
 	}
 	return 0
 }

@@ -515,7 +515,7 @@ func (w *Steps) advance() bool {
 			continue
 		}
 		w.ev1 = e
-		at := e.At()
+		at := t.at(r)
 		w.step = Step{Kind: StepEvent, N: int32(w.ev), Ev: &w.ev1, RV: w.lastRV, Gap: at - w.prevAt}
 		w.prevAt = at
 		return true

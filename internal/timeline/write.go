@@ -61,8 +61,8 @@ func (t *Timeline) rescale() {
 		m.RV *= k
 	}
 	for _, s := range t.streams {
-		for i := range s.rvs {
-			s.rvs[i] *= k
+		for i := range s.rvs.Len() {
+			*s.rvs.at(i) *= k
 		}
 	}
 	t.last *= k
