@@ -144,7 +144,7 @@ func (s *Stream) addList(data []byte, ref Ref, f cassettes.Frame) error {
 		n = s.frames.Len()
 		at = s.base() + s.frames.At(n-1)
 	}
-	s.rvs = chunked[int64]{}
+	s.rvs = rvList{}
 	for range n - 1 {
 		s.rvs.add(0)
 	}

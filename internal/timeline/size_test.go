@@ -32,3 +32,19 @@ func TestAnEventPacksAndUnpacks(t *testing.T) {
 		}
 	}
 }
+
+// A stream's resourceVersions read back as added, scaled, whatever their
+// spread.
+func TestResourceVersionsReadBackAsAdded(t *testing.T) {
+	in := []int64{0, 100, 101, 0, 99, 5 << 40, 102, 1, 1 << 33}
+	var l rvList
+	for _, rv := range in {
+		l.add(rv)
+	}
+	l.rescale(RVScale)
+	for i, want := range in {
+		if got := l.at(i); got != want*RVScale {
+			t.Errorf("frame %d: resourceVersion %d, want %d", i, got, want*RVScale)
+		}
+	}
+}

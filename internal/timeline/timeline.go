@@ -386,10 +386,10 @@ type Stream struct {
 	watch   bool
 	initial bool // a streaming list still sending its initial events
 	enc     Encoding
-	from    int64          // a watch's resourceVersion parameter
-	rvs     chunked[int64] // per frame: see RV
-	pending []Object       // a streaming list's initial ADDED objects so far
-	listBuf []byte         // a list body split across frames, joined
+	from    int64    // a watch's resourceVersion parameter
+	rvs     rvList   // per frame: see RV
+	pending []Object // a streaming list's initial ADDED objects so far
+	listBuf []byte   // a list body split across frames, joined
 	broken  bool
 	lastRV  int64
 	errAt   int // the first recorded ERROR frame, -1 for none
@@ -414,7 +414,7 @@ func (t *Timeline) Stream(in *cassettes.Interaction, fr Frames, q url.Values, en
 // for none.
 func (s *Stream) RV(i int) int64 {
 	if i < s.rvs.Len() {
-		return *s.rvs.at(i)
+		return s.rvs.at(i)
 	}
 	return 0
 }

@@ -61,9 +61,7 @@ func (t *Timeline) rescale() {
 		m.RV *= k
 	}
 	for _, s := range t.streams {
-		for i := range s.rvs.Len() {
-			*s.rvs.at(i) *= k
-		}
+		s.rvs.rescale(k)
 	}
 	t.last *= k
 	t.progress *= k
