@@ -123,7 +123,7 @@ func (r *Replayer) resolve(e Edit, byID map[int]*ivState) error {
 	}
 	es.where = fmt.Sprintf("interaction %d", iv.in.ID)
 	es.interaction = iv.in.ID
-	nf := len(iv.in.Frames)
+	nf := iv.frames.Len()
 	switch e.Kind {
 	case EditError:
 		iv.errs = append(iv.errs, es)

@@ -101,7 +101,7 @@ func (f *fanout) attach(r *Replayer, t *timeline.Timeline, proto bool, from int)
 	defer f.mu.Unlock()
 	h := f.hubs[k]
 	if h == nil {
-		n := len(t.Events())
+		n := t.NumEvents()
 		h = &hub{r: r, key: k, slots: make([]atomic.Pointer[[]byte], n), lo: min(from, n),
 			wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 		h.made.Store(int64(h.lo))
@@ -178,7 +178,7 @@ func (h *hub) ask(i int) {
 // watch, keeping hubBudget bytes of them.
 func (h *hub) run() {
 	defer close(h.done)
-	t, events := h.key.t, h.key.t.Events()
+	t := h.key.t
 	frames := cursor{src: h.r.src}
 	defer frames.close()
 	kept, oldest := 0, h.lo
@@ -188,13 +188,14 @@ func (h *hub) run() {
 			return
 		case <-h.wake:
 		}
-		for next := int(h.made.Load()); next < len(events) && int64(next) < h.want.Load()+hubAhead; next++ {
+		for next := int(h.made.Load()); next < t.NumEvents() && int64(next) < h.want.Load()+hubAhead; next++ {
 			select {
 			case <-h.stop:
 				return
 			default:
 			}
-			data, err := h.make(t, &events[next], &frames)
+			e := t.Event(next)
+			data, err := h.make(t, &e, &frames)
 			if err == nil {
 				h.slots[next].Store(&data)
 				kept += len(data)

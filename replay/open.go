@@ -3,6 +3,7 @@ package replay
 import (
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/kwrec/kwrec/cassettes"
 	"github.com/kwrec/kwrec/internal/index"
@@ -32,7 +33,7 @@ func Open(path string, opts Options) (*Replayer, error) {
 	obs := newObserver(func(in *index.Interaction, i int, f cassettes.Frame) {
 		iv := byID[in.ID]
 		if iv == nil {
-			iv = r.add(recordedHead(in))
+			iv = r.add(recordedHead(in), indexFrames{in})
 			byID[in.ID] = iv
 		}
 		iv.observe(i, f)
@@ -54,17 +55,26 @@ func Open(path string, opts Options) (*Replayer, error) {
 	for _, sk := range x.Interactions {
 		iv := byID[sk.ID]
 		if iv == nil { // no frames: not visited
-			iv = r.add(recordedHead(sk))
+			iv = r.add(recordedHead(sk), indexFrames{sk})
 		}
 		// Observed, the interaction gets the rest of what it is to a
-		// replay: its frames' offsets and its end.
-		iv.in.Frames = make([]cassettes.Frame, len(sk.Frames))
-		for i, f := range sk.Frames {
-			iv.in.Frames[i].At = f.At
-		}
+		// replay: its end. Its frames are read from the index.
 		iv.in.End = sk.End
 		src.skeletons[iv.in] = sk
 		r.ivs = append(r.ivs, iv)
+	}
+	r.skeletons = func() {
+		for _, iv := range r.ivs {
+			sk := src.skeletons[iv.in]
+			iv.in.Frames = make([]cassettes.Frame, len(sk.Frames))
+			for i, f := range sk.Frames {
+				iv.in.Frames[i].At = f.At
+			}
+		}
+	}
+	if opts.Matcher != nil {
+		// A Matcher of the caller's may look at the frames.
+		r.withSkeletons()
 	}
 	if err := r.ready(opts); err != nil {
 		x.Close()
@@ -78,6 +88,13 @@ func Open(path string, opts Options) (*Replayer, error) {
 func recordedHead(in *index.Interaction) *cassettes.Interaction {
 	return &cassettes.Interaction{ID: in.ID, At: in.At, Request: in.Request, Response: in.Response}
 }
+
+// indexFrames are an indexed interaction's frames, as a timeline and a
+// replay read them.
+type indexFrames struct{ in *index.Interaction }
+
+func (f indexFrames) Len() int               { return len(f.in.Frames) }
+func (f indexFrames) At(i int) time.Duration { return f.in.Frames[i].At }
 
 // indexSource reads frames back from an indexed cassette file. readMany
 // (gets, lists and writes, which read the same objects again and again)

@@ -21,8 +21,9 @@ import (
 // ivState is the replay state of one recorded interaction.
 type ivState struct {
 	in       *cassettes.Interaction
-	errs     []*editState // pending error edits, fired on successive attempts
-	edits    []*editState // stream edits (warp, pause, drop, dup, and cuts)
+	frames   timeline.Frames // in's frames: their count and times
+	errs     []*editState    // pending error edits, fired on successive attempts
+	edits    []*editState    // stream edits (warp, pause, drop, dup, and cuts)
 	claimed  bool
 	finished bool
 	// tl and stream are set for a 200 list or watch of a collection: the
@@ -151,10 +152,10 @@ func encodingOf(resp *cassettes.Response) (timeline.Encoding, bool) {
 	return 0, false
 }
 
-// add makes the replay state of in and files a 200 list or watch under its
+// add makes the replay state of in, whose frames are fr, and files a 200 list or watch under its
 // collection's timeline. Frames are observed separately.
-func (r *Replayer) add(in *cassettes.Interaction) *ivState {
-	iv := &ivState{in: in}
+func (r *Replayer) add(in *cassettes.Interaction, fr timeline.Frames) *ivState {
+	iv := &ivState{in: in, frames: fr}
 	if !strings.EqualFold(in.Request.Method, http.MethodGet) || in.Response == nil || in.Response.Status != http.StatusOK {
 		return iv
 	}
@@ -191,7 +192,7 @@ func (r *Replayer) add(in *cassettes.Interaction) *ivState {
 		r.tlOrder = append(r.tlOrder, t)
 	}
 	iv.tl = t
-	iv.stream = t.Stream(in, q, enc)
+	iv.stream = t.Stream(in, fr, q, enc)
 	return iv
 }
 
@@ -221,8 +222,8 @@ func (r *Replayer) recordedPlan(iv *ivState, req *http.Request) *plan {
 	p.status, p.header, p.latency = in.Response.Status, in.Response.Header, in.Response.Latency
 	p.proto = wire.MediaType(p.header.Get("Content-Type")) == wire.MediaProtobuf
 	var last time.Duration
-	if n := len(in.Frames); n > 0 {
-		last = in.Frames[n-1].At
+	if n := iv.frames.Len(); n > 0 {
+		last = iv.frames.At(n - 1)
 	}
 	// The recorded end.
 	p.end = endIdle
@@ -239,7 +240,7 @@ func (r *Replayer) recordedPlan(iv *ivState, req *http.Request) *plan {
 			}
 		}
 	}
-	nrec := len(in.Frames)
+	nrec := iv.frames.Len()
 	if iv.stream != nil && iv.stream.ErrorAt() >= 0 {
 		// The API server ends a watch after an ERROR event.
 		nrec = iv.stream.ErrorAt() + 1
@@ -297,7 +298,7 @@ func (r *Replayer) marksOn(iv *ivState) []placedMark {
 			continue
 		}
 		i := 0
-		for i < len(iv.in.Frames) && iv.rv(i) <= m.RV {
+		for i < iv.frames.Len() && iv.rv(i) <= m.RV {
 			i++
 		}
 		out = append(out, placedMark{before: i + 1, mark: m})
@@ -351,10 +352,9 @@ func editedFrames(iv *ivState, n int, marks []placedMark) []outFrame {
 
 // recordedFrame describes frame i (0-based) of iv as served unedited.
 func recordedFrame(iv *ivState, i int) outFrame {
-	fs := iv.in.Frames
-	gap := fs[i].At
+	gap := iv.frames.At(i)
 	if i > 0 {
-		gap -= fs[i-1].At
+		gap -= iv.frames.At(i - 1)
 	}
 	return outFrame{gap: gap, rec: i + 1, rv: iv.rv(i)}
 }

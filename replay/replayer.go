@@ -104,10 +104,16 @@ type Replayer struct {
 	header cassettes.Header
 	src    source
 	ivs    []*ivState
-	global []Edit // warps that apply to every interaction
-	edits  []*editState
-	codec  timeline.Codec
-	fan    fanout // the hubs that share the frames of watches (fanout.go)
+	// skeletons, for a Replayer made by Open, gives each interaction its
+	// frames (offsets only) the first time a caller looks (Interactions,
+	// a Matcher of the caller's): the replay itself reads them from the
+	// index, so a long recording is not held twice.
+	skeletons     func()
+	skeletonsOnce sync.Once
+	global        []Edit // warps that apply to every interaction
+	edits         []*editState
+	codec         timeline.Codec
+	fan           fanout // the hubs that share the frames of watches (fanout.go)
 
 	// Set while the recording is read, then read-only:
 	timelines map[string]*timeline.Timeline // by collection path
@@ -160,7 +166,7 @@ func New(c *cassettes.Cassette, opts Options) (*Replayer, error) {
 	}
 	r.header = c.Header
 	for _, in := range c.Interactions {
-		iv := r.add(in)
+		iv := r.add(in, timeline.FramesOf(in))
 		r.ivs = append(r.ivs, iv)
 		for i, f := range in.Frames {
 			iv.observe(i, f)
@@ -242,14 +248,24 @@ func (r *Replayer) ready(opts Options) error {
 func (r *Replayer) Header() cassettes.Header { return r.header }
 
 // Interactions returns the cassette's interactions in order, for reading
-// only. For a Replayer made by [Open], frames carry their offsets but no
-// Data: the bytes stay in the file.
+// only. For a Replayer made by [Open], frames carry their arrival times
+// but no Data: the bytes stay in the file; the frames are made at the
+// first call (a replay reads them from the file's index, so a long
+// recording's are not held twice until asked for).
 func (r *Replayer) Interactions() []*cassettes.Interaction {
+	r.withSkeletons()
 	out := make([]*cassettes.Interaction, len(r.ivs))
 	for i, iv := range r.ivs {
 		out[i] = iv.in
 	}
 	return out
+}
+
+// withSkeletons makes every interaction hold its frames, once.
+func (r *Replayer) withSkeletons() {
+	if r.skeletons != nil {
+		r.skeletonsOnce.Do(r.skeletons)
+	}
 }
 
 // Close releases the cassette file of a Replayer made by [Open]; bodies

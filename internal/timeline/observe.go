@@ -36,7 +36,7 @@ func (s *Stream) Observe(i int, f cassettes.Frame) {
 	if ok && typ != "ERROR" {
 		var err error
 		if rv, err = m.RV(); err != nil {
-			s.rvs = append(s.rvs, 0)
+			s.rvs.add(0)
 			if !s.broken {
 				t.fail(s.in, "resourceVersion %q is not an integer", m.ResourceVersion)
 				s.broken = true
@@ -44,7 +44,7 @@ func (s *Stream) Observe(i int, f cassettes.Frame) {
 			return
 		}
 	}
-	s.rvs = append(s.rvs, rv) // i == len(s.rvs): every frame of a watch is observed
+	s.rvs.add(rv) // i == s.rvs.Len(): every frame of a watch is observed
 	t.noteRV(rv)
 	// A frame that is not an event with an object, such as garbage
 	// hand-edited in to break the client's decoder, changes no state: no
@@ -80,7 +80,7 @@ func (s *Stream) Observe(i int, f cassettes.Frame) {
 		s.pending = append(s.pending, o)
 		return
 	}
-	t.events = append(t.events, Event{Type: t.intern(typ), Obj: o})
+	t.events.add(t.pack(typ, o, s.inx))
 }
 
 // event splits a watch frame in the stream's encoding: its type, its
@@ -141,11 +141,14 @@ func (s *Stream) addList(data []byte, ref Ref, f cassettes.Frame) error {
 	if ref.In == nil {
 		ref.I = int32(len(t.held))
 		t.held = append(t.held, data)
-		n = len(s.in.Frames)
-		at = s.base() + s.in.Frames[n-1].At
+		n = s.frames.Len()
+		at = s.base() + s.frames.At(n-1)
 	}
-	s.rvs = make([]int64, n)
-	s.rvs[n-1] = rv
+	s.rvs = rvList{}
+	for range n - 1 {
+		s.rvs.add(0)
+	}
+	s.rvs.add(rv)
 	snap := t.snapAt(rv, at)
 	for _, it := range items {
 		raw := data[it[0]:it[1]]
@@ -202,7 +205,7 @@ func (s *Stream) seal() {
 		if err := s.addList(s.listBuf, Ref{}, cassettes.Frame{}); err != nil {
 			t.fail(s.in, "%v", err)
 		}
-	case !s.watch && len(s.in.Frames) == 0:
+	case !s.watch && s.frames.Len() == 0:
 		t.fail(s.in, "list body is empty")
 	}
 	s.listBuf, s.pending = nil, nil

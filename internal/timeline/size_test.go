@@ -3,12 +3,48 @@ package timeline
 import (
 	"testing"
 	"unsafe"
+
+	"github.com/kwrec/kwrec/cassettes"
+	"github.com/kwrec/kwrec/internal/apipath"
 )
 
 // A long recording holds one Event per recorded event: its size is most
 // of what replay.Open holds for a large cassette.
 func TestAnEventStaysSmall(t *testing.T) {
-	if n := unsafe.Sizeof(Event{}); n > 80 {
-		t.Errorf("an Event is %d bytes; keep it at most 80 (100k events: 8 MB)", n)
+	if n := unsafe.Sizeof(rec{}); n > 32 {
+		t.Errorf("a recorded event is held in %d bytes; keep it at most 32 (1M events: 32 MB)", n)
+	}
+}
+
+// An event read back from its 32 bytes is the event filed.
+func TestAnEventPacksAndUnpacks(t *testing.T) {
+	in := &cassettes.Interaction{ID: 7}
+	tl := New("/api/v1/pods", apipath.Path{})
+	inx := tl.interaction(in, FramesOf(in))
+	for _, e := range []Event{
+		{Type: "ADDED", Obj: Object{Key: "ns/a", RV: 1 << 40, Labels: "app=x", Ref: Ref{In: in, I: 1 << 20, Off: 5, N: 9, Enc: Protobuf}}},
+		{Type: "DELETED", Obj: Object{Key: "b", RV: 3, Ref: Ref{In: in, I: 2, Typed: true}}},
+		{Type: "MODIFIED", Obj: Object{Key: "ns/a", RV: 4, Ref: Ref{I: 3, N: 1, W: true}}},
+	} {
+		r := tl.pack(e.Type, e.Obj, inx)
+		if got := tl.unpack(&r); got != e {
+			t.Errorf("packed and unpacked:\n got %+v\nwant %+v", got, e)
+		}
+	}
+}
+
+// A stream's resourceVersions read back as added, scaled, whatever their
+// spread.
+func TestResourceVersionsReadBackAsAdded(t *testing.T) {
+	in := []int64{0, 100, 101, 0, 99, 5 << 40, 102, 1, 1 << 33}
+	var l rvList
+	for _, rv := range in {
+		l.add(rv)
+	}
+	l.rescale(RVScale)
+	for i, want := range in {
+		if got := l.at(i); got != want*RVScale {
+			t.Errorf("frame %d: resourceVersion %d, want %d", i, got, want*RVScale)
+		}
 	}
 }

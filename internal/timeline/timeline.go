@@ -80,15 +80,22 @@ type Event struct {
 // RV returns the resourceVersion of the event: its object's.
 func (e *Event) RV() int64 { return e.Obj.RV }
 
-// At returns when the event was recorded, from the cassette start.
-func (e *Event) At() time.Duration {
-	in := e.Obj.Ref.In
-	at := in.At + in.Frames[e.Obj.Ref.I].At
-	if in.Response != nil {
-		at += in.Response.Latency
-	}
-	return at
+// Frames says how many frames a recorded interaction has and when each
+// arrived, from its response headers: a timeline reads them so, since an
+// interaction of a cassette read from a file ([index]) need not hold its
+// frames.
+type Frames interface {
+	Len() int
+	At(i int) time.Duration
 }
+
+// FramesOf returns the Frames of in, those it holds.
+func FramesOf(in *cassettes.Interaction) Frames { return heldFrames{in} }
+
+type heldFrames struct{ in *cassettes.Interaction }
+
+func (f heldFrames) Len() int               { return len(f.in.Frames) }
+func (f heldFrames) At(i int) time.Duration { return f.in.Frames[i].At }
 
 type snapshot struct {
 	rv    int64
@@ -158,7 +165,7 @@ type Timeline struct {
 
 	broken string
 	snaps  []*snapshot
-	events []Event
+	events eventLog
 	marks  []*Mark
 	held   [][]byte
 	oldest int64
@@ -175,7 +182,12 @@ type Timeline struct {
 	// Only while the recording is read:
 	streams  []*Stream
 	snapByRV map[int64]*snapshot
-	strs     map[string]string
+	nameIdx  map[string]uint32
+
+	names []string                 // the strings events name (see rec)
+	types []string                 // the types of events
+	ins   []*cassettes.Interaction // the interactions events are in
+	frs   []Frames                 // their frames
 }
 
 // New returns an empty timeline for the collection at path.
@@ -219,10 +231,6 @@ func (t *Timeline) Last() int64 { return t.last }
 // Oldest returns the oldest resourceVersion state is known at.
 func (t *Timeline) Oldest() int64 { return t.oldest }
 
-// Events returns the recorded events in resourceVersion order, for reading
-// only.
-func (t *Timeline) Events() []Event { return t.events }
-
 // Progress returns "now": the highest resourceVersion served so far.
 func (t *Timeline) Progress() int64 {
 	t.mu.Lock()
@@ -264,11 +272,12 @@ func (t *Timeline) AddMark(m *Mark) {
 // oldest.
 func (t *Timeline) RVAt(at time.Duration) int64 {
 	rv := t.oldest
-	for i := range t.events {
-		if t.events[i].At() > at {
+	for i := range t.events.Len() {
+		r := t.events.at(i)
+		if t.at(r) > at {
 			break
 		}
-		rv = t.events[i].RV()
+		rv = r.rv
 	}
 	return rv
 }
@@ -281,25 +290,10 @@ func (t *Timeline) atOf(rv int64) time.Duration {
 			at = s.at
 		}
 	}
-	i := sort.Search(len(t.events), func(i int) bool { return t.events[i].RV() > rv })
-	if i > 0 && t.events[i-1].At() > at {
-		at = t.events[i-1].At()
+	if i := t.events.search(rv); i > 0 {
+		at = max(at, t.at(t.events.at(i-1)))
 	}
 	return at
-}
-
-func (t *Timeline) intern(s string) string {
-	if s == "" {
-		return ""
-	}
-	if t.strs == nil {
-		t.strs = map[string]string{}
-	}
-	if v, ok := t.strs[s]; ok {
-		return v
-	}
-	t.strs[s] = s
-	return s
 }
 
 func (t *Timeline) fail(in *cassettes.Interaction, format string, a ...any) {
@@ -348,25 +342,9 @@ func (t *Timeline) Seal() {
 	for _, s := range t.snapByRV {
 		t.snaps = append(t.snaps, s)
 	}
-	t.snapByRV, t.strs = nil, nil
+	t.snapByRV, t.nameIdx = nil, nil
 	sort.Slice(t.snaps, func(i, j int) bool { return t.snaps[i].rv < t.snaps[j].rv })
-	sort.SliceStable(t.events, func(i, j int) bool { return t.events[i].RV() < t.events[j].RV() })
-	// The same event recorded twice (two watches that overlap, a re-watch
-	// after a reset) is one event: keep the first, in recording order.
-	out := t.events[:0]
-	for _, e := range t.events {
-		dup := false
-		for j := len(out) - 1; j >= 0 && out[j].RV() == e.RV() && !dup; j-- {
-			dup = out[j].Obj.Key == e.Obj.Key && out[j].Type == e.Type
-		}
-		if !dup {
-			out = append(out, e)
-		}
-	}
-	// Not cloned to its exact size: a copy would hold the events twice for
-	// a moment, the peak of a long cassette's Open.
-	clear(t.events[len(out):])
-	t.events = out
+	t.sealEvents()
 	sort.SliceStable(t.marks, func(i, j int) bool { return t.marks[i].RV < t.marks[j].RV })
 	t.oldest = -1
 	switch {
@@ -374,9 +352,9 @@ func (t *Timeline) Seal() {
 		// Events before the first list would need the state before it,
 		// which was not recorded: state is known from the first list on.
 		t.oldest = t.snaps[0].rv
-	case len(t.events) > 0:
+	case t.events.Len() > 0:
 		// A watch-only recording: start from nothing before its first event.
-		t.oldest = t.events[0].RV() - 1
+		t.oldest = t.events.at(0).rv - 1
 	}
 	if t.oldest < 0 && t.broken == "" {
 		t.broken = "no list or watch event recorded"
@@ -403,11 +381,13 @@ func (t *Timeline) Seal() {
 type Stream struct {
 	t       *Timeline
 	in      *cassettes.Interaction
+	frames  Frames
+	inx     uint32 // in's index in t.ins (see Timeline.interaction)
 	watch   bool
 	initial bool // a streaming list still sending its initial events
 	enc     Encoding
-	from    int64 // a watch's resourceVersion parameter
-	rvs     []int64
+	from    int64    // a watch's resourceVersion parameter
+	rvs     rvList   // per frame: see RV
 	pending []Object // a streaming list's initial ADDED objects so far
 	listBuf []byte   // a list body split across frames, joined
 	broken  bool
@@ -416,9 +396,13 @@ type Stream struct {
 }
 
 // Stream starts the reading of in, a recorded 200 list or watch of the
-// timeline whose body is encoded as enc.
-func (t *Timeline) Stream(in *cassettes.Interaction, q url.Values, enc Encoding) *Stream {
-	s := &Stream{t: t, in: in, watch: wire.IsWatch(q), enc: enc, errAt: -1}
+// timeline whose body is encoded as enc; fr are in's frames, nil for
+// those in holds ([FramesOf]).
+func (t *Timeline) Stream(in *cassettes.Interaction, fr Frames, q url.Values, enc Encoding) *Stream {
+	if fr == nil {
+		fr = FramesOf(in)
+	}
+	s := &Stream{t: t, in: in, frames: fr, inx: t.interaction(in, fr), watch: wire.IsWatch(q), enc: enc, errAt: -1}
 	s.initial = s.watch && q.Get("sendInitialEvents") == "true"
 	s.from, _ = strconv.ParseInt(q.Get("resourceVersion"), 10, 64)
 	s.lastRV = s.from
@@ -429,8 +413,8 @@ func (t *Timeline) Stream(in *cassettes.Interaction, q url.Values, enc Encoding)
 // RV returns the resourceVersion serving frame i moves the timeline to, 0
 // for none.
 func (s *Stream) RV(i int) int64 {
-	if i < len(s.rvs) {
-		return s.rvs[i]
+	if i < s.rvs.Len() {
+		return s.rvs.at(i)
 	}
 	return 0
 }

@@ -47,7 +47,7 @@ func buildWith(t *testing.T, writes bool, extra ...string) *timeline.Timeline {
 	}
 	for _, in := range []*cassettes.Interaction{list, watch} {
 		u, _ := url.Parse("https://h" + path + map[int]string{1: "?limit=500", 2: "?resourceVersion=100&watch=true"}[in.ID])
-		s := tl.Stream(in, u.Query(), timeline.JSON)
+		s := tl.Stream(in, nil, u.Query(), timeline.JSON)
 		for i, f := range in.Frames {
 			s.Observe(i, f)
 		}

@@ -55,8 +55,9 @@ func (t *Timeline) Namespaced() bool {
 			return o.Namespace() != ""
 		}
 	}
-	for i := range t.events {
-		return t.events[i].Obj.Namespace() != ""
+	if t.events.Len() > 0 {
+		e := t.Event(0)
+		return e.Obj.Namespace() != ""
 	}
 	return false
 }
@@ -75,8 +76,9 @@ func (t *Timeline) Namespaces(ns map[string]bool) {
 			}
 		}
 	}
-	for i := range t.events {
-		if n := t.events[i].Obj.Namespace(); n != "" {
+	for i := range t.events.Len() {
+		o := Object{Key: t.names[t.events.at(i).key]}
+		if n := o.Namespace(); n != "" {
 			ns[n] = true
 		}
 	}
@@ -89,7 +91,7 @@ func (t *Timeline) holdsNothing() bool {
 			return false
 		}
 	}
-	return len(t.events) == 0
+	return t.events.Len() == 0
 }
 
 func parseSelector(q url.Values, ns string, anyField bool) (Selector, error) {
@@ -183,12 +185,15 @@ func (t *Timeline) stateOf(rv int64, ws []Event, key string) (objs []Object, ok 
 			apply(&ws[w])
 		}
 	}
-	i := sort.Search(len(t.events), func(i int) bool { return t.events[i].RV() > from })
-	for ; i < len(t.events) && t.events[i].RV() <= rv; i++ {
-		for ; w < len(ws) && ws[w].RV() < t.events[i].RV(); w++ {
+	for i := t.events.search(from); i < t.events.Len() && t.events.at(i).rv <= rv; i++ {
+		r := t.events.at(i)
+		for ; w < len(ws) && ws[w].RV() < r.rv; w++ {
 			apply(&ws[w])
 		}
-		apply(&t.events[i])
+		if key == "" || t.names[r.key] == key {
+			e := t.unpack(r)
+			apply(&e)
+		}
 	}
 	for ; w < len(ws) && ws[w].RV() <= rv; w++ {
 		apply(&ws[w])
@@ -412,7 +417,7 @@ func (t *Timeline) WatchSteps(q url.Values, sel Selector) (w *Steps, from int64,
 		marks = marks[1:]
 	}
 	w.marks = marks
-	w.ev = sort.Search(len(t.events), func(i int) bool { return t.events[i].RV() > from })
+	w.ev = t.events.search(from)
 	w.bookmark = q.Get("allowWatchBookmarks") == "true"
 	return w, from, nil
 }
@@ -433,7 +438,8 @@ type Steps struct {
 	bookmark bool // a BOOKMARK is still to be sent once the events are out
 	done     bool
 
-	step Step // step number cur, made last
+	step Step  // step number cur, made last
+	ev1  Event // step's event, when it is a recorded one
 	cur  int
 }
 
@@ -457,6 +463,9 @@ func (w *Steps) At(i int) (*Step, bool) {
 // Clone returns a copy of w at the same step, to walk ahead of it.
 func (w *Steps) Clone() *Steps {
 	c := *w
+	if c.step.Ev == &w.ev1 {
+		c.step.Ev = &c.ev1
+	}
 	return &c
 }
 
@@ -476,6 +485,10 @@ func (w *Steps) All() []Step {
 		if !ok {
 			return out
 		}
+		if s.Ev == &c.ev1 { // remade at the next step
+			e := *s.Ev
+			s.Ev = &e
+		}
 		out = append(out, *s)
 	}
 }
@@ -488,20 +501,22 @@ func (w *Steps) advance() bool {
 	if t == nil {
 		return false
 	}
-	for w.ev < len(t.events) {
-		e := &t.events[w.ev]
-		if len(w.marks) > 0 && w.marks[0].RV < e.RV() {
+	for w.ev < t.events.Len() {
+		r := t.events.at(w.ev)
+		if len(w.marks) > 0 && w.marks[0].RV < r.rv {
 			w.step = Step{Kind: StepMark, Mark: w.marks[0]}
 			w.marks = w.marks[1:]
 			return true
 		}
 		w.ev++
-		w.lastRV = e.RV()
+		w.lastRV = r.rv
+		e := t.unpack(r)
 		if !w.sel.Matches(&e.Obj) {
 			continue
 		}
-		at := e.At()
-		w.step = Step{Kind: StepEvent, N: int32(w.ev), Ev: e, RV: w.lastRV, Gap: at - w.prevAt}
+		w.ev1 = e
+		at := t.at(r)
+		w.step = Step{Kind: StepEvent, N: int32(w.ev), Ev: &w.ev1, RV: w.lastRV, Gap: at - w.prevAt}
 		w.prevAt = at
 		return true
 	}

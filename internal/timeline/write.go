@@ -47,8 +47,8 @@ func (t *Timeline) rescale() {
 	if k == 1 {
 		return
 	}
-	for i := range t.events {
-		t.events[i].Obj.RV *= k
+	for i := range t.events.Len() {
+		t.events.at(i).rv *= k
 	}
 	for _, s := range t.snaps {
 		s.rv *= k
@@ -61,9 +61,7 @@ func (t *Timeline) rescale() {
 		m.RV *= k
 	}
 	for _, s := range t.streams {
-		for i := range s.rvs {
-			s.rvs[i] *= k
-		}
+		s.rvs.rescale(k)
 	}
 	t.last *= k
 	t.progress *= k
@@ -164,11 +162,8 @@ func (t *Timeline) Commit(typ, key, labels string, base int64, data []byte) (int
 // list after rv, 0 for none.
 func (t *Timeline) nextRecorded(rv int64) int64 {
 	var next int64
-	for _, e := range t.events {
-		if e.RV() > rv {
-			next = e.RV()
-			break
-		}
+	if i := t.events.search(rv); i < t.events.Len() {
+		next = t.events.at(i).rv
 	}
 	for _, s := range t.snaps {
 		if s.rv > rv && (next == 0 || s.rv < next) {

@@ -1,0 +1,271 @@
+package timeline
+
+import (
+	"math"
+	"sort"
+	"time"
+
+	"github.com/kwrec/kwrec/cassettes"
+)
+
+// rec is one recorded event as a timeline holds it: an [Event] with its
+// strings and interaction replaced by indexes into the timeline's tables.
+// It holds no pointer, so the garbage collector never scans the events of
+// a long recording, and it is 32 bytes where an Event is 88.
+type rec struct {
+	rv     int64
+	key    uint32 // in Timeline.names
+	labels uint32 // in Timeline.names
+	// meta is 1 + the index of the event's interaction in Timeline.ins
+	// (0 for a held body) in its low bits, then the index of its type in
+	// Timeline.types, then the Ref's Enc, Typed and W.
+	meta      uint32
+	i, off, n int32
+}
+
+const (
+	recInBits   = 24
+	recInMask   = 1<<recInBits - 1
+	recTypeBits = 5
+	recTypeMask = (1<<recTypeBits - 1) << recInBits
+)
+
+const (
+	recProtobuf uint32 = 1 << (recInBits + recTypeBits + iota)
+	recTyped
+	recW
+)
+
+func (r *rec) in() uint32  { return r.meta & recInMask }
+func (r *rec) typ() uint32 { return r.meta & recTypeMask >> recInBits }
+
+// chunkLen is how many values a chunk of a chunked array holds: the array
+// grows a chunk at a time, never copying the chunks it fills, so a long
+// recording's Open never holds its events twice.
+const chunkLen = 4096
+
+// chunked is a growable array in chunks of chunkLen values; the last
+// chunk grows by append, so a short array stays small.
+type chunked[T any] struct {
+	c [][]T
+	n int
+}
+
+func (l *chunked[T]) Len() int { return l.n }
+
+func (l *chunked[T]) at(i int) *T { return &l.c[i/chunkLen][i%chunkLen] }
+
+func (l *chunked[T]) add(v T) {
+	if l.n%chunkLen == 0 {
+		l.c = append(l.c, nil)
+	}
+	k := len(l.c) - 1
+	l.c[k] = append(l.c[k], v)
+	l.n++
+}
+
+// truncate keeps the first n values, dropping the chunks past them.
+func (l *chunked[T]) truncate(n int) {
+	keep := (n + chunkLen - 1) / chunkLen
+	clear(l.c[keep:])
+	l.c = l.c[:keep]
+	if keep > 0 {
+		l.c[keep-1] = l.c[keep-1][:n-(keep-1)*chunkLen]
+	}
+	l.n = n
+}
+
+// eventLog is the timeline's recorded events.
+type eventLog struct{ chunked[rec] }
+
+// search returns the index of the first event with a resourceVersion
+// above rv, len when none: the log is in resourceVersion order once
+// sealed.
+func (l *eventLog) search(rv int64) int {
+	return sort.Search(l.n, func(i int) bool { return l.at(i).rv > rv })
+}
+
+// For sort.Stable, by resourceVersion.
+func (l *eventLog) Less(i, j int) bool { return l.at(i).rv < l.at(j).rv }
+func (l *eventLog) Swap(i, j int)      { a, b := l.at(i), l.at(j); *a, *b = *b, *a }
+
+func (l *eventLog) sorted() bool {
+	for i := 1; i < l.n; i++ {
+		if l.Less(i, i-1) {
+			return false
+		}
+	}
+	return true
+}
+
+// name returns the index of s in the timeline's names, adding it while
+// the recording is read. Index 0 is "".
+func (t *Timeline) name(s string) uint32 {
+	if s == "" {
+		return 0
+	}
+	if t.nameIdx == nil {
+		t.nameIdx = map[string]uint32{}
+		if len(t.names) == 0 {
+			t.names = []string{""}
+		}
+	}
+	if k, ok := t.nameIdx[s]; ok {
+		return k
+	}
+	k := uint32(len(t.names))
+	t.names = append(t.names, s)
+	t.nameIdx[s] = k
+	return k
+}
+
+// intern returns the timeline's copy of s.
+func (t *Timeline) intern(s string) string { return t.names[t.name(s)] }
+
+// interaction returns 1 + the index of in in the timeline's interactions.
+func (t *Timeline) interaction(in *cassettes.Interaction, fr Frames) uint32 {
+	if len(t.ins) == recInMask {
+		t.fail(in, "more than %d recorded lists and watches of one collection", recInMask)
+		return 0
+	}
+	t.ins, t.frs = append(t.ins, in), append(t.frs, fr)
+	return uint32(len(t.ins))
+}
+
+// typeIndex returns the index of event type typ in the timeline's types.
+func (t *Timeline) typeIndex(typ string, in *cassettes.Interaction) uint32 {
+	for k, s := range t.types {
+		if s == typ {
+			return uint32(k)
+		}
+	}
+	if len(t.types) == 1<<recTypeBits {
+		t.fail(in, "more than %d watch event types", 1<<recTypeBits)
+		return 0
+	}
+	t.types = append(t.types, typ)
+	return uint32(len(t.types) - 1)
+}
+
+// pack returns the rec of a recorded event of type typ; o.Ref.In must be
+// nil or the stream's interaction, whose index is in.
+func (t *Timeline) pack(typ string, o Object, in uint32) rec {
+	r := rec{rv: o.RV, key: t.name(o.Key), labels: t.name(o.Labels),
+		meta: t.typeIndex(typ, o.Ref.In) << recInBits, i: o.Ref.I, off: o.Ref.Off, n: o.Ref.N}
+	if o.Ref.In != nil {
+		r.meta |= in
+	}
+	if o.Ref.Enc == Protobuf {
+		r.meta |= recProtobuf
+	}
+	if o.Ref.Typed {
+		r.meta |= recTyped
+	}
+	if o.Ref.W {
+		r.meta |= recW
+	}
+	return r
+}
+
+// unpack returns the Event r is.
+func (t *Timeline) unpack(r *rec) Event {
+	ref := Ref{I: r.i, Off: r.off, N: r.n, Typed: r.meta&recTyped != 0, W: r.meta&recW != 0}
+	if r.meta&recProtobuf != 0 {
+		ref.Enc = Protobuf
+	}
+	if in := r.in(); in > 0 {
+		ref.In = t.ins[in-1]
+	}
+	return Event{Type: t.types[r.typ()], Obj: Object{Key: t.names[r.key], RV: r.rv, Labels: t.names[r.labels], Ref: ref}}
+}
+
+// NumEvents returns how many events were recorded.
+func (t *Timeline) NumEvents() int { return t.events.Len() }
+
+// Event returns recorded event i, in resourceVersion order.
+func (t *Timeline) Event(i int) Event { return t.unpack(t.events.at(i)) }
+
+// at returns when event r was recorded, from the cassette start.
+func (t *Timeline) at(r *rec) time.Duration {
+	k := int(r.in()) - 1
+	if k < 0 {
+		return 0
+	}
+	in := t.ins[k]
+	at := in.At + t.frs[k].At(int(r.i))
+	if in.Response != nil {
+		at += in.Response.Latency
+	}
+	return at
+}
+
+// sealEvents orders the events by resourceVersion, in recording order
+// among equals, and drops duplicates, in place.
+func (t *Timeline) sealEvents() {
+	l := &t.events
+	if !l.sorted() {
+		sort.Stable(l)
+	}
+	// The same event recorded twice (two watches that overlap, a re-watch
+	// after a reset) is one event: keep the first, in recording order.
+	n := 0
+	for k := range l.Len() {
+		e := *l.at(k)
+		dup := false
+		for j := n - 1; j >= 0 && l.at(j).rv == e.rv && !dup; j-- {
+			o := l.at(j)
+			dup = o.key == e.key && o.typ() == e.typ()
+		}
+		if !dup {
+			*l.at(n) = e
+			n++
+		}
+	}
+	l.truncate(n)
+}
+
+// rvList is a stream's resourceVersion per frame (see [Stream.RV]). Those
+// of one stream are mostly a few apart, so each is held as a 4-byte
+// offset from the first; the rare one that does not fit is kept aside.
+type rvList struct {
+	base  int64           // the first non-zero resourceVersion added
+	scale int64           // what every one is multiplied by, 0 for 1
+	offs  chunked[uint32] // 1 + rv - base; 0 for 0 or for one in far
+	far   map[int]int64   // by frame: those below base or too far above
+}
+
+func (l *rvList) Len() int { return l.offs.Len() }
+
+func (l *rvList) add(rv int64) {
+	if rv != 0 && l.base == 0 {
+		l.base = rv
+	}
+	d := rv - l.base + 1
+	switch {
+	case rv == 0:
+		l.offs.add(0)
+	case d >= 1 && d <= math.MaxUint32:
+		l.offs.add(uint32(d))
+	default:
+		if l.far == nil {
+			l.far = map[int]int64{}
+		}
+		l.far[l.offs.Len()] = rv * max(l.scale, 1)
+		l.offs.add(0)
+	}
+}
+
+func (l *rvList) at(i int) int64 {
+	if d := *l.offs.at(i); d != 0 {
+		return (l.base + int64(d) - 1) * max(l.scale, 1)
+	}
+	return l.far[i]
+}
+
+// rescale multiplies every resourceVersion by k.
+func (l *rvList) rescale(k int64) {
+	l.scale = max(l.scale, 1) * k
+	for i, rv := range l.far {
+		l.far[i] = rv * k
+	}
+}
