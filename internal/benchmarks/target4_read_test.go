@@ -280,25 +280,32 @@ func child(mode, path string) int {
 		defer rp.Close()
 		r.LoadSeconds = time.Since(start).Seconds()
 		heapProfile("opened")
-		in := rp.Interactions()[0]
-		req, _ := http.NewRequest("GET", in.Request.URL, nil)
+		// The watch to replay is the first request: read from the file's
+		// first lines, for Interactions() would build every frame's
+		// skeleton, which a replay alone never does.
+		u, err := firstRequestURL(path)
+		if err != nil {
+			return fail(err)
+		}
+		req, _ := http.NewRequest("GET", u, nil)
 		req.Header.Set("Accept", "application/json")
 		resp, err := rp.RoundTrip(req)
 		if err != nil {
 			return fail(err)
 		}
-		n, err := io.CopyN(io.Discard, resp.Body, 500<<20)
+		lines := &lineCounter{}
+		n, err := io.CopyN(lines, resp.Body, 500<<20)
 		if err == nil {
 			heapProfile("serving")
 			var m int64
-			m, err = io.Copy(io.Discard, resp.Body)
+			m, err = io.Copy(lines, resp.Body)
 			n += m
 		}
 		if err != nil && err != io.EOF {
 			return fail(err)
 		}
 		resp.Body.Close()
-		r.Events, r.Bytes = len(in.Frames), float64(n)
+		r.Events, r.Bytes = lines.n, float64(n)
 	case "record-million":
 		var err error
 		if r.Events, r.Bytes, err = recordMillion(path); err != nil {
@@ -313,6 +320,33 @@ func child(mode, path string) int {
 		return fail(err)
 	}
 	return 0
+}
+
+// firstRequestURL returns the URL of the first request of the cassette at
+// path.
+func firstRequestURL(path string) (string, error) {
+	cr, err := cassettes.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer cr.Close()
+	for {
+		e, err := cr.Next()
+		if err != nil {
+			return "", fmt.Errorf("%s: no request: %v", path, err)
+		}
+		if e.Request != nil {
+			return e.Request.URL, nil
+		}
+	}
+}
+
+// lineCounter counts the newlines written to it: a JSON watch's events.
+type lineCounter struct{ n int }
+
+func (c *lineCounter) Write(p []byte) (int, error) {
+	c.n += bytes.Count(p, []byte{'\n'})
+	return len(p), nil
 }
 
 // vmHWM returns the process's peak resident set size in MB, 0 if unknown.
