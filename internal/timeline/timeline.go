@@ -141,10 +141,7 @@ type Mark struct {
 // true only the first time for a Once mark.
 func (m *Mark) Fire() bool {
 	if m.Once {
-		if !m.fired.CompareAndSwap(0, 1) {
-			return false
-		}
-		return true
+		return m.fired.CompareAndSwap(0, 1)
 	}
 	m.fired.Add(1)
 	return true
