@@ -11,10 +11,12 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/kwrec/kwrec/cassettes"
+	"github.com/kwrec/kwrec/internal/cassettetest"
 	"github.com/kwrec/kwrec/internal/wire"
 	"k8s.io/client-go/rest"
 	testclock "k8s.io/utils/clock/testing"
@@ -52,34 +54,30 @@ func fanCassette(n int, gap time.Duration) *cassettes.Cassette {
 
 // fanSources replays c from memory (New) and from a cassette file (Open),
 // whose frames the hubs read back from the file.
+// fanSources runs test on a Replayer of c from memory and from a cassette
+// file, each in a synctest bubble: a test on the fake clock waits for the
+// watches with synctest.Wait, never by polling.
 func fanSources(t *testing.T, c *cassettes.Cassette, opts Options, test func(t *testing.T, r *Replayer)) {
 	t.Run("from memory", func(t *testing.T) {
-		r, err := New(c, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		test(t, r)
+		synctest.Test(t, func(t *testing.T) {
+			r, err := New(c, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			test(t, r)
+		})
 	})
 	t.Run("from a cassette file", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "fan.kwrec.zst")
-		w, err := cassettes.Create(path, c.Header, cassettes.WriterOptions{SegmentSize: 4096, FlushInterval: time.Hour})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, in := range c.Interactions {
-			if _, err := w.WriteInteraction(in); err != nil {
+		cassettetest.Write(t, path, c, cassettes.WriterOptions{SegmentSize: 4096, FlushInterval: time.Hour})
+		synctest.Test(t, func(t *testing.T) {
+			r, err := Open(path, opts)
+			if err != nil {
 				t.Fatal(err)
 			}
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-		r, err := Open(path, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.Close()
-		test(t, r)
+			defer r.Close()
+			test(t, r)
+		})
 	})
 }
 
@@ -268,12 +266,9 @@ func TestAWatchThatCannotKeepUpIsEndedAsTheAPIServerEndsIt(t *testing.T) {
 						}
 						return n
 					}
-					deadline := time.Now().Add(5 * time.Second)
-					for want := waiting(); fc.Waiters() != want && (fast.reading() || slow.reading()); want = waiting() {
-						if time.Now().After(deadline) {
-							t.Fatalf("at %v: %d clock waiters, want %d; fast read %d, slow %d (%v)", at, fc.Waiters(), want, len(fast.names()), len(slow.names()), slow.err)
-						}
-						time.Sleep(20 * time.Microsecond)
+					synctest.Wait()
+					if want := waiting(); fc.Waiters() != want && (fast.reading() || slow.reading()) {
+						t.Fatalf("at %v: %d clock waiters, want %d; fast read %d, slow %d (%v)", at, fc.Waiters(), want, len(fast.names()), len(slow.names()), slow.err)
 					}
 					fc.Step(gap)
 				}

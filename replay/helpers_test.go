@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/kwrec/kwrec/cassettes"
+	"github.com/kwrec/kwrec/internal/cassettetest"
 	"github.com/kwrec/kwrec/replay"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/watch"
@@ -88,18 +89,7 @@ func (src source) replayer(t testing.TB, c *cassettes.Cassette, opts replay.Opti
 func writeCompressed(t testing.TB, c *cassettes.Cassette) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "replay.kwrec.zst")
-	w, err := cassettes.Create(path, c.Header, cassettes.WriterOptions{SegmentSize: 512, FlushInterval: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, in := range c.Interactions {
-		if _, err := w.WriteInteraction(in); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	cassettetest.Write(t, path, c, cassettes.WriterOptions{SegmentSize: 512, FlushInterval: time.Hour})
 	return path
 }
 

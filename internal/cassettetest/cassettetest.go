@@ -60,6 +60,24 @@ func Generated() *cassettes.Cassette {
 	return c
 }
 
+// Write writes c to path, one interaction after the other, with the
+// writer's options opts.
+func Write(t testing.TB, path string, c *cassettes.Cassette, opts cassettes.WriterOptions) {
+	t.Helper()
+	w, err := cassettes.Create(path, c.Header, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range c.Interactions {
+		if _, err := w.WriteInteraction(in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // WriteInterleaved writes c with its interactions' lines interleaved the
 // way a recorder writes concurrent ones: frame by frame, round robin.
 func WriteInterleaved(t testing.TB, path string, c *cassettes.Cassette, opts cassettes.WriterOptions) {
