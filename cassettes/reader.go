@@ -59,6 +59,9 @@ type Reader struct {
 	// also sets how much of a JSON frame is checked; else a private one
 	// that checks all of it.
 	src *cassetteline.Source
+	// long is the buffer a borrowed line longer than br's buffer is
+	// gathered in, kept for the next one (see cassetteline.Source.Borrow).
+	long []byte
 }
 
 type readState struct {
@@ -255,8 +258,15 @@ func (r *Reader) pos() int64 {
 
 // readLine returns the next line without its newline. A last line with no
 // newline is returned with errNoNewline.
+//
+// With src.Borrow the line is not copied: it is in br's buffer, or in
+// r.long when longer, and valid until the next read.
 func (r *Reader) readLine() ([]byte, error) {
+	borrow := r.src.Borrow
 	var acc []byte
+	if borrow {
+		acc = r.long[:0]
+	}
 	for {
 		frag, err := r.br.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
@@ -268,9 +278,13 @@ func (r *Reader) readLine() ([]byte, error) {
 			continue
 		}
 		r.line++
-		if acc != nil {
+		switch {
+		case len(acc) > 0:
 			frag = append(acc, frag...)
-		} else {
+			if borrow {
+				r.long = frag[:0]
+			}
+		case !borrow:
 			frag = append([]byte(nil), frag...)
 		}
 		src := r.src

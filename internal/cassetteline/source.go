@@ -20,6 +20,11 @@ type Source struct {
 	// Ahead decodes a compressed file's next block on a second goroutine
 	// (see NewDecoder): for a reader that reads the whole file at once.
 	Ahead bool
+	// Borrow lets the Reader hand over lines it has not copied: an
+	// entry's bytes (a frame's Data) are then valid only until the next
+	// call of Next. For a reader that takes what it needs from each entry
+	// at once, such as an index's, it saves a copy of every line.
+	Borrow bool
 	// More are a rotated recording's further parts, in order.
 	More []Part
 

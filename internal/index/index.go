@@ -156,7 +156,7 @@ func Open(name string, opts Options) (*Index, error) {
 func (x *Index) index(opts Options) error {
 	// The Reader reads through src, which tells where each line is and
 	// the seek comments, and sets how much of a frame it checks.
-	src := &cassetteline.Source{R: x.files[0].f, Ahead: true}
+	src := &cassetteline.Source{R: x.files[0].f, Ahead: true, Borrow: true}
 	plain := false
 	for k, fl := range x.files {
 		if k > 0 {

@@ -1,0 +1,88 @@
+package cassettes_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/kwrec/kwrec/cassettes"
+	"github.com/kwrec/kwrec/internal/cassettetest"
+	"github.com/kwrec/kwrec/internal/cassetteline"
+)
+
+// entries reads every entry of the cassette in data, copying each frame's
+// bytes at once (as a borrowing reader's caller must), and the error that
+// ended the read.
+func entries(t *testing.T, data []byte, borrow bool) ([]cassettes.Entry, string) {
+	t.Helper()
+	var r io.Reader = bytes.NewReader(data)
+	if borrow {
+		r = &cassetteline.Source{R: r, Borrow: true}
+	}
+	rd, err := cassettes.NewReader(r, "x")
+	if err != nil {
+		return nil, err.Error()
+	}
+	defer rd.Close()
+	var out []cassettes.Entry
+	for {
+		e, err := rd.Next()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return out, ""
+			}
+			return out, err.Error()
+		}
+		if e.Frame != nil {
+			f := *e.Frame
+			f.Data = bytes.Clone(f.Data)
+			e.Frame = &f
+		}
+		out = append(out, e)
+	}
+}
+
+func TestABorrowingReaderReadsWhatACopyingOneDoes(t *testing.T) {
+	dir := t.TempDir()
+	long := cassettetest.Generated()
+	// Frames longer than the Reader's 64 KiB buffer, one after another.
+	in := long.Interactions[0]
+	for i := range 3 {
+		data := `{"kind":"List","items":["` + strings.Repeat(string(rune('a'+i)), 100_000+i) + `"]}` + "\n"
+		in.Frames = append(in.Frames, cassettes.Frame{At: in.Frames[len(in.Frames)-1].At + time.Millisecond, Data: []byte(data)})
+	}
+	sources := map[string]*cassettes.Cassette{"generated with long lines": long}
+	for _, f := range cassettetest.Fixtures {
+		sources[f] = cassettetest.Load(t, filepath.Join("testdata", f))
+	}
+	for name, c := range sources {
+		for _, form := range []string{".kwrec", ".kwrec.zst"} {
+			p := filepath.Join(dir, "c"+form)
+			cassettetest.Write(t, p, c, cassettes.WriterOptions{SegmentSize: 1000})
+			data, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, cut := range []int{len(data), len(data) - 7, len(data) / 2} {
+				t.Run(fmt.Sprintf("%s in the %s form, read to byte %d of %d", name, form, cut, len(data)), func(t *testing.T) {
+					want, werr := entries(t, data[:cut], false)
+					got, gerr := entries(t, data[:cut], true)
+					if gerr != werr {
+						t.Errorf("borrowing reader ends with %q, copying one with %q", gerr, werr)
+					}
+					if diff := cmp.Diff(want, got); diff != "" {
+						t.Errorf("entries differ (-copied +borrowed):\n%s", diff)
+					}
+				})
+			}
+		}
+	}
+}
