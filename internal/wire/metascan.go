@@ -18,9 +18,7 @@ func metaScan(raw []byte) (m Meta, ok bool) {
 	defer func() {
 		// Labels and annotations merge over repeated keys, as decoding
 		// into the same map does.
-		if len(s.labels) > 0 {
-			m.Labels = s.labels.String()
-		}
+		m.Labels = s.labelString()
 		m.InitialEventsEnd = s.iee != nil && *s.iee == "true"
 	}()
 	if !s.open('{') {
@@ -64,7 +62,10 @@ type scanner struct {
 	b      []byte
 	i      int
 	first  bool       // no member read yet in the object being read
-	labels labels.Set // metadata.labels so far
+	labels labels.Set // metadata.labels so far, once a second labels member merges
+	// pairs are the first labels member's, as read; seen says there was one.
+	pairs      [][2][]byte
+	labelsSeen bool
 	iee    *string    // the initial-events-end annotation so far, nil for none
 }
 
@@ -216,6 +217,12 @@ func (s *scanner) metadata(m *Meta) bool {
 		case "resourceVersion":
 			m.ResourceVersion, ok = s.str()
 		case "labels":
+			if !s.labelsSeen {
+				s.labelsSeen = true
+				ok = s.strPairs()
+				break
+			}
+			s.mergePairs()
 			var set labels.Set
 			var null bool
 			if set, null, ok = s.strMap(""); ok {
@@ -248,6 +255,92 @@ func (s *scanner) metadata(m *Meta) bool {
 		}
 		s.first = false
 	}
+}
+
+// strPairs reads the first labels member, an object of strings or null,
+// into s.pairs without a map: an API server writes labels sorted, and
+// labelString then joins them as they are.
+func (s *scanner) strPairs() bool {
+	s.ws()
+	if s.i+4 <= len(s.b) && string(s.b[s.i:s.i+4]) == "null" {
+		s.i += 4
+		return true
+	}
+	if !s.open('{') {
+		return false
+	}
+	for {
+		key, more, ok := s.key()
+		if !ok {
+			return false
+		}
+		if !more {
+			s.first = false
+			return true
+		}
+		v, ok := s.rawStr()
+		if !ok {
+			return false
+		}
+		s.pairs = append(s.pairs, [2][]byte{key, v})
+	}
+}
+
+// mergePairs moves s.pairs into s.labels, for a repeated labels member
+// to merge over.
+func (s *scanner) mergePairs() {
+	for _, p := range s.pairs {
+		if s.labels == nil {
+			s.labels = labels.Set{}
+		}
+		s.labels[string(p[0])] = string(p[1])
+	}
+	s.pairs = nil
+}
+
+// maxJoinedPairs bounds the labels labelString joins without a map: it
+// checks their keys pairwise.
+const maxJoinedPairs = 32
+
+// labelString returns the labels read in labels.Set.String's form:
+// "k=v" pairs, sorted, joined by commas.
+func (s *scanner) labelString() string {
+	if s.labels != nil || len(s.pairs) > maxJoinedPairs {
+		s.mergePairs()
+		return s.labels.String()
+	}
+	if len(s.pairs) == 0 {
+		return ""
+	}
+	var b []byte
+	prev := 0
+	for k, p := range s.pairs {
+		if k > 0 {
+			b = append(b, ',')
+		}
+		start := len(b)
+		b = append(b, p[0]...)
+		b = append(b, '=')
+		b = append(b, p[1]...)
+		// Sorted as String sorts "k=v", with no key twice (a later one
+		// would replace an earlier one in a map): else through the map.
+		if k > 0 && bytes.Compare(b[prev:start-1], b[start:]) >= 0 || s.repeated(k) {
+			s.mergePairs()
+			return s.labels.String()
+		}
+		prev = start
+	}
+	return string(b)
+}
+
+// repeated reports whether pair k's key is an earlier pair's.
+func (s *scanner) repeated(k int) bool {
+	for _, p := range s.pairs[:k] {
+		if bytes.Equal(p[0], s.pairs[k][0]) {
+			return true
+		}
+	}
+	return false
 }
 
 // strMap reads an object of strings: all of it when only is "", else only
