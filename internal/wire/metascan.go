@@ -66,7 +66,7 @@ type scanner struct {
 	// pairs are the first labels member's, as read; seen says there was one.
 	pairs      [][2][]byte
 	labelsSeen bool
-	iee    *string    // the initial-events-end annotation so far, nil for none
+	iee        *string // the initial-events-end annotation so far, nil for none
 }
 
 func (s *scanner) ws() {
