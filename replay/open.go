@@ -66,9 +66,9 @@ func Open(path string, opts Options) (*Replayer, error) {
 	r.skeletons = func() {
 		for _, iv := range r.ivs {
 			sk := src.skeletons[iv.in]
-			iv.in.Frames = make([]cassettes.Frame, len(sk.Frames))
-			for i, f := range sk.Frames {
-				iv.in.Frames[i].At = f.At
+			iv.in.Frames = make([]cassettes.Frame, sk.Frames.Len())
+			for i := range iv.in.Frames {
+				iv.in.Frames[i].At = sk.Frames.At(i).At
 			}
 		}
 	}
@@ -93,8 +93,8 @@ func recordedHead(in *index.Interaction) *cassettes.Interaction {
 // replay read them.
 type indexFrames struct{ in *index.Interaction }
 
-func (f indexFrames) Len() int               { return len(f.in.Frames) }
-func (f indexFrames) At(i int) time.Duration { return f.in.Frames[i].At }
+func (f indexFrames) Len() int               { return f.in.Frames.Len() }
+func (f indexFrames) At(i int) time.Duration { return f.in.Frames.At(i).At }
 
 // indexSource reads frames back from an indexed cassette file. readMany
 // (gets, lists and writes, which read the same objects again and again)

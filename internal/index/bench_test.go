@@ -55,7 +55,7 @@ func BenchmarkRead(b *testing.B) {
 		})
 		b.Run(fmt.Sprintf("events=10k/zstd=%v/one", strings.HasSuffix(name, ".zst")), func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
-				fr, err := x.Frames(in, i*7919%len(in.Frames))
+				fr, err := x.Frames(in, i*7919%in.Frames.Len())
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -32,7 +32,7 @@ func ExampleOpen() {
 	}
 	defer x.Close()
 	in := x.Interactions[0]
-	fmt.Println(len(in.Frames), "frames; in memory, the first is at", in.Frames[0].At)
+	fmt.Println(in.Frames.Len(), "frames; in memory, the first is at", in.Frames.At(0).At)
 	fr, _ := x.Frames(in, 1) // from the second frame on
 	defer fr.Close()
 	for {

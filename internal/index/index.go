@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"math"
 	"os"
-	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -79,7 +78,7 @@ type Interaction struct {
 	At       time.Duration
 	Request  cassettes.Request
 	Response *cassettes.Response // nil when the request failed before any response
-	Frames   []Frame
+	Frames   FrameList
 	End      *cassettes.End // nil when the cassette was cut before the end was written
 }
 
@@ -208,12 +207,12 @@ func (x *Index) index(opts Options) error {
 			byID[e.ID].Response = e.Response
 		case e.Frame != nil:
 			in := byID[e.ID]
-			i := len(in.Frames)
+			i := in.Frames.Len()
 			line := int32(0)
 			if e.Line <= math.MaxInt32 {
 				line = int32(e.Line)
 			}
-			in.Frames = append(in.Frames, Frame{At: e.Frame.At, off: src.LineOff, n: int32(src.LineLen), line: line})
+			in.Frames.Append(Frame{At: e.Frame.At, off: src.LineOff, n: int32(src.LineLen), line: line})
 			if opts.Visit != nil {
 				if err := opts.Visit(in, i, *e.Frame); err != nil {
 					return err
@@ -225,14 +224,8 @@ func (x *Index) index(opts Options) error {
 	}
 }
 
-// finish trims what append over-allocated and keeps where the files are
-// and their seek points.
+// finish keeps where the files are and their seek points.
 func (x *Index) finish(src *cassetteline.Source) {
-	for _, in := range x.Interactions {
-		if n := len(in.Frames); cap(in.Frames)-n > n/8 {
-			in.Frames = slices.Clone(in.Frames)
-		}
-	}
 	for k, fi := range src.Files {
 		x.files[k].start, x.files[k].compressed = fi.Start, fi.Compressed
 	}
@@ -285,16 +278,16 @@ func frameRangeError(in *Interaction, i, n int) error {
 }
 
 // Frames returns a reader of in's frames, from frame from (0-based) on,
-// in order. in must be one of x.Interactions; from may be len(in.Frames)
+// in order. in must be one of x.Interactions; from may be in.Frames.Len()
 // (the reader is then at its end). Close the reader when done.
 func (x *Index) Frames(in *Interaction, from int) (*FrameReader, error) {
 	if err := x.check(in); err != nil {
 		return nil, err
 	}
-	if from < 0 || from > len(in.Frames) {
-		return nil, frameRangeError(in, from, len(in.Frames))
+	if from < 0 || from > in.Frames.Len() {
+		return nil, frameRangeError(in, from, in.Frames.Len())
 	}
-	return &FrameReader{in: in, frames: in.Frames, i: from, c: cursor{x: x, pos: -1}}, nil
+	return &FrameReader{in: in, i: from, c: cursor{x: x, pos: -1}}, nil
 }
 
 // FrameReader reads an interaction's frames from an [Index]'s file, one
@@ -303,7 +296,6 @@ func (x *Index) Frames(in *Interaction, from int) (*FrameReader, error) {
 type FrameReader struct {
 	mu     sync.Mutex
 	in     *Interaction
-	frames []Frame
 	i      int // the next frame
 	c      cursor
 	err    error
@@ -320,10 +312,10 @@ func (fr *FrameReader) Next() (cassettes.Frame, error) {
 		return cassettes.Frame{}, errors.New("cassette: frame reader is closed")
 	case fr.err != nil:
 		return cassettes.Frame{}, fr.err
-	case fr.i >= len(fr.frames):
+	case fr.i >= fr.in.Frames.Len():
 		return cassettes.Frame{}, io.EOF
 	}
-	f, err := fr.c.frame(fr.in, fr.frames[fr.i], nil)
+	f, err := fr.c.frame(fr.in, fr.in.Frames.At(fr.i), nil)
 	if err != nil {
 		fr.err = err
 		fr.c.close()
@@ -352,10 +344,10 @@ func (x *Index) ReadFrames(refs []FrameRef, fn func(k int, f cassettes.Frame) er
 		if err := x.check(r.In); err != nil {
 			return err
 		}
-		if r.I < 0 || r.I >= len(r.In.Frames) {
-			return frameRangeError(r.In, r.I, len(r.In.Frames))
+		if r.I < 0 || r.I >= r.In.Frames.Len() {
+			return frameRangeError(r.In, r.I, r.In.Frames.Len())
 		}
-		locs[k] = r.In.Frames[r.I]
+		locs[k] = r.In.Frames.At(r.I)
 	}
 	order := make([]int, len(refs))
 	for k := range order {

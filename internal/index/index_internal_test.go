@@ -132,7 +132,7 @@ func TestEachPartsSeekPointsCheckOut(t *testing.T) {
 		t.Errorf("seek points by state %v; want good ones and no bad", n)
 	}
 	// Frame 250 is in a later part, and was found from its seek points.
-	fl := x.fileAt(in.Frames[250].off)
+	fl := x.fileAt(in.Frames.At(250).off)
 	good := 0
 	for i := range fl.seeks {
 		if fl.seeks[i].state.Load() == seekGood {

@@ -54,20 +54,23 @@ func indexForms(t *testing.T) map[string]string {
 }
 
 // skeleton is what an index of c holds: its interactions without frame
-// bytes. Compare it with cmpopts.IgnoreUnexported(index.Frame{}).
+// bytes. Compare it with ignoreLocations.
 func skeleton(c *cassettes.Cassette) []*index.Interaction {
 	var out []*index.Interaction
 	for _, in := range c.Interactions {
 		sk := &index.Interaction{ID: in.ID, At: in.At, Request: in.Request, Response: in.Response, End: in.End}
 		for _, f := range in.Frames {
-			sk.Frames = append(sk.Frames, index.Frame{At: f.At})
+			sk.Frames.Append(index.Frame{At: f.At})
 		}
 		out = append(out, sk)
 	}
 	return out
 }
 
-var ignoreLocations = cmpopts.IgnoreUnexported(index.Frame{})
+var ignoreLocations = cmp.Options{
+	cmp.Transformer("Slice", func(l index.FrameList) []index.Frame { return l.Slice() }),
+	cmpopts.IgnoreUnexported(index.Frame{}),
+}
 
 func readAll(t *testing.T, x *index.Index, in *index.Interaction, from int) []cassettes.Frame {
 	t.Helper()
@@ -114,7 +117,7 @@ func TestAnIndexHasLoadsStructureAndReadsBackEveryFrame(t *testing.T) {
 				if diff := cmp.Diff(wf[mid:], readAll(t, x, in, mid), cmpopts.EquateEmpty()); diff != "" {
 					t.Errorf("interaction %d: frames from %d differ (-Load +index):\n%s", in.ID, mid, diff)
 				}
-				for i := range in.Frames {
+				for i := range in.Frames.Len() {
 					refs = append(refs, index.FrameRef{In: in, I: i})
 				}
 			}
@@ -177,8 +180,8 @@ func TestVisitSeesEveryFrameOnceInFileOrder(t *testing.T) {
 	r.Close()
 	var got []visit
 	x, err := index.Open(path, index.Options{Visit: func(in *index.Interaction, i int, f cassettes.Frame) error {
-		if in.Response == nil || len(in.Frames) != i+1 {
-			t.Errorf("visit of frame %d of interaction %d: response %v, %d frames so far", i, in.ID, in.Response, len(in.Frames))
+		if in.Response == nil || in.Frames.Len() != i+1 {
+			t.Errorf("visit of frame %d of interaction %d: response %v, %d frames so far", i, in.ID, in.Response, in.Frames.Len())
 		}
 		got = append(got, visit{in.ID, i, cassettes.Frame{At: f.At, Data: bytes.Clone(f.Data)}})
 		return nil
@@ -258,7 +261,7 @@ func TestSeekCommentsThatLieStillReadCorrectly(t *testing.T) {
 			}
 			defer x.Close()
 			for k, in := range x.Interactions {
-				for _, from := range []int{len(in.Frames) - 1, len(in.Frames) / 2, 0} {
+				for _, from := range []int{in.Frames.Len() - 1, in.Frames.Len() / 2, 0} {
 					if diff := cmp.Diff(want.Interactions[k].Frames[from:], readAll(t, x, in, from)); diff != "" {
 						t.Errorf("interaction %d from %d (-Load +index):\n%s", in.ID, from, diff)
 					}

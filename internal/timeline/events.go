@@ -44,8 +44,10 @@ func (r *rec) typ() uint32 { return r.meta & recTypeMask >> recInBits }
 // recording's Open never holds its events twice.
 const chunkLen = 4096
 
-// chunked is a growable array in chunks of chunkLen values; the last
-// chunk grows by append, so a short array stays small.
+// chunked is a growable array in chunks of chunkLen values; the first
+// chunk grows by doubling, so a short array stays small, up to chunkLen
+// exactly (append would round past it, a quarter more in every chunk),
+// and every later chunk is made whole.
 type chunked[T any] struct {
 	c [][]T
 	n int
@@ -57,9 +59,18 @@ func (l *chunked[T]) at(i int) *T { return &l.c[i/chunkLen][i%chunkLen] }
 
 func (l *chunked[T]) add(v T) {
 	if l.n%chunkLen == 0 {
-		l.c = append(l.c, nil)
+		var c []T
+		if l.n > 0 {
+			c = make([]T, 0, chunkLen)
+		}
+		l.c = append(l.c, c)
 	}
 	k := len(l.c) - 1
+	if c := l.c[k]; len(c) == cap(c) {
+		grown := make([]T, len(c), min(max(2*cap(c), 4), chunkLen))
+		copy(grown, c)
+		l.c[k] = grown
+	}
 	l.c[k] = append(l.c[k], v)
 	l.n++
 }

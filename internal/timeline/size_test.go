@@ -1,6 +1,7 @@
 package timeline
 
 import (
+	"fmt"
 	"testing"
 	"unsafe"
 
@@ -46,5 +47,26 @@ func TestResourceVersionsReadBackAsAdded(t *testing.T) {
 		if got := l.at(i); got != want*RVScale {
 			t.Errorf("frame %d: resourceVersion %d, want %d", i, got, want*RVScale)
 		}
+	}
+}
+
+func TestAChunkedArrayNeverHoldsMoreThanItsChunks(t *testing.T) {
+	for _, n := range []int{1, 5, chunkLen, chunkLen + 1, 3*chunkLen + 9} {
+		t.Run(fmt.Sprintf("%d values", n), func(t *testing.T) {
+			var l chunked[uint32]
+			for i := range n {
+				l.add(uint32(i))
+			}
+			for i := range n {
+				if *l.at(i) != uint32(i) {
+					t.Fatalf("value %d reads back as %d", i, *l.at(i))
+				}
+			}
+			for k, c := range l.c {
+				if cap(c) > chunkLen || k < len(l.c)-1 && len(c) != chunkLen {
+					t.Errorf("chunk %d of %d: len %d, cap %d", k, len(l.c), len(c), cap(c))
+				}
+			}
+		})
 	}
 }
