@@ -2,6 +2,8 @@ package wire
 
 import (
 	"bytes"
+	"cmp"
+	"strings"
 	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/labels"
@@ -282,6 +284,9 @@ func (s *scanner) strPairs() bool {
 		if !ok {
 			return false
 		}
+		if s.pairs == nil {
+			s.pairs = make([][2][]byte, 0, 8)
+		}
 		s.pairs = append(s.pairs, [2][]byte{key, v})
 	}
 }
@@ -312,25 +317,50 @@ func (s *scanner) labelString() string {
 	if len(s.pairs) == 0 {
 		return ""
 	}
-	var b []byte
-	prev := 0
+	n := len(s.pairs) - 1
 	for k, p := range s.pairs {
-		if k > 0 {
-			b = append(b, ',')
-		}
-		start := len(b)
-		b = append(b, p[0]...)
-		b = append(b, '=')
-		b = append(b, p[1]...)
 		// Sorted as String sorts "k=v", with no key twice (a later one
 		// would replace an earlier one in a map): else through the map.
-		if k > 0 && bytes.Compare(b[prev:start-1], b[start:]) >= 0 || s.repeated(k) {
+		if k > 0 && kvCompare(s.pairs[k-1], p) >= 0 || s.repeated(k) {
 			s.mergePairs()
 			return s.labels.String()
 		}
-		prev = start
+		n += len(p[0]) + 1 + len(p[1])
 	}
-	return string(b)
+	var b strings.Builder
+	b.Grow(n)
+	for k, p := range s.pairs {
+		if k > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(p[0])
+		b.WriteByte('=')
+		b.Write(p[1])
+	}
+	return b.String()
+}
+
+// kvCompare compares the strings a[0]+"="+a[1] and b[0]+"="+b[1] without
+// making them.
+func kvCompare(a, b [2][]byte) int {
+	la, lb := len(a[0])+1+len(a[1]), len(b[0])+1+len(b[1])
+	for i := 0; i < la && i < lb; i++ {
+		if ca, cb := kvByte(a, i), kvByte(b, i); ca != cb {
+			return cmp.Compare(ca, cb)
+		}
+	}
+	return cmp.Compare(la, lb)
+}
+
+// kvByte returns byte i of p[0]+"="+p[1].
+func kvByte(p [2][]byte, i int) byte {
+	switch {
+	case i < len(p[0]):
+		return p[0][i]
+	case i == len(p[0]):
+		return '='
+	}
+	return p[1][i-len(p[0])-1]
 }
 
 // repeated reports whether pair k's key is an earlier pair's.
