@@ -21,6 +21,12 @@ import (
 // one line). Longer lines are refused rather than read into memory.
 const MaxLineSize = 256 << 20
 
+// borrowBufferSize is the text buffer of a Reader that lends its lines
+// (cassetteline.Source.Borrow) of a compressed file: a line up to this
+// long (a list of thousands of objects) is lent from it as decoded, not
+// gathered into another buffer first.
+const borrowBufferSize = 4 << 20
+
 var zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
 
 // countingReader counts the compressed bytes handed to the zstd decoder.
@@ -137,7 +143,11 @@ func (rd *Reader) startFile(r io.Reader) (Header, error) {
 		rd.dec = dec
 		src.Compressed = true
 		src.Files[src.File].Compressed = true
-		rd.br = bufio.NewReaderSize(dec, 64<<10)
+		size := 64 << 10
+		if src.Borrow {
+			size = borrowBufferSize
+		}
+		rd.br = bufio.NewReaderSize(dec, size)
 	}
 	line, err := rd.readLine()
 	switch {
