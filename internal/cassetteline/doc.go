@@ -18,5 +18,6 @@
 //     given a *Source as its io.Reader, checks frames only as the Source
 //     says and records in it where each line is in the text form and the
 //     seek comments, which the index needs to read a frame back later and
-//     a public Reader has no reason to tell.
+//     a public Reader has no reason to tell; with Borrow it lends each
+//     line from its buffer instead of copying it.
 package cassetteline

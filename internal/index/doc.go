@@ -31,7 +31,9 @@
 // that it checks a JSON frame only for being one whole value, and in the
 // compressed form (whose zstd checksums prove its bytes) not at all. It
 // reads through cassettes.NewReader with a cassetteline.Source, which
-// tells it where each line is and the compressed form's seek comments. A
+// tells it where each line is and the compressed form's seek comments,
+// and lends it each line uncopied (hence Visit's f.Data, valid only during
+// the call). A
 // frame read back is checked against the index and fails with
 // [ErrModified] if the file changed.
 //
