@@ -604,18 +604,7 @@ func (b *body) data(f *outFrame, seq bool) ([]byte, error) {
 		}
 		pf := b.pf
 		b.fmu.Unlock()
-		if len(pf.pending) == 0 {
-			select {
-			case pf.pending = <-pf.ch:
-			case <-b.closed:
-				return nil, errClosedBody
-			case <-b.ctx.Done():
-				return nil, b.ctx.Err()
-			}
-		}
-		x := pf.pending[0]
-		pf.pending = pf.pending[1:]
-		return x.data, x.err
+		return pf.take(b.ctx, b.closed)
 	}
 	defer b.fmu.Unlock()
 	return b.frames.frame(b.p.iv.in, f.rec-1)
