@@ -392,6 +392,12 @@ func (b *body) hold(f *outFrame) bool {
 	select {
 	case <-b.r.playing:
 		b.played = true
+		// A watch asked for before Play counts its gaps from Play too,
+		// though it comes here only after (a server's handler may): never
+		// from its start, which would send its events early.
+		if b.due.Before(b.r.playedAt) {
+			b.due = b.r.playedAt
+		}
 		return false
 	default:
 	}
