@@ -267,7 +267,9 @@ func TestAWatchThatCannotKeepUpIsEndedAsTheAPIServerEndsIt(t *testing.T) {
 						return n
 					}
 					synctest.Wait()
-					if want := waiting(); fc.Waiters() != want && (fast.reading() || slow.reading()) {
+					// Both wait for the same next instant, the waits of
+					// one instant sharing one timer (alarm.go).
+					if want := min(waiting(), 1); fc.Waiters() != want && (fast.reading() || slow.reading()) {
 						t.Fatalf("at %v: %d clock waiters, want %d; fast read %d, slow %d (%v)", at, fc.Waiters(), want, len(fast.names()), len(slow.names()), slow.err)
 					}
 					fc.Step(gap)

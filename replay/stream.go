@@ -177,17 +177,25 @@ func newBody(r *Replayer, ctx context.Context, p *plan, start time.Time, gzipped
 // non-nil) wake is closed, returning errWoken.
 func (b *body) waitUntil(t time.Time, forever bool, exhausted, wake <-chan struct{}) error {
 	var timer <-chan time.Time
+	var fired <-chan struct{}
 	if !forever {
 		d := t.Sub(b.r.clock.Now())
 		if d <= 0 {
 			return nil
 		}
-		tm := b.r.clock.NewTimer(d)
-		defer tm.Stop()
-		timer = tm.C()
+		if al := b.r.alarms.join(t, d); al != nil {
+			defer b.r.alarms.leave(al)
+			fired = al.fired
+		} else {
+			tm := b.r.clock.NewTimer(d)
+			defer tm.Stop()
+			timer = tm.C()
+		}
 	}
 	select {
 	case <-timer:
+		return nil
+	case <-fired:
 		return nil
 	case <-b.ctx.Done():
 		return b.ctx.Err()
