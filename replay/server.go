@@ -332,7 +332,12 @@ func copyFrames(w http.ResponseWriter, rc *http.ResponseController, b *body) err
 // HTTP/2 frames of the default 16 KB.
 const writeBatch = 64 << 10
 
-var writeBatches = sync.Pool{New: func() any { b := make([]byte, 0, writeBatch+16<<10); return &b }}
+// writeBatches holds the buffers of copyFrames. A new one starts at 16 KB
+// and grows as a batch needs: a paced watch that is late gathers a few
+// small frames, and a thousand of them late together (a burst at speed
+// 1 on a busy machine) held 80 KB each, garbage whose collection made the
+// next bursts later still.
+var writeBatches = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
 
 // copyBody writes any other body to w, flushing every read.
 func copyBody(w http.ResponseWriter, rc *http.ResponseController, body io.Reader) error {
