@@ -20,19 +20,22 @@ import (
 type alarms struct {
 	clock clock.WithDelayedExecution // nil: no sharing
 	mu    sync.Mutex
-	at    map[int64]*alarm // by instant, in UnixNano
+	// at holds the alarms by instant. Equal Times (wall and monotonic
+	// clock, location) share one; equal instants computed apart may
+	// not, which only costs a timer.
+	at map[time.Time]*alarm
 }
 
 // alarm is one instant's timer and the waits that share it.
 type alarm struct {
-	key     int64
+	key     time.Time
 	fired   chan struct{} // closed at the instant
 	timer   clock.Timer
 	waiters int // guarded by alarms.mu
 }
 
 func newAlarms(c clock.Clock) *alarms {
-	a := &alarms{at: map[int64]*alarm{}}
+	a := &alarms{at: map[time.Time]*alarm{}}
 	a.clock, _ = c.(clock.WithDelayedExecution)
 	return a
 }
@@ -44,7 +47,7 @@ func (a *alarms) join(t time.Time, d time.Duration) *alarm {
 	if a.clock == nil {
 		return nil
 	}
-	key := t.UnixNano()
+	key := t
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	al := a.at[key]
