@@ -18,6 +18,7 @@ import (
 
 	"github.com/kwrec/kwrec/internal/apipath"
 	"github.com/kwrec/kwrec/internal/wire"
+	"golang.org/x/net/http2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -176,6 +177,17 @@ func (s *Server) Start() error {
 		s.srv.Protocols.SetHTTP1(true)
 		s.srv.Protocols.SetHTTP2(true)
 		s.srv.TLSConfig = &tls.Config{NextProtos: []string{"h2", "http/1.1"}}
+		// Frames are written in random order among the streams that
+		// have some, not round robin: the round-robin scheduler looks
+		// at every open stream of the connection for each frame it
+		// writes (and once more to find none left), 250 watches on a
+		// connection of client-go's, which was 43% of the connection's
+		// writer and 8% of all the CPU of 1,000 watchers at speed 1.
+		// Each stream's frames stay in order.
+		if err := http2.ConfigureServer(s.srv, &http2.Server{NewWriteScheduler: http2.NewRandomWriteScheduler}); err != nil {
+			ln.Close() // roll back
+			return fmt.Errorf("kwrec replay: configuring HTTP/2: %w", err)
+		}
 	}
 	go s.srv.Serve(ln)
 	return nil
