@@ -1,6 +1,9 @@
 package replay
 
-import "io"
+import (
+	"context"
+	"errors"
+)
 
 // prefetchBatch is the most frames a body's read-ahead hands its client at
 // once, and prefetchBytes about the most bytes; prefetchDepth is how many
@@ -18,56 +21,87 @@ const (
 // ([Open]) costs the client about what one from memory does. Frames go to
 // the client in batches, so that the two goroutines do not hand over, and
 // wake each other, once a frame: on two cores that traffic cost a JSON
-// client up to a tenth of its rate.
+// client up to a tenth of its rate. A batch's frames are copied into its
+// own buffer, and the client hands each batch back once it has served it,
+// to be filled again: a replay allocates no memory per frame that the
+// client's garbage collector would have to reclaim (on two cores the
+// collector competes with the client as the read-ahead does).
 type prefetch struct {
-	ch   chan []fetched
+	ch   chan *readBatch
+	free chan *readBatch // served batches, to fill again
 	stop chan struct{}
-	// pending is the batch the client is taking frames from; only the
-	// client's goroutine touches it.
-	pending []fetched
+	// pending is the batch the client is taking frames from, next the
+	// frame it takes next; only the client's goroutine touches them.
+	pending *readBatch
+	next    int
 }
 
-type fetched struct {
+// readBatch is frames read ahead, their bytes one after the other in
+// data, then err if the reading failed after them.
+type readBatch struct {
+	ends []int // where each frame ends in data
 	data []byte
 	err  error
 }
 
-// startPrefetch reads frames [0, n) of iv in order. A file source's frames
-// are not reused by its reader (index.FrameReader.Next), so they are
-// handed over as they are.
+func (fb *readBatch) add(d []byte) {
+	fb.data = append(fb.data, d...)
+	fb.ends = append(fb.ends, len(fb.data))
+}
+
+// frame returns frame k of the batch; past the last, the batch's error.
+func (fb *readBatch) frame(k int) ([]byte, error) {
+	if k >= len(fb.ends) {
+		return nil, fb.err
+	}
+	start := 0
+	if k > 0 {
+		start = fb.ends[k-1]
+	}
+	return fb.data[start:fb.ends[k]:fb.ends[k]], nil
+}
+
+// errPrefetchStopped ends a read-ahead whose body stopped.
+var errPrefetchStopped = errors.New("kwrec replay: read-ahead stopped")
+
+// startPrefetch reads frames [0, n) of iv in order.
 func startPrefetch(src source, iv *ivState, n int) *prefetch {
-	pf := &prefetch{ch: make(chan []fetched, prefetchDepth), stop: make(chan struct{})}
+	pf := &prefetch{ch: make(chan *readBatch, prefetchDepth), free: make(chan *readBatch, prefetchDepth+1), stop: make(chan struct{})}
 	go func() {
-		it, err := src.frames(iv.in, 0)
-		if err != nil {
-			pf.send([]fetched{{err: err}})
-			return
-		}
-		defer it.close()
-		var batch []fetched
-		size := 0
-		for i := 0; i < n; i++ {
-			d, err := it.next()
-			if err == io.EOF {
-				err = frameMissing(iv.in.ID, i)
-			}
-			batch = append(batch, fetched{data: d, err: err})
-			size += len(d)
-			if err != nil || i == n-1 || len(batch) == prefetchBatch || size >= prefetchBytes {
-				if !pf.send(batch) || err != nil {
-					return
+		batch := pf.batch()
+		err := src.scan(iv.in, n, func(i int, d []byte) error {
+			batch.add(d)
+			if i == n-1 || len(batch.ends) == prefetchBatch || len(batch.data) >= prefetchBytes {
+				if !pf.send(batch) {
+					return errPrefetchStopped
 				}
 			} else if !pf.offer(batch) {
-				continue
+				return nil
 			}
-			batch, size = make([]fetched, 0, prefetchBatch), 0
+			batch = pf.batch()
+			return nil
+		})
+		if err != nil && err != errPrefetchStopped {
+			batch.err = err
+			pf.send(batch)
 		}
 	}()
 	return pf
 }
 
+// batch returns an empty batch: a served one if there is one.
+func (pf *prefetch) batch() *readBatch {
+	select {
+	case fb := <-pf.free:
+		fb.ends, fb.data = fb.ends[:0], fb.data[:0]
+		return fb
+	default:
+		return &readBatch{ends: make([]int, 0, prefetchBatch), data: make([]byte, 0, prefetchBytes)}
+	}
+}
+
 // send hands batch over, waiting for room; false once the body stopped.
-func (pf *prefetch) send(batch []fetched) bool {
+func (pf *prefetch) send(batch *readBatch) bool {
 	select {
 	case pf.ch <- batch:
 		return true
@@ -77,7 +111,7 @@ func (pf *prefetch) send(batch []fetched) bool {
 }
 
 // offer hands batch over if there is room now.
-func (pf *prefetch) offer(batch []fetched) bool {
+func (pf *prefetch) offer(batch *readBatch) bool {
 	select {
 	case pf.ch <- batch:
 		return true
@@ -86,5 +120,33 @@ func (pf *prefetch) offer(batch []fetched) bool {
 	}
 }
 
+// take returns the next frame, waiting for it until closed is closed or
+// ctx is done. Its bytes are valid until the next call: the batch they are
+// in is then handed back to be filled again.
+func (pf *prefetch) take(ctx context.Context, closed <-chan struct{}) ([]byte, error) {
+	if pf.pending == nil || pf.next >= len(pf.pending.ends) && pf.pending.err == nil {
+		if pf.pending != nil {
+			select {
+			case pf.free <- pf.pending:
+			default:
+			}
+			pf.pending = nil
+		}
+		select {
+		case pf.pending = <-pf.ch:
+		case <-closed:
+			return nil, errClosedBody
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		pf.next = 0
+	}
+	d, err := pf.pending.frame(pf.next)
+	pf.next++
+	return d, err
+}
+
 // ready reports whether a frame is read and waiting.
-func (pf *prefetch) ready() bool { return len(pf.pending) > 0 || len(pf.ch) > 0 }
+func (pf *prefetch) ready() bool {
+	return pf.pending != nil && (pf.next < len(pf.pending.ends) || pf.pending.err != nil) || len(pf.ch) > 0
+}

@@ -113,7 +113,8 @@ type Replayer struct {
 	global        []Edit // warps that apply to every interaction
 	edits         []*editState
 	codec         timeline.Codec
-	fan           fanout // the hubs that share the frames of watches (fanout.go)
+	fan           fanout  // the hubs that share the frames of watches (fanout.go)
+	alarms        *alarms // the timers of the bodies' waits, one per instant (alarm.go)
 
 	// Set while the recording is read, then read-only:
 	timelines map[string]*timeline.Timeline // by collection path
@@ -193,6 +194,7 @@ func newReplayer(opts Options, src source) (*Replayer, error) {
 	}
 	r.started = r.clock.Now()
 	r.fan.clock, r.fan.since = r.clock, r.started
+	r.alarms = newAlarms(r.clock)
 	r.rand = rand.New(rand.NewPCG(1, 2))
 	r.activity.Store(r.started.UnixNano())
 	if !opts.Hold {

@@ -14,6 +14,9 @@ import (
 type source interface {
 	// frames reads in's frames from frame from (0-based) on, in order.
 	frames(in *cassettes.Interaction, from int) (frameIter, error)
+	// scan calls fn(i, data) for frames i = 0 to n-1 of in, in order,
+	// until fn fails; data is only valid during the call.
+	scan(in *cassettes.Interaction, n int, fn func(i int, data []byte) error) error
 	// readMany calls fn(k, data) for the frame each ref names, in any
 	// order; data is only valid during the call.
 	readMany(refs []frameRef, fn func(k int, data []byte) error) error
@@ -37,6 +40,18 @@ type memSource struct{}
 
 func (memSource) frames(in *cassettes.Interaction, from int) (frameIter, error) {
 	return &memIter{frames: in.Frames[min(from, len(in.Frames)):]}, nil
+}
+
+func (memSource) scan(in *cassettes.Interaction, n int, fn func(int, []byte) error) error {
+	if n > len(in.Frames) {
+		return frameMissing(in.ID, len(in.Frames))
+	}
+	for i, f := range in.Frames[:n] {
+		if err := fn(i, f.Data); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (memSource) readMany(refs []frameRef, fn func(int, []byte) error) error {

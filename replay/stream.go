@@ -177,17 +177,25 @@ func newBody(r *Replayer, ctx context.Context, p *plan, start time.Time, gzipped
 // non-nil) wake is closed, returning errWoken.
 func (b *body) waitUntil(t time.Time, forever bool, exhausted, wake <-chan struct{}) error {
 	var timer <-chan time.Time
+	var fired <-chan struct{}
 	if !forever {
 		d := t.Sub(b.r.clock.Now())
 		if d <= 0 {
 			return nil
 		}
-		tm := b.r.clock.NewTimer(d)
-		defer tm.Stop()
-		timer = tm.C()
+		if al := b.r.alarms.join(t, d); al != nil {
+			defer b.r.alarms.leave(al)
+			fired = al.fired
+		} else {
+			tm := b.r.clock.NewTimer(d)
+			defer tm.Stop()
+			timer = tm.C()
+		}
 	}
 	select {
 	case <-timer:
+		return nil
+	case <-fired:
 		return nil
 	case <-b.ctx.Done():
 		return b.ctx.Err()
@@ -392,6 +400,12 @@ func (b *body) hold(f *outFrame) bool {
 	select {
 	case <-b.r.playing:
 		b.played = true
+		// A watch asked for before Play counts its gaps from Play too,
+		// though it comes here only after (a server's handler may): never
+		// from its start, which would send its events early.
+		if b.due.Before(b.r.playedAt) {
+			b.due = b.r.playedAt
+		}
 		return false
 	default:
 	}
@@ -604,18 +618,7 @@ func (b *body) data(f *outFrame, seq bool) ([]byte, error) {
 		}
 		pf := b.pf
 		b.fmu.Unlock()
-		if len(pf.pending) == 0 {
-			select {
-			case pf.pending = <-pf.ch:
-			case <-b.closed:
-				return nil, errClosedBody
-			case <-b.ctx.Done():
-				return nil, b.ctx.Err()
-			}
-		}
-		x := pf.pending[0]
-		pf.pending = pf.pending[1:]
-		return x.data, x.err
+		return pf.take(b.ctx, b.closed)
 	}
 	defer b.fmu.Unlock()
 	return b.frames.frame(b.p.iv.in, f.rec-1)

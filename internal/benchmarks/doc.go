@@ -25,10 +25,12 @@
 //	                                         lateness p50/p99/max at speed 1, 10 and 100 (p99 < 20 ms at speed 1);
 //	                                         needs the control plane binaries for the apiserver side
 //
-// Each op of a side-by-side benchmark runs both sides, alternating which
-// goes first, and times each alone; ns/op is their sum and means little.
-// Read the custom metrics: events/s of each side, their ratio, allocations
-// per event.
+// Each op of a side-by-side benchmark is one round: both sides four times,
+// alternating which goes first, each timed alone; ns/op is their sum and
+// means little. Read the custom metrics: events/s of each side, their
+// ratio over all rounds and its median, min and max per round (each
+// round's ratio is logged), allocations per event. -benchtime 5x gives
+// five rounds from one run.
 //
 // Run one target with, for example:
 //

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -225,29 +227,71 @@ func (s *side) rate() float64 { return float64(s.events) / s.d.Seconds() }
 
 func (s *side) allocsPerEvent() float64 { return float64(s.mallocs) / float64(s.events) }
 
-// rounds is how many times an op of sideBySide runs each side: on a
+// pairs is how many times one round of sideBySide runs each side: on a
 // shared 2-core machine, load from other processes drifts within seconds,
-// and alternating short runs spreads it over both sides evenly.
-const rounds = 4
+// and alternating short runs (base, other, other, base, ...) spreads it
+// over both sides evenly.
+const pairs = 4
 
-// sideBySide runs base and other rounds times per op, alternating which goes
-// first, and reports both rates, other's rate as a fraction of base's,
-// and the allocations per event other adds.
+// sideBySide runs one round per op: base and other pairs times each,
+// alternating which goes first. It reports both rates and other's rate as
+// a fraction of base's over all rounds, the median, min and max of that
+// fraction per round (the rounds are logged), and the allocations per
+// event other adds. Run it with -benchtime Nx for N rounds in one run.
 func sideBySide(b *testing.B, n int, base, other *side, runBase, runOther func() func()) {
 	b.ReportAllocs()
+	var ratios []float64
 	for b.Loop() {
-		for i := range rounds {
+		rb, ro := &side{}, &side{}
+		for i := range pairs {
 			if i%2 == 0 {
-				base.run(n, runBase)
-				other.run(n, runOther)
+				rb.run(n, runBase)
+				ro.run(n, runOther)
 			} else {
-				other.run(n, runOther)
-				base.run(n, runBase)
+				ro.run(n, runOther)
+				rb.run(n, runBase)
 			}
 		}
+		ratios = append(ratios, ro.rate()/rb.rate())
+		base.add(rb)
+		other.add(ro)
 	}
+	ratio := other.name + "/" + base.name
 	b.ReportMetric(base.rate(), base.name+"-events/s")
 	b.ReportMetric(other.rate(), other.name+"-events/s")
-	b.ReportMetric(other.rate()/base.rate(), other.name+"/"+base.name)
+	b.ReportMetric(other.rate()/base.rate(), ratio)
+	med, lo, hi := spread(ratios)
+	b.ReportMetric(med, ratio+"-median")
+	b.ReportMetric(lo, ratio+"-min")
+	b.ReportMetric(hi, ratio+"-max")
+	b.Logf("%s per round: %s", ratio, roundList(ratios))
 	b.ReportMetric(other.allocsPerEvent()-base.allocsPerEvent(), "allocs/event-added")
+}
+
+func (s *side) add(o *side) {
+	s.d += o.d
+	s.mallocs += o.mallocs
+	s.events += o.events
+}
+
+// spread returns the median, min and max of xs.
+func spread(xs []float64) (med, lo, hi float64) {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s) == 0 {
+		return 0, 0, 0
+	}
+	med = s[len(s)/2]
+	if len(s)%2 == 0 {
+		med = (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	return med, s[0], s[len(s)-1]
+}
+
+func roundList(xs []float64) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = fmt.Sprintf("%.3f", x)
+	}
+	return strings.Join(parts, ", ")
 }
