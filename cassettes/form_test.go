@@ -36,13 +36,20 @@ func TestSeekCommentsDescribeOnlyTheCompressedBytes(t *testing.T) {
 	plain, seg := filepath.Join(dir, "c.kwrec"), filepath.Join(dir, "c.kwrec.zst")
 	cassettetest.WriteInterleaved(t, plain, c, cassettes.WriterOptions{})
 	cassettetest.WriteInterleaved(t, seg, c, cassettes.WriterOptions{SegmentSize: 256})
+	whole := filepath.Join(dir, "whole.kwrec.zst")
+	cassettetest.WriteInterleaved(t, whole, c, cassettes.WriterOptions{SegmentSize: 256, DeltaBudget: -1})
 	raw := cassettetest.RawText(t, seg)
 	if n := len(seekLine.FindAll(raw, -1)); n < 20 {
 		t.Fatalf("%d seek comments in the compressed form, want many", n)
 	}
+	if n := bytes.Count(raw, []byte(`"delta":`)); n < 20 {
+		t.Fatalf("%d delta frames in the compressed form, want many", n)
+	}
 	// The compressed form writes binary frames in the "bytes" form, plain
-	// text in base64: the two texts differ there, and read the same.
-	want := seekLine.ReplaceAll(raw, nil)
+	// text in base64: the two texts differ there, and read the same. Its
+	// text without seek comments and with every frame whole is the
+	// text of the compressed form without deltas.
+	want := seekLine.ReplaceAll(cassettetest.RawText(t, whole), nil)
 	tests := []struct {
 		name string
 		got  func() []byte
@@ -51,6 +58,23 @@ func TestSeekCommentsDescribeOnlyTheCompressedBytes(t *testing.T) {
 		{"Compress drops those of its input and Plain the ones it writes", func() []byte {
 			var z bytes.Buffer
 			if err := cassettes.Compress(&z, bytes.NewReader(raw)); err != nil {
+				t.Fatal(err)
+			}
+			return plainText(t, z.Bytes())
+		}},
+		{"Compress writes deltas of whole text that Plain gives back", func() []byte {
+			var z bytes.Buffer
+			if err := cassettes.Compress(&z, bytes.NewReader(want)); err != nil {
+				t.Fatal(err)
+			}
+			if n := bytes.Count(cassettetest.RawText(t, writeTemp(t, z.Bytes())), []byte(`"delta":`)); n < 20 {
+				t.Errorf("Compress wrote %d delta frames, want many", n)
+			}
+			return plainText(t, z.Bytes())
+		}},
+		{"Compress drops the seek comments of its input", func() []byte {
+			var z bytes.Buffer
+			if err := cassettes.Compress(&z, bytes.NewReader(seekLine.ReplaceAll(raw, nil))); err != nil {
 				t.Fatal(err)
 			}
 			return plainText(t, z.Bytes())
@@ -68,7 +92,7 @@ func TestSeekCommentsDescribeOnlyTheCompressedBytes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		z, err := cassettes.Read(bytes.NewReader(want), "text")
+		z, err := cassettes.Read(bytes.NewReader(readFile(t, seg)), "compressed")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -88,4 +112,13 @@ func readFile(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+func writeTemp(t *testing.T, data []byte) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "t.kwrec.zst")
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -59,6 +59,11 @@ type Reader struct {
 	// also sets how much of a JSON frame is checked; else a private one
 	// that checks all of it.
 	src *cassetteline.Source
+
+	// ext is what the last line said of deltas, deltas the frames kept
+	// for later deltas (delta.go).
+	ext    cassetteline.FrameExt
+	deltas deltaTable
 }
 
 type readState struct {
@@ -329,8 +334,8 @@ func (r *Reader) next() (Entry, error) {
 				}
 				return Entry{}, r.atEOF()
 			}
-			if e, perr := decodeEntry(r.line, line, r.src.Check); perr == nil {
-				if verr := r.validate(&e); verr != nil {
+			if e, perr := r.decodeLine(line); perr == nil {
+				if verr := r.check(&e); verr != nil {
 					return Entry{}, verr
 				}
 				return e, nil
@@ -351,7 +356,7 @@ func (r *Reader) next() (Entry, error) {
 			}
 			continue
 		}
-		e, perr := decodeEntry(r.line, t, r.src.Check)
+		e, perr := r.decodeLine(t)
 		if perr != nil {
 			perr.File = r.name
 			if incompleteJSON(t) && r.atEnd() {
@@ -362,7 +367,7 @@ func (r *Reader) next() (Entry, error) {
 			}
 			return Entry{}, perr
 		}
-		if verr := r.validate(&e); verr != nil {
+		if verr := r.check(&e); verr != nil {
 			return Entry{}, verr
 		}
 		return e, nil

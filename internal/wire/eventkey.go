@@ -1,0 +1,44 @@
+package wire
+
+// EventKey returns a watch frame's event type and the identity of its
+// object, kind/namespace/name, in either encoding: a JSON event line or a
+// protobuf frame (length prefix included). ok is false for a frame that
+// is neither, and key is empty for an event without a named object (an
+// ERROR's Status, a BOOKMARK). The cassette writer keys object deltas on
+// it: two frames with one key are two versions of one object.
+func EventKey(frame []byte) (typ, key string, ok bool) {
+	var m Meta
+	if len(frame) > 0 && frame[0] == '{' {
+		t, start, end, err := SplitWatchEventJSON(frame)
+		if err != nil {
+			return "", "", false
+		}
+		if typ = t; typ == "ERROR" || typ == "BOOKMARK" {
+			return typ, "", true
+		}
+		if m, err = MetaJSON(frame[start:end]); err != nil {
+			return typ, "", false
+		}
+	} else {
+		t, start, end, ok := SplitWatchEventProto(frame)
+		if !ok {
+			return "", "", false
+		}
+		if typ = t; typ == "ERROR" || typ == "BOOKMARK" {
+			return typ, "", true
+		}
+		av, kind, ms, me, ok := Unenvelope(frame[start:end])
+		if !ok {
+			return typ, "", false
+		}
+		var err error
+		if m, err = MetaProto(frame[start+ms : start+me]); err != nil {
+			return typ, "", false
+		}
+		m.Kind, m.APIVersion = kind, av
+	}
+	if m.Name == "" {
+		return typ, "", true
+	}
+	return typ, m.Kind + "/" + m.Namespace + "/" + m.Name, true
+}
