@@ -57,6 +57,11 @@ type Index struct {
 	// order. Frame offsets are in their texts end to end.
 	files  []*file
 	closed atomic.Bool
+	// bases holds, for each interaction with a frame that is a delta
+	// (see the cassettes package doc, "Object deltas"), 1 + the number
+	// of the frame each of its frames copies from, 0 for a whole frame
+	// (delta.go). Written by Open only.
+	bases map[*Interaction][]int32
 }
 
 // file is one file of an indexed cassette.
@@ -214,6 +219,7 @@ func (x *Index) index(opts Options) error {
 				line = int32(e.Line)
 			}
 			in.Frames = append(in.Frames, Frame{At: e.Frame.At, off: src.LineOff, n: int32(src.LineLen), line: line})
+			x.noteBase(in, i, src.Base)
 			if opts.Visit != nil {
 				if err := opts.Visit(in, i, *e.Frame); err != nil {
 					return err
@@ -231,6 +237,9 @@ func (x *Index) finish(src *cassetteline.Source) {
 	for _, in := range x.Interactions {
 		if n := len(in.Frames); cap(in.Frames)-n > n/8 {
 			in.Frames = slices.Clone(in.Frames)
+		}
+		if b := x.bases[in]; cap(b)-len(b) > len(b)/8 {
+			x.bases[in] = slices.Clone(b)
 		}
 	}
 	for k, fi := range src.Files {
@@ -308,6 +317,9 @@ type FrameReader struct {
 	c      cursor
 	err    error
 	closed bool
+	// kept are the frames read that later deltas copy from, until they
+	// do (delta.go).
+	kept map[int][]byte
 }
 
 // Next returns the next frame, or io.EOF after the last. Its Data is the
@@ -323,7 +335,7 @@ func (fr *FrameReader) Next() (cassettes.Frame, error) {
 	case fr.i >= len(fr.frames):
 		return cassettes.Frame{}, io.EOF
 	}
-	f, err := fr.c.frame(fr.in, fr.frames[fr.i], nil)
+	f, err := fr.read()
 	if err != nil {
 		fr.err = err
 		fr.c.close()
@@ -370,7 +382,7 @@ func (x *Index) ReadFrames(refs []FrameRef, fn func(k int, f cassettes.Frame) er
 		if int64(cap(buf)) < int64(locs[k].n) {
 			buf = make([]byte, locs[k].n)
 		}
-		f, err := c.frame(r.In, locs[k], buf)
+		f, err := x.readFrame(&c, r.In, r.I, buf, nil)
 		if err != nil {
 			return err
 		}
@@ -408,31 +420,31 @@ func (c *cursor) close() {
 
 // frame reads the line of loc, which must decode to a frame of in at
 // loc.At. buf, if not nil, holds the line (else a new one is made).
-func (c *cursor) frame(in *Interaction, loc Frame, buf []byte) (cassettes.Frame, error) {
+func (c *cursor) frame(in *Interaction, loc Frame, buf []byte) (cassettes.Frame, cassetteline.FrameExt, error) {
 	if err := c.seek(loc.off); err != nil {
-		return cassettes.Frame{}, c.fail(loc, err)
+		return cassettes.Frame{}, cassetteline.FrameExt{}, c.fail(loc, err)
 	}
 	if buf == nil {
 		buf = make([]byte, loc.n)
 	}
 	buf = buf[:loc.n]
 	if _, err := io.ReadFull(c.br, buf); err != nil {
-		return cassettes.Frame{}, c.fail(loc, err)
+		return cassettes.Frame{}, cassetteline.FrameExt{}, c.fail(loc, err)
 	}
 	c.pos += int64(loc.n)
 	switch b, err := c.br.ReadByte(); {
 	case err == nil && b != '\n':
-		return cassettes.Frame{}, c.fail(loc, nil)
+		return cassettes.Frame{}, cassetteline.FrameExt{}, c.fail(loc, nil)
 	case err == nil:
 		c.pos++
 	case err != io.EOF: // a plain-text cassette's last line has no newline
-		return cassettes.Frame{}, c.fail(loc, err)
+		return cassettes.Frame{}, cassetteline.FrameExt{}, c.fail(loc, err)
 	}
-	id, at, data, ok := cassetteline.ParseFrame(bytes.TrimSpace(buf))
-	if !ok || id != in.ID || at != loc.At {
-		return cassettes.Frame{}, c.fail(loc, nil)
+	f, x, ok := parseLine(bytes.TrimSpace(buf), in, loc)
+	if !ok {
+		return cassettes.Frame{}, cassetteline.FrameExt{}, c.fail(loc, nil)
 	}
-	return cassettes.Frame{At: at, Data: data}, nil
+	return f, x, nil
 }
 
 // fail turns a failure to read the frame at loc into the error to return:

@@ -1,5 +1,7 @@
 package wire
 
+import "bytes"
+
 // EventKey returns a watch frame's event type and the identity of its
 // object, kind/namespace/name, in either encoding: a JSON event line or a
 // protobuf frame (length prefix included). ok is false for a frame that
@@ -9,6 +11,11 @@ package wire
 func EventKey(frame []byte) (typ, key string, ok bool) {
 	var m Meta
 	if len(frame) > 0 && frame[0] == '{' {
+		if !bytes.HasPrefix(frame, []byte(`{"type":"`)) {
+			// Not laid out as the API server writes an event: a list
+			// or an object, which SplitWatchEventJSON would parse whole.
+			return "", "", false
+		}
 		t, start, end, err := SplitWatchEventJSON(frame)
 		if err != nil {
 			return "", "", false
