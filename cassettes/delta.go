@@ -91,11 +91,11 @@ func (d *deltaWriter) frame(buf []byte, id int, f Frame) []byte {
 		buf = cassetteline.AppendDeltaLine(buf, id, f.At.String(), keep, prev.ord, ops)
 	}
 	if keep {
-		o := &keptObj{ord: ord, depth: depth}
-		if prev != nil {
-			o.data = prev.data[:0]
+		o := prev
+		if o == nil {
+			o = &keptObj{}
 		}
-		o.data = append(o.data, f.Data...)
+		o.ord, o.depth, o.data = ord, depth, append(o.data[:0], f.Data...)
 		iv.objs[key] = o
 		d.kept += int64(len(o.data))
 	}

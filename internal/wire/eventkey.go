@@ -23,8 +23,11 @@ func EventKey(frame []byte) (typ, key string, ok bool) {
 		if typ = t; typ == "ERROR" || typ == "BOOKMARK" {
 			return typ, "", true
 		}
-		if m, err = MetaJSON(frame[start:end]); err != nil {
-			return typ, "", false
+		var scanned bool
+		if m, scanned = scanMeta(&scanner{b: frame[start:end], keyOnly: true}); !scanned {
+			if m, err = metaDecode(frame[start:end]); err != nil {
+				return typ, "", false
+			}
 		}
 	} else {
 		t, start, end, ok := SplitWatchEventProto(frame)
@@ -39,7 +42,7 @@ func EventKey(frame []byte) (typ, key string, ok bool) {
 			return typ, "", false
 		}
 		var err error
-		if m, err = MetaProto(frame[start+ms : start+me]); err != nil {
+		if m, err = metaProto(frame[start+ms:start+me], true); err != nil {
 			return typ, "", false
 		}
 		m.Kind, m.APIVersion = kind, av

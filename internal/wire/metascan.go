@@ -13,8 +13,10 @@ import (
 // without decoding it. ok is false for anything it does not read plainly
 // (a string with escapes in a field it keeps, a malformed value); MetaJSON
 // then decodes.
-func metaScan(raw []byte) (m Meta, ok bool) {
-	s := scanner{b: raw}
+func metaScan(raw []byte) (m Meta, ok bool) { return scanMeta(&scanner{b: raw}) }
+
+// scanMeta is metaScan with s's settings (keyOnly).
+func scanMeta(s *scanner) (m Meta, ok bool) {
 	defer func() {
 		// Labels and annotations merge over repeated keys, as decoding
 		// into the same map does.
@@ -66,6 +68,9 @@ type scanner struct {
 	first  bool       // no member read yet in the object being read
 	labels labels.Set // metadata.labels so far
 	iee    *string    // the initial-events-end annotation so far, nil for none
+	// keyOnly skips labels and annotations: EventKey reads only an
+	// object's identity.
+	keyOnly bool
 }
 
 func (s *scanner) ws() {
@@ -215,7 +220,15 @@ func (s *scanner) metadata(m *Meta) bool {
 			m.Namespace, ok = s.str()
 		case "resourceVersion":
 			m.ResourceVersion, ok = s.str()
-		case "labels":
+		case "labels", "annotations":
+			if s.keyOnly {
+				ok = s.skip()
+				break
+			}
+			if string(key) == "annotations" {
+				ok = s.annotations()
+				break
+			}
 			var set labels.Set
 			var null bool
 			if set, null, ok = s.strMap(""); ok {
@@ -229,17 +242,6 @@ func (s *scanner) metadata(m *Meta) bool {
 					s.labels[k] = v
 				}
 			}
-		case "annotations":
-			var set labels.Set
-			var null bool
-			if set, null, ok = s.strMap(InitialEventsEnd); ok {
-				if null {
-					s.iee = nil
-				}
-				if v, found := set[InitialEventsEnd]; found {
-					s.iee = &v
-				}
-			}
 		default:
 			ok = s.skip()
 		}
@@ -248,6 +250,20 @@ func (s *scanner) metadata(m *Meta) bool {
 		}
 		s.first = false
 	}
+}
+
+// annotations reads metadata.annotations for the initial-events-end one.
+func (s *scanner) annotations() bool {
+	set, null, ok := s.strMap(InitialEventsEnd)
+	if ok {
+		if null {
+			s.iee = nil
+		}
+		if v, found := set[InitialEventsEnd]; found {
+			s.iee = &v
+		}
+	}
+	return ok
 }
 
 // strMap reads an object of strings: all of it when only is "", else only
