@@ -1,0 +1,86 @@
+package index_test
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/kwrec/kwrec/cassettes"
+	"github.com/kwrec/kwrec/internal/benchmarks"
+	"github.com/kwrec/kwrec/internal/cassettetest"
+	"github.com/kwrec/kwrec/internal/index"
+)
+
+// TestAnIndexReadsDeltaFramesFromAnywhere: a watch whose events are
+// deltas against their Pods' previous versions (50 versions a Pod,
+// chains up to cassettes.MaxDeltaChain) reads back as recorded in order
+// from any frame, and frame by frame in any order.
+func TestAnIndexReadsDeltaFramesFromAnywhere(t *testing.T) {
+	for _, f := range []benchmarks.Format{benchmarks.JSON, benchmarks.Protobuf} {
+		s := benchmarks.Generate(f, 20, 1000)
+		c := &cassettes.Cassette{Interactions: []*cassettes.Interaction{{ID: 1, Request: cassettes.Request{Method: "GET", URL: "/api/v1/pods?watch=true"},
+			Response: &cassettes.Response{Status: 200}, End: &cassettes.End{At: time.Hour, Reason: cassettes.EndEOF}}}}
+		want := c.Interactions[0]
+		for i, ev := range s.Events {
+			want.Frames = append(want.Frames, cassettes.Frame{At: time.Duration(i) * time.Millisecond, Data: ev})
+		}
+		for _, tc := range []struct {
+			name string
+			opts cassettes.WriterOptions
+		}{
+			{"segments of 16 KiB", cassettes.WriterOptions{SegmentSize: 16 << 10}},
+			{"one zstd frame", cassettes.WriterOptions{SegmentSize: -1}},
+			{"rotated parts", cassettes.WriterOptions{SegmentSize: 16 << 10, MaxSize: 30_000}},
+		} {
+			t.Run(string(f)+"/"+tc.name, func(t *testing.T) {
+				dir := t.TempDir()
+				p := filepath.Join(dir, "w.kwrec.zst")
+				cassettetest.Write(t, p, c, tc.opts)
+				if tc.opts.MaxSize > 0 {
+					p = filepath.Join(dir, "w-*.kwrec.zst")
+				} else if n := bytes.Count(cassettetest.RawText(t, p), []byte(`"delta":`)); n < 900 {
+					t.Fatalf("%d delta frames of 1000", n)
+				}
+				visited := 0
+				x, err := index.Open(p, index.Options{Visit: func(in *index.Interaction, i int, fr cassettes.Frame) error {
+					if !bytes.Equal(fr.Data, want.Frames[i].Data) {
+						t.Errorf("Visit: frame %d differs", i)
+					}
+					visited++
+					return nil
+				}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer x.Close()
+				if visited != len(want.Frames) {
+					t.Errorf("Visit saw %d frames, want %d", visited, len(want.Frames))
+				}
+				in := x.Interactions[0]
+				for _, from := range []int{0, 1, 333, 500, 999} {
+					got := readAll(t, x, in, from)
+					for i, fr := range got {
+						if !bytes.Equal(fr.Data, want.Frames[from+i].Data) {
+							t.Fatalf("from %d: frame %d differs", from, from+i)
+						}
+					}
+				}
+				var refs []index.FrameRef
+				for _, i := range rand.New(rand.NewPCG(5, 6)).Perm(len(in.Frames))[:200] {
+					refs = append(refs, index.FrameRef{In: in, I: i})
+				}
+				err = x.ReadFrames(refs, func(k int, fr cassettes.Frame) error {
+					if !bytes.Equal(fr.Data, want.Frames[refs[k].I].Data) {
+						t.Errorf("ReadFrames: frame %d differs", refs[k].I)
+					}
+					return nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+			})
+		}
+	}
+}
