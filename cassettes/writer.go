@@ -27,7 +27,8 @@ type WriterOptions struct {
 	// (protobuf watch events) in the "bytes" form, which compresses to
 	// two thirds of base64's size (5.2 against 8.0 MB for 20k protobuf
 	// Pod events); plain text keeps base64, which every kwrec reads (see
-	// the package doc).
+	// the package doc). It writes watch events as deltas against their
+	// object's previous version unless DeltaBudget is negative.
 	Compress bool
 	// FlushInterval bounds how long a written line may sit in a buffer
 	// before it reaches the output, so a killed process loses at most
