@@ -51,10 +51,13 @@ func choices() []choice {
 	}
 	b64 := def
 	b64.bytesForm = false
+	whole := def
+	whole.noDeltas = true
 	better2 := at(b, 4*M, M)
 	better2.concurrency = 2
 	return []choice{
 		{"base64, default level, 4 MiB segments, 1 MiB window (before)", b64},
+		{"bytes, default level, 4/1 MiB, no deltas (before deltas)", whole},
 		{"bytes, default level, 4/1 MiB (the default)", def},
 		{"bytes, better level, 4/1 MiB", at(b, 4*M, M)},
 		{"bytes, better level, 4/1 MiB, encoder concurrency 2", better2},

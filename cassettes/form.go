@@ -77,6 +77,9 @@ type compression struct {
 	concurrency int
 	// bytesForm writes binary frames in the "bytes" form, not base64.
 	bytesForm bool
+	// noDeltas writes every frame whole, whatever the WriterOptions;
+	// without bytesForm there are no deltas either.
+	noDeltas bool
 }
 
 // compressionFor returns the compression of opts (opts.Compress set).

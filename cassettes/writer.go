@@ -128,7 +128,7 @@ func compressionOf(opts WriterOptions) *compression {
 // newWriter is NewWriter compressing as c says (nil: plain text).
 func newWriter(w io.Writer, h Header, opts WriterOptions, c *compression) (*Writer, error) {
 	cw := &Writer{open: map[int]*ivState{}, nextID: 1, stop: make(chan struct{}), done: make(chan struct{})}
-	if c != nil && opts.DeltaBudget >= 0 {
+	if c != nil && c.bytesForm && !c.noDeltas && opts.DeltaBudget >= 0 {
 		cw.deltas = newDeltaWriter(cmp.Or(opts.DeltaBudget, DefaultDeltaBudget))
 	}
 	if err := cw.setOutput(w, c); err != nil {
