@@ -325,11 +325,14 @@ func readWholeLine(br *bufio.Reader, buf []byte) ([]byte, error) {
 	}
 }
 
-// compressText writes the text src to s, its frames as deltas where
-// they can be (see [Compress]).
-func compressText(s *segmenter, src io.Reader) error {
+// compressText writes the text src to s with every frame whole, or with
+// deltas where they can be (frames as a Writer writes them).
+func compressText(s *segmenter, src io.Reader, deltas bool) error {
 	f := newDeltaFilter(src)
-	d := newDeltaWriter(DefaultDeltaBudget)
+	var d *deltaWriter
+	if deltas {
+		d = newDeltaWriter(DefaultDeltaBudget)
+	}
 	var buf, tmp []byte
 	for {
 		line, err := f.next()
@@ -338,7 +341,7 @@ func compressText(s *segmenter, src io.Reader) error {
 		}
 		if len(line) > 0 {
 			out := line
-			if bytes.HasSuffix(line, []byte("\n")) {
+			if d != nil && bytes.HasSuffix(line, []byte("\n")) {
 				out, buf, tmp = d.line(line, buf, tmp)
 			}
 			if werr := s.write(out); werr != nil {

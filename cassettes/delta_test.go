@@ -46,11 +46,11 @@ func TestDeltaFramesReadBackAsRecorded(t *testing.T) {
 			opts   cassettes.WriterOptions
 			deltas int // at least this many delta frames, -1: none
 		}{
-			{"the default", cassettes.WriterOptions{}, 1900},
-			{"a budget of a few frames", cassettes.WriterOptions{DeltaBudget: 20_000}, 100},
-			{"small segments", cassettes.WriterOptions{SegmentSize: 64 << 10}, 1900},
-			{"rotated into parts", cassettes.WriterOptions{SegmentSize: 64 << 10, MaxSize: 40_000}, 1900},
-			{"no deltas", cassettes.WriterOptions{DeltaBudget: -1}, -1},
+			{"deltas", cassettes.WriterOptions{Deltas: true}, 1900},
+			{"a budget of a few frames", cassettes.WriterOptions{Deltas: true, DeltaBudget: 20_000}, 100},
+			{"small segments", cassettes.WriterOptions{Deltas: true, SegmentSize: 64 << 10}, 1900},
+			{"rotated into parts", cassettes.WriterOptions{Deltas: true, SegmentSize: 64 << 10, MaxSize: 40_000}, 1900},
+			{"the default, no deltas", cassettes.WriterOptions{}, -1},
 		}
 		for _, tt := range tests {
 			t.Run(string(f)+"/"+tt.name, func(t *testing.T) {
@@ -94,7 +94,7 @@ func TestTheKeptFramesStayWithinTheBudget(t *testing.T) {
 	c := podWatch(benchmarks.JSON, 40, 400)
 	p := filepath.Join(t.TempDir(), "c.kwrec.zst")
 	const budget = 30_000
-	cassettetest.Write(t, p, c, cassettes.WriterOptions{DeltaBudget: budget})
+	cassettetest.Write(t, p, c, cassettes.WriterOptions{Deltas: true, DeltaBudget: budget})
 	// Replay what a reader keeps: each kept frame until the delta that
 	// names it.
 	data := map[int]int{}
@@ -203,8 +203,8 @@ func sameCassette(t *testing.T, want, got *cassettes.Cassette) {
 func BenchmarkWriterDeltas(b *testing.B) {
 	for _, f := range []benchmarks.Format{benchmarks.JSON, benchmarks.Protobuf} {
 		evs := benchmarks.Generate(f, 400, 2000).Events
-		for _, budget := range []int64{-1, 0} {
-			b.Run(fmt.Sprintf("%s/budget=%d", f, budget), func(b *testing.B) {
+		for _, deltas := range []bool{false, true} {
+			b.Run(fmt.Sprintf("%s/deltas=%v", f, deltas), func(b *testing.B) {
 				var n int64
 				for _, ev := range evs {
 					n += int64(len(ev))
@@ -212,7 +212,7 @@ func BenchmarkWriterDeltas(b *testing.B) {
 				b.SetBytes(n)
 				b.ReportAllocs()
 				for b.Loop() {
-					w, _ := cassettes.NewWriter(io.Discard, cassettes.Header{}, cassettes.WriterOptions{Compress: true, DeltaBudget: budget, FlushInterval: time.Hour})
+					w, _ := cassettes.NewWriter(io.Discard, cassettes.Header{}, cassettes.WriterOptions{Compress: true, Deltas: deltas, FlushInterval: time.Hour})
 					id, _ := w.Request(0, cassettes.Request{Method: "GET", URL: "/api/v1/pods?watch=true"})
 					w.Response(id, cassettes.Response{Status: 200})
 					for i, ev := range evs {

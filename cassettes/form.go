@@ -77,14 +77,14 @@ type compression struct {
 	concurrency int
 	// bytesForm writes binary frames in the "bytes" form, not base64.
 	bytesForm bool
-	// noDeltas writes every frame whole, whatever the WriterOptions;
-	// without bytesForm there are no deltas either.
-	noDeltas bool
+	// deltas writes watch events as object deltas
+	// ([WriterOptions.Deltas]); only with bytesForm.
+	deltas bool
 }
 
 // compressionFor returns the compression of opts (opts.Compress set).
 func compressionFor(opts WriterOptions) compression {
-	c := compression{level: zstd.SpeedDefault, segment: opts.SegmentSize, concurrency: 1, bytesForm: true}
+	c := compression{level: zstd.SpeedDefault, segment: opts.SegmentSize, concurrency: 1, bytesForm: true, deltas: opts.Deltas}
 	switch {
 	case opts.Compact:
 		if c.segment == 0 {
@@ -248,7 +248,7 @@ func Compress(dst io.Writer, src io.Reader) error {
 	if err != nil {
 		return err
 	}
-	if err := compressText(s, src); err != nil {
+	if err := compressText(s, src, false); err != nil {
 		s.enc.Close()
 		return fmt.Errorf("cassette: compressing: %w", err)
 	}

@@ -28,7 +28,7 @@ func TestOpenServesAWatchOfDeltaFramesFromAnyResourceVersion(t *testing.T) {
 		want = append(want, got{"MODIFIED", name, fmt.Sprint(101 + i), value})
 	}
 	path := filepath.Join(t.TempDir(), "w.kwrec.zst")
-	cassettetest.Write(t, path, watchCassette(cassettes.EndStopped, frames...), cassettes.WriterOptions{SegmentSize: 2048})
+	cassettetest.Write(t, path, watchCassette(cassettes.EndStopped, frames...), cassettes.WriterOptions{Deltas: true, SegmentSize: 2048})
 	if n := bytes.Count(cassettetest.RawText(t, path), []byte(`"delta":`)); n < 290 {
 		t.Fatalf("%d delta frames of 300", n)
 	}

@@ -66,7 +66,7 @@ func compact(in, out string) (before, after int64, err error) {
 	h := r.Header()
 	h.Part = 0 // one file
 	err = cassettes.WriteAtomic(out, func(f io.Writer) error {
-		w, err := cassettes.NewWriter(f, h, cassettes.WriterOptions{Compress: true, Compact: true})
+		w, err := cassettes.NewWriter(f, h, cassettes.WriterOptions{Compress: true, Compact: true, Deltas: true})
 		if err != nil {
 			return err
 		}

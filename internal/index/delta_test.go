@@ -30,9 +30,9 @@ func TestAnIndexReadsDeltaFramesFromAnywhere(t *testing.T) {
 			name string
 			opts cassettes.WriterOptions
 		}{
-			{"segments of 16 KiB", cassettes.WriterOptions{SegmentSize: 16 << 10}},
-			{"one zstd frame", cassettes.WriterOptions{SegmentSize: -1}},
-			{"rotated parts", cassettes.WriterOptions{SegmentSize: 16 << 10, MaxSize: 30_000}},
+			{"segments of 16 KiB", cassettes.WriterOptions{Deltas: true, SegmentSize: 16 << 10}},
+			{"one zstd frame", cassettes.WriterOptions{Deltas: true, SegmentSize: -1}},
+			{"rotated parts", cassettes.WriterOptions{Deltas: true, SegmentSize: 16 << 10, MaxSize: 30_000}},
 		} {
 			t.Run(string(f)+"/"+tc.name, func(t *testing.T) {
 				dir := t.TempDir()
