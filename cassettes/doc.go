@@ -109,8 +109,9 @@
 // # The compressed form
 //
 // The compressed form is the text form compressed with zstd (RFC 8878),
-// binary frames in the "bytes" form and watch events as object deltas
-// (see below) when a [Writer] writes it. Readers
+// binary frames in the "bytes" form when a [Writer] writes it, and with
+// [WriterOptions.Deltas] (kwrec compact) watch events as object deltas
+// (see below). Readers
 // tell the two apart by zstd's magic bytes, so every API and kwrec
 // command takes either. A [Writer] flushes at least every
 // [DefaultFlushInterval]: the flush ends a zstd block, which makes
@@ -146,9 +147,11 @@
 // A watch sends every version of an object whole, and an object's next
 // version is mostly its previous one; but with thousands of objects that
 // version is tens of megabytes back, far beyond any zstd window a reader
-// can afford. So in the compressed form a [Writer] writes a watch event
-// whose object (kind, namespace and name) the same interaction sent
-// before as a delta against that earlier frame. Two more frame line
+// can afford. So in the compressed form a [Writer] with
+// [WriterOptions.Deltas] (kwrec compact) writes a watch event whose
+// object (kind, namespace and name, read by the same scanner as replay's)
+// the same interaction sent before as a delta against that earlier
+// frame. Two more frame line
 // shapes, read in either form but written only in the compressed one:
 //
 //	{"frame":N,"at":D,"keep":true,"json":V}   (or "text", "bytes", "base64")
@@ -186,12 +189,20 @@
 // delta may name a frame in an earlier part.
 //
 // The text form stays whole: [Plain] (kwrec cat) rebuilds every delta
-// and drops every "keep", and [Compress] writes deltas again, so text →
-// compressed → text gives back the text byte for byte. Compress deltas
-// only frames written as a Writer writes them ("json" and "bytes";
-// base64 frames of plain text stay as they are). A kwrec from before
-// deltas refuses such a cassette (unknown field "keep"); write one for
-// it with DeltaBudget -1.
+// and drops every "keep", so a compressed cassette with deltas reads as
+// the text its frames were recorded in, and [Compress] writes every
+// frame whole, as a Writer does by default; text → compressed → text
+// gives back the text byte for byte. A kwrec from before deltas refuses
+// a cassette with them (unknown field "keep"); rewrite it for one
+// without [WriterOptions.Deltas].
+//
+// Deltas are off by default because of what they cost a reader: a
+// replay of the 100k-event watch of target 4 (5,000 Pods) peaks at
+// 162 MB instead of 71 (the index pass and the replay's frame reader
+// each keep a version of every Pod), over its 100 MB target, and a
+// recorder holds as much as a reader. They cost the Writer less CPU, not
+// more (zstd gets a third of the text): 219 against 127 MB of JSON per
+// CPU-second.
 //
 // On the suite's 20k-event watches of 5,000 Pods, deltas make the
 // compressed cassette 1.88 MB instead of 5.25 (JSON) and 1.95 instead of
