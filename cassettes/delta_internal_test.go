@@ -6,7 +6,6 @@ import (
 	"io"
 	"testing"
 	"time"
-
 )
 
 // TestCompressedTextWithDeltasReadsBackAsTheText: the text compressed

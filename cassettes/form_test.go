@@ -103,4 +103,3 @@ func readFile(t *testing.T, path string) []byte {
 	}
 	return b
 }
-
