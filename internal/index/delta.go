@@ -64,14 +64,18 @@ func (fr *FrameReader) read() (cassettes.Frame, error) {
 	if fr.kept == nil && fr.c.x.bases[fr.in] != nil {
 		fr.kept = map[int][]byte{}
 	}
-	return fr.c.x.readFrame(&fr.c, fr.in, fr.i, nil, fr.kept)
+	if fr.rc == nil {
+		fr.rc = &cursor{x: fr.c.x, pos: -1}
+	}
+	return fr.c.x.readFrame(&fr.c, fr.rc, fr.in, fr.i, nil, fr.kept)
 }
 
 // readFrame reads frame i of in with c, into buf if not nil. A delta is
 // rebuilt from its base, taken out of kept if it is there, else
-// rebuilt from the file; with kept not nil, a frame a later delta may
-// copy from goes into it (a copy, as the frame is the caller's).
-func (x *Index) readFrame(c *cursor, in *Interaction, i int, buf []byte, kept map[int][]byte) (cassettes.Frame, error) {
+// rebuilt from the file with rc; with kept not nil, a frame a later
+// delta may copy from goes into it (a copy, as the frame is the
+// caller's).
+func (x *Index) readFrame(c, rc *cursor, in *Interaction, i int, buf []byte, kept map[int][]byte) (cassettes.Frame, error) {
 	loc := in.Frames[i]
 	f, ext, err := c.frame(in, loc, buf)
 	if err != nil {
@@ -83,7 +87,7 @@ func (x *Index) readFrame(c *cursor, in *Interaction, i int, buf []byte, kept ma
 			var ok bool
 			if base, ok = kept[b-1]; ok {
 				delete(kept, b-1)
-			} else if base, err = x.rebuild(in, b-1); err != nil {
+			} else if base, err = x.rebuild(rc, in, b-1); err != nil {
 				return cassettes.Frame{}, err
 			}
 		}
@@ -98,14 +102,13 @@ func (x *Index) readFrame(c *cursor, in *Interaction, i int, buf []byte, kept ma
 }
 
 // rebuild returns frame k of in, reading the frames of its delta chain in
-// file order with a cursor of its own.
-func (x *Index) rebuild(in *Interaction, k int) ([]byte, error) {
+// file order with c, a cursor other than the one reading the frame
+// that needs it.
+func (x *Index) rebuild(c *cursor, in *Interaction, k int) ([]byte, error) {
 	chain := []int{k}
 	for b := x.baseOf(in, k); b != 0; b = x.baseOf(in, b-1) {
 		chain = append(chain, b-1)
 	}
-	c := cursor{x: x, pos: -1}
-	defer c.close()
 	var data []byte
 	for j := len(chain) - 1; j >= 0; j-- {
 		loc := in.Frames[chain[j]]

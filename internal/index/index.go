@@ -318,8 +318,9 @@ type FrameReader struct {
 	err    error
 	closed bool
 	// kept are the frames read that later deltas copy from, until they
-	// do (delta.go).
+	// do; rc rebuilds a base not kept (delta.go).
 	kept map[int][]byte
+	rc   *cursor
 }
 
 // Next returns the next frame, or io.EOF after the last. Its Data is the
@@ -351,6 +352,10 @@ func (fr *FrameReader) Close() error {
 	defer fr.mu.Unlock()
 	fr.closed = true
 	fr.c.close()
+	if fr.rc != nil {
+		fr.rc.close()
+	}
+	fr.kept = nil
 	return nil
 }
 
@@ -374,15 +379,16 @@ func (x *Index) ReadFrames(refs []FrameRef, fn func(k int, f cassettes.Frame) er
 		order[k] = k
 	}
 	sort.SliceStable(order, func(a, b int) bool { return locs[order[a]].off < locs[order[b]].off })
-	c := cursor{x: x, pos: -1}
+	c, rc := cursor{x: x, pos: -1}, cursor{x: x, pos: -1}
 	defer c.close()
+	defer rc.close()
 	var buf []byte
 	for _, k := range order {
 		r := refs[k]
 		if int64(cap(buf)) < int64(locs[k].n) {
 			buf = make([]byte, locs[k].n)
 		}
-		f, err := x.readFrame(&c, r.In, r.I, buf, nil)
+		f, err := x.readFrame(&c, &rc, r.In, r.I, buf, nil)
 		if err != nil {
 			return err
 		}
