@@ -2,8 +2,12 @@ package index_test
 
 import (
 	"bytes"
+	"errors"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"testing"
 	"time"
 
@@ -81,6 +85,51 @@ func TestAnIndexReadsDeltaFramesFromAnywhere(t *testing.T) {
 					t.Fatal(err)
 				}
 			})
+		}
+	}
+}
+
+// TestACutDeltaCassetteIndexesWhatCameBefore: deltas only look back, so a
+// compressed cassette cut at a segment boundary indexes and reads back
+// every frame before the cut.
+func TestACutDeltaCassetteIndexesWhatCameBefore(t *testing.T) {
+	s := benchmarks.Generate(benchmarks.JSON, 20, 600)
+	c := &cassettes.Cassette{Interactions: []*cassettes.Interaction{{ID: 1, Request: cassettes.Request{Method: "GET", URL: "/api/v1/pods?watch=true"},
+		Response: &cassettes.Response{Status: 200}, End: &cassettes.End{At: time.Hour, Reason: cassettes.EndEOF}}}}
+	want := c.Interactions[0]
+	for i, ev := range s.Events {
+		want.Frames = append(want.Frames, cassettes.Frame{At: time.Duration(i) * time.Millisecond, Data: ev})
+	}
+	dir := t.TempDir()
+	p := filepath.Join(dir, "w.kwrec.zst")
+	cassettetest.Write(t, p, c, cassettes.WriterOptions{Deltas: true, SegmentSize: 16 << 10})
+	m := regexp.MustCompile(`# kwrec:seek zstd=(\d+)`).FindAllSubmatch(cassettetest.RawText(t, p), -1)
+	if len(m) < 4 {
+		t.Fatalf("%d seek comments, want several", len(m))
+	}
+	n, _ := strconv.Atoi(string(m[len(m)/2][1]))
+	full, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := filepath.Join(dir, "cut.kwrec.zst")
+	if err := os.WriteFile(cut, full[:n], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	x, err := index.Open(cut, index.Options{})
+	if !errors.Is(err, cassettes.ErrTruncated) {
+		t.Fatalf("Open of a cut cassette: %v, want ErrTruncated", err)
+	}
+	defer x.Close()
+	in := x.Interactions[0]
+	if len(in.Frames) < 100 || len(in.Frames) >= len(want.Frames) {
+		t.Fatalf("%d frames before the cut", len(in.Frames))
+	}
+	for _, from := range []int{0, len(in.Frames) / 2} {
+		for i, fr := range readAll(t, x, in, from) {
+			if !bytes.Equal(fr.Data, want.Frames[from+i].Data) {
+				t.Fatalf("from %d: frame %d differs", from, from+i)
+			}
 		}
 	}
 }
