@@ -258,19 +258,21 @@ func (f *deltaFilter) frame(line []byte) ([]byte, bool) {
 		}
 		return nil, false
 	}
+	if !cassetteline.HasFrameExt(line) {
+		// Counted; kept by nobody.
+		_, _, _ = f.t.frame(id, cassetteline.FrameExt{}, nil)
+		return nil, false
+	}
 	cut, x, err := cassetteline.CutFrameExt(slices.Clone(line))
 	if err != nil {
+		_, _, _ = f.t.frame(id, cassetteline.FrameExt{}, nil) // counted
 		return nil, false
 	}
 	var data []byte
 	if !x.Delta {
-		if !x.Keep {
-			// Counted; kept by nobody.
-			_, _, _ = f.t.frame(id, x, nil)
-			return nil, false
-		}
 		_, _, data, ok = cassetteline.ParseFrame(slices.Clone(cut))
 		if !ok {
+			_, _, _ = f.t.frame(id, cassetteline.FrameExt{}, nil) // counted
 			return nil, false
 		}
 		if _, _, err := f.t.frame(id, x, data); err != nil {

@@ -226,6 +226,13 @@ func headEnd(line []byte) int {
 	return i + j + 1
 }
 
+// HasFrameExt reports whether line is a frame line as a Writer writes it
+// with a keep or delta key: what [CutFrameExt] would find.
+func HasFrameExt(line []byte) bool {
+	p := headEnd(line)
+	return p >= 0 && (bytes.HasPrefix(line[p:], []byte(keepKey)) || bytes.HasPrefix(line[p:], []byte(baseKey)))
+}
+
 // CutFrameExt reads the keep and delta keys of a frame line written as a
 // Writer writes it ({"frame":N,"at":"D","keep":true,...} and
 // {"frame":N,"at":"D","keep":true,"base":K,"delta":"S"}, keep optional)
