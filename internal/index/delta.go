@@ -82,12 +82,12 @@ func (x *Index) readFrame(c, rc *cursor, in *Interaction, i int, buf []byte, kep
 		return f, err
 	}
 	if ext.Delta {
-		var base []byte
-		if b := x.baseOf(in, i); b != 0 {
-			var ok bool
-			if base, ok = kept[b-1]; ok {
-				delete(kept, b-1)
-			} else if base, err = x.rebuild(rc, in, b-1); err != nil {
+		// The delta consumes its base, whether it copies from it or
+		// not (the end of a chain only inserts).
+		base, ok := kept[ext.Base]
+		delete(kept, ext.Base)
+		if b := x.baseOf(in, i); b != 0 && !ok {
+			if base, err = x.rebuild(rc, in, b-1); err != nil {
 				return cassettes.Frame{}, err
 			}
 		}
