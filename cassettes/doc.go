@@ -172,7 +172,9 @@
 // Keys are written exactly in this order, with no spaces: a delta line is
 // read only as a Writer writes it, and the frame it stands for is the
 // line a Writer writes for those bytes ("json" for a JSON value and
-// newline, else "text" for UTF-8, else "bytes").
+// newline, else "text" for UTF-8, else "bytes"). Edit such a cassette
+// through kwrec cat or kwrec edit, which show every frame whole, not its
+// raw decompressed text: a changed base changes the frames built on it.
 //
 // A frame marked "keep" is the base of at most one later delta, which
 // consumes it; a reader keeps each kept frame until its delta or the
