@@ -51,11 +51,14 @@ func choices() []choice {
 	}
 	b64 := def
 	b64.bytesForm = false
+	deltas := def
+	deltas.deltas = true
 	better2 := at(b, 4*M, M)
 	better2.concurrency = 2
 	return []choice{
 		{"base64, default level, 4 MiB segments, 1 MiB window (before)", b64},
 		{"bytes, default level, 4/1 MiB (the default)", def},
+		{"bytes, default level, 4/1 MiB, object deltas", deltas},
 		{"bytes, better level, 4/1 MiB", at(b, 4*M, M)},
 		{"bytes, better level, 4/1 MiB, encoder concurrency 2", better2},
 		{"bytes, best level, 4/1 MiB", at(x, 4*M, M)},
@@ -65,6 +68,7 @@ func choices() []choice {
 		{"bytes, better level, 32/8 MiB", at(b, 32*M, 8*M)},
 		{"bytes, best level, 32/8 MiB", at(x, 32*M, 8*M)},
 		{"bytes, compact (better level, 64/64 MiB)", compressionFor(WriterOptions{Compress: true, Compact: true})},
+		{"bytes, compact with object deltas (kwrec compact)", compressionFor(WriterOptions{Compress: true, Compact: true, Deltas: true})},
 	}
 }
 

@@ -44,7 +44,7 @@ func cutCassette(t testing.TB, compress bool) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	h := cassettes.Header{RecordedAt: time.Date(2026, 12, 1, 7, 0, 0, 0, time.UTC), Server: "v1.37.2", Redactions: []string{"header:Authorization"}}
-	w, err := cassettes.NewWriter(&buf, h, cassettes.WriterOptions{Compress: compress, FlushInterval: time.Hour, SegmentSize: 1024})
+	w, err := cassettes.NewWriter(&buf, h, cassettes.WriterOptions{Compress: compress, Deltas: compress, FlushInterval: time.Hour, SegmentSize: 1024})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,9 @@ func cutCassette(t testing.TB, compress bool) []byte {
 	must(err)
 	must(w.Response(watch, cassettes.Response{Status: 200, Latency: time.Millisecond}))
 	for i := range 16 {
-		ev := fmt.Sprintf(`{"type":"ADDED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"cm-%d","namespace":"default","resourceVersion":"%d"},"data":{"k":"v%d"}}}`+"\n", i, 201+i, i)
+		// Five ConfigMaps, each changed: the compressed form writes
+		// their later versions as deltas.
+		ev := fmt.Sprintf(`{"type":"MODIFIED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"cm-%d","namespace":"default","resourceVersion":"%d"},"data":{"k":"v%d"}}}`+"\n", i%5, 201+i, i)
 		must(w.Frame(watch, cassettes.Frame{At: time.Duration(i) * 10 * time.Millisecond, Data: []byte(ev)}))
 		if i == 8 {
 			get, err := w.Request(50*time.Millisecond, cassettes.Request{Method: "GET", URL: "https://127.0.0.1:6443/api/v1/namespaces/default/configmaps/cm-1"})

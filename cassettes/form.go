@@ -77,11 +77,14 @@ type compression struct {
 	concurrency int
 	// bytesForm writes binary frames in the "bytes" form, not base64.
 	bytesForm bool
+	// deltas writes watch events as object deltas
+	// ([WriterOptions.Deltas]); only with bytesForm.
+	deltas bool
 }
 
 // compressionFor returns the compression of opts (opts.Compress set).
 func compressionFor(opts WriterOptions) compression {
-	c := compression{level: zstd.SpeedDefault, segment: opts.SegmentSize, concurrency: 1, bytesForm: true}
+	c := compression{level: zstd.SpeedDefault, segment: opts.SegmentSize, concurrency: 1, bytesForm: true, deltas: opts.Deltas}
 	switch {
 	case opts.Compact:
 		if c.segment == 0 {
@@ -192,7 +195,7 @@ func Plain(r io.Reader) (io.ReadCloser, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cassette: zstd: %w", err)
 	}
-	return &plainReader{Reader: &seekFilter{br: bufio.NewReaderSize(dec, 64<<10)}, dec: dec}, nil
+	return &plainReader{Reader: newDeltaFilter(dec), dec: dec}, nil
 }
 
 // seekFilter passes text through without its seek comment lines.
@@ -245,21 +248,9 @@ func Compress(dst io.Writer, src io.Reader) error {
 	if err != nil {
 		return err
 	}
-	f := &seekFilter{br: bufio.NewReaderSize(src, 64<<10)}
-	for {
-		frag, err := f.piece()
-		if err != nil && err != io.EOF {
-			s.enc.Close()
-			return fmt.Errorf("cassette: compressing: %w", err)
-		}
-		if len(frag) > 0 {
-			if werr := s.write(frag); werr != nil {
-				s.enc.Close()
-				return fmt.Errorf("cassette: compressing: %w", werr)
-			}
-		}
-		if err == io.EOF {
-			return s.close()
-		}
+	if err := compressText(s, src, false); err != nil {
+		s.enc.Close()
+		return fmt.Errorf("cassette: compressing: %w", err)
 	}
+	return s.close()
 }

@@ -35,14 +35,21 @@ func TestSeekCommentsDescribeOnlyTheCompressedBytes(t *testing.T) {
 	c := cassettetest.Generated()
 	plain, seg := filepath.Join(dir, "c.kwrec"), filepath.Join(dir, "c.kwrec.zst")
 	cassettetest.WriteInterleaved(t, plain, c, cassettes.WriterOptions{})
-	cassettetest.WriteInterleaved(t, seg, c, cassettes.WriterOptions{SegmentSize: 256})
+	cassettetest.WriteInterleaved(t, seg, c, cassettes.WriterOptions{SegmentSize: 256, Deltas: true})
+	whole := filepath.Join(dir, "whole.kwrec.zst")
+	cassettetest.WriteInterleaved(t, whole, c, cassettes.WriterOptions{SegmentSize: 256})
 	raw := cassettetest.RawText(t, seg)
 	if n := len(seekLine.FindAll(raw, -1)); n < 20 {
 		t.Fatalf("%d seek comments in the compressed form, want many", n)
 	}
+	if n := bytes.Count(raw, []byte(`"delta":`)); n < 20 {
+		t.Fatalf("%d delta frames in the compressed form, want many", n)
+	}
 	// The compressed form writes binary frames in the "bytes" form, plain
-	// text in base64: the two texts differ there, and read the same.
-	want := seekLine.ReplaceAll(raw, nil)
+	// text in base64: the two texts differ there, and read the same. Its
+	// text without seek comments and with every frame whole is the
+	// text of the compressed form without deltas.
+	want := seekLine.ReplaceAll(cassettetest.RawText(t, whole), nil)
 	tests := []struct {
 		name string
 		got  func() []byte
@@ -51,6 +58,13 @@ func TestSeekCommentsDescribeOnlyTheCompressedBytes(t *testing.T) {
 		{"Compress drops those of its input and Plain the ones it writes", func() []byte {
 			var z bytes.Buffer
 			if err := cassettes.Compress(&z, bytes.NewReader(raw)); err != nil {
+				t.Fatal(err)
+			}
+			return plainText(t, z.Bytes())
+		}},
+		{"Compress drops the seek comments of its input", func() []byte {
+			var z bytes.Buffer
+			if err := cassettes.Compress(&z, bytes.NewReader(seekLine.ReplaceAll(raw, nil))); err != nil {
 				t.Fatal(err)
 			}
 			return plainText(t, z.Bytes())
@@ -68,7 +82,7 @@ func TestSeekCommentsDescribeOnlyTheCompressedBytes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		z, err := cassettes.Read(bytes.NewReader(want), "text")
+		z, err := cassettes.Read(bytes.NewReader(readFile(t, seg)), "compressed")
 		if err != nil {
 			t.Fatal(err)
 		}

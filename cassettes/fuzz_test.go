@@ -7,6 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
 
 	"github.com/kwrec/kwrec/cassettes"
 )
@@ -34,6 +37,28 @@ func seeds(f *testing.F, compress bool) {
 				f.Fatal(err)
 			}
 			f.Add(w.Bytes())
+			// With object deltas, and their lines decompressed: the
+			// Reader reads them in either form.
+			var d bytes.Buffer
+			cw, err := cassettes.NewWriter(&d, c.Header, cassettes.WriterOptions{Compress: true, Deltas: true, FlushInterval: time.Hour})
+			if err != nil {
+				f.Fatal(err)
+			}
+			for _, in := range c.Interactions {
+				if _, err := cw.WriteInteraction(in); err != nil {
+					f.Fatal(err)
+				}
+			}
+			if err := cw.Close(); err != nil {
+				f.Fatal(err)
+			}
+			f.Add(d.Bytes())
+			if dec, err := zstd.NewReader(bytes.NewReader(d.Bytes())); err == nil {
+				if text, err := io.ReadAll(dec); err == nil {
+					f.Add(text)
+				}
+				dec.Close()
+			}
 		}
 		f.Add(b)
 	}

@@ -68,6 +68,11 @@ type Reader struct {
 	// long is the buffer a borrowed line longer than br's buffer is
 	// gathered in, kept for the next one (see cassetteline.Source.Borrow).
 	long []byte
+
+	// ext is what the last line said of deltas, deltas the frames kept
+	// for later deltas (delta.go).
+	ext    cassetteline.FrameExt
+	deltas deltaTable
 }
 
 type readState struct {
@@ -353,8 +358,8 @@ func (r *Reader) next() (Entry, error) {
 				}
 				return Entry{}, r.atEOF()
 			}
-			if e, perr := decodeEntry(r.line, line, r.src.Check); perr == nil {
-				if verr := r.validate(&e); verr != nil {
+			if e, perr := r.decodeLine(line); perr == nil {
+				if verr := r.check(&e); verr != nil {
 					return Entry{}, verr
 				}
 				return e, nil
@@ -375,7 +380,7 @@ func (r *Reader) next() (Entry, error) {
 			}
 			continue
 		}
-		e, perr := decodeEntry(r.line, t, r.src.Check)
+		e, perr := r.decodeLine(t)
 		if perr != nil {
 			perr.File = r.name
 			if incompleteJSON(t) && r.atEnd() {
@@ -386,7 +391,7 @@ func (r *Reader) next() (Entry, error) {
 			}
 			return Entry{}, perr
 		}
-		if verr := r.validate(&e); verr != nil {
+		if verr := r.check(&e); verr != nil {
 			return Entry{}, verr
 		}
 		return e, nil

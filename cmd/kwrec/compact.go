@@ -16,14 +16,16 @@ func newCompactCmd() *cobra.Command {
 		Use:   "compact IN OUT",
 		Short: "Recompress a finished cassette for size",
 		Long: `Recompress a finished cassette for size: the compressed form with
-klauspost's better zstd level and 64 MiB segments and window, so that each
-event finds the previous version of its object in the window. The result is
-still seekable (a seek comment per segment) and reads everywhere a cassette
-does, but each stream a replay decodes then holds up to 64 MiB: keep the
-recorder's default for cassettes replayed to many watchers at once.
+klauspost's better zstd level and 64 MiB segments and window, and each
+watch event written as a delta against the previous version of its object
+(object deltas, see the cassettes package doc). The result is still seekable
+(a seek comment per segment) and crash-safe, but each stream a replay decodes
+then holds up to 64 MiB, and every reader up to 64 MiB of frames that later
+deltas copy from (a kwrec from before object deltas cannot read it): keep
+the recorder's default for cassettes replayed to many watchers at once.
 
-The cassette is read and written one line at a time, in constant memory; a
-cut cassette is refused (run kwrec lint --fix first). IN may be a rotated
+The cassette is read and written one line at a time, holding at most 64 MiB
+of frames for deltas; a cut cassette is refused (run kwrec lint --fix first). IN may be a rotated
 recording (kwrec record --max-size), by a quoted pattern or its first part:
 its parts are joined into one file.`,
 		Example: `  kwrec compact rec.kwrec.zst rec.compact.kwrec.zst
@@ -66,7 +68,7 @@ func compact(in, out string) (before, after int64, err error) {
 	h := r.Header()
 	h.Part = 0 // one file
 	err = cassettes.WriteAtomic(out, func(f io.Writer) error {
-		w, err := cassettes.NewWriter(f, h, cassettes.WriterOptions{Compress: true, Compact: true})
+		w, err := cassettes.NewWriter(f, h, cassettes.WriterOptions{Compress: true, Compact: true, Deltas: true})
 		if err != nil {
 			return err
 		}

@@ -44,7 +44,13 @@ var podgenCycle = sync.OnceValue(func() [][]byte {
 // Writer flushes each cassettes.DefaultFlushInterval (1 s): every 1000
 // events at a busy 1000 events/s, every 10 at a quiet 10 events/s.
 func writeWatch(tb testing.TB, out io.Writer, events [][]byte, flushEvery int, compress bool) int64 {
-	w, err := cassettes.NewWriter(out, cassettes.Header{}, cassettes.WriterOptions{Compress: compress, FlushInterval: time.Hour})
+	return writeWatchWith(tb, out, events, flushEvery, cassettes.WriterOptions{Compress: compress})
+}
+
+// writeWatchWith is writeWatch with the Writer's options opts.
+func writeWatchWith(tb testing.TB, out io.Writer, events [][]byte, flushEvery int, opts cassettes.WriterOptions) int64 {
+	opts.FlushInterval = time.Hour
+	w, err := cassettes.NewWriter(out, cassettes.Header{}, opts)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -172,22 +178,33 @@ func BenchmarkCassettesAreSmall(b *testing.B) {
 	// Issue 16: against go-vcr YAML compressed with zstd -19, on the
 	// 20k-event streams of target 2 (JSON, and protobuf, which go-vcr
 	// holds as base64 and kwrec's compressed form in its "bytes" form).
+	// With object deltas (WriterOptions.Deltas, kwrec compact's), the
+	// same watches in the recorder's segments.
 	for _, f := range []benchmarks.Format{benchmarks.JSON, benchmarks.Protobuf} {
-		b.Run("events=20k/"+string(f)+"/flush=1000", func(b *testing.B) {
-			evs := stream(f, 5000, 20_000).Events
-			ref := vcrZstd19(b, "20k-"+string(f), evs)
-			var out countWriter
-			var raw int64
-			for b.Loop() {
-				out = countWriter{}
-				raw = writeWatch(b, &out, evs, 1000, true)
+		for _, deltas := range []bool{false, true} {
+			name := "events=20k/" + string(f) + "/flush=1000"
+			if deltas {
+				name = "events=20k/" + string(f) + "/deltas/flush=1000"
 			}
-			b.SetBytes(raw)
-			b.ReportMetric(float64(out.n)/1e6, "MB-cassette")
-			if ref > 0 {
-				b.ReportMetric(float64(ref)/1e6, "MB-go-vcr-yaml-zstd19")
-				b.ReportMetric(float64(out.n)/float64(ref), "cassette/go-vcr-zstd19")
-			}
-		})
+			b.Run(name, func(b *testing.B) { size20k(b, f, deltas) })
+		}
+	}
+}
+
+// size20k is a 20k-event case of BenchmarkCassettesAreSmall.
+func size20k(b *testing.B, f benchmarks.Format, deltas bool) {
+	evs := stream(f, 5000, 20_000).Events
+	ref := vcrZstd19(b, "20k-"+string(f), evs)
+	var out countWriter
+	var raw int64
+	for b.Loop() {
+		out = countWriter{}
+		raw = writeWatchWith(b, &out, evs, 1000, cassettes.WriterOptions{Compress: true, Deltas: deltas})
+	}
+	b.SetBytes(raw)
+	b.ReportMetric(float64(out.n)/1e6, "MB-cassette")
+	if ref > 0 {
+		b.ReportMetric(float64(ref)/1e6, "MB-go-vcr-yaml-zstd19")
+		b.ReportMetric(float64(out.n)/float64(ref), "cassette/go-vcr-zstd19")
 	}
 }

@@ -3,7 +3,7 @@
 // cassette file (internal/index), so that neither copies the other and
 // cassettes exports only what users call.
 //
-// It knows three things, each described for users in the cassettes
+// It knows four things, each described for users in the cassettes
 // package doc:
 //
 //   - frame lines, the bulk of a cassette: [ParseCanonical] reads the
@@ -14,6 +14,10 @@
 //   - the compressed form's seek comments ([SeekPoint],
 //     [AppendSeekComment], [ParseSeekComment]) and the zstd decoder every
 //     reader uses ([NewDecoder]);
+//   - object deltas, a frame written as the changes from an earlier frame
+//     of its interaction: the codec ([DeltaEncoder], [ApplyDelta]) and
+//     the frame line's keep and delta keys ([CutFrameExt],
+//     [AppendDeltaLine], [InsertKeep]);
 //   - a [Source]: a cassette read for an index. cassettes.NewReader,
 //     given a *Source as its io.Reader, checks frames only as the Source
 //     says and records in it where each line is in the text form and the

@@ -43,6 +43,11 @@ type Source struct {
 	// form: its byte offset and its length without the newline.
 	LineOff int64
 	LineLen int
+	// Base is, after a frame line, 1 + the 0-based number of the frame
+	// of its interaction that the line is a delta against and copies
+	// from (see [FrameExt]), 0 for a whole frame: what a random read of
+	// the frame must rebuild first.
+	Base int
 	// Seeks are the compressed form's seek comments, in order, each at
 	// the text offset it claims (whether its compressed offset is right
 	// is for the index to check). Their Text is, as in the comment, an

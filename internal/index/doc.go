@@ -37,6 +37,14 @@
 // frame read back is checked against the index and fails with
 // [ErrModified] if the file changed.
 //
+// A frame written as an object delta (see the cassettes package doc) is
+// rebuilt from its base: the pass notes which frame each delta copies
+// from (4 bytes a frame, for interactions that have deltas), a
+// [FrameReader] keeps the frames later deltas copy from until they do
+// (at most the Writer's cassettes.WriterOptions.DeltaBudget), and a read
+// whose base is not at hand (from the middle, [Index.ReadFrames])
+// rebuilds the base's chain, at most cassettes.MaxDeltaChain frames.
+//
 // A rotated recording (cassettes.Parts) indexes as one cassette: frame
 // offsets run through its parts' texts end to end, and a frame is read
 // from the part its offset falls in, decoding from that part's seek

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -56,6 +57,11 @@ type Index struct {
 	// order. Frame offsets are in their texts end to end.
 	files  []*file
 	closed atomic.Bool
+	// bases holds, for each interaction with a frame that is a delta
+	// (see the cassettes package doc, "Object deltas"), 1 + the number
+	// of the frame each of its frames copies from, 0 for a whole frame
+	// (delta.go). Written by Open only.
+	bases map[*Interaction][]int32
 }
 
 // file is one file of an indexed cassette.
@@ -213,6 +219,7 @@ func (x *Index) index(opts Options) error {
 				line = int32(e.Line)
 			}
 			in.Frames.Append(Frame{At: e.Frame.At, off: src.LineOff, n: int32(src.LineLen), line: line})
+			x.noteBase(in, i, src.Base)
 			if opts.Visit != nil {
 				if err := opts.Visit(in, i, *e.Frame); err != nil {
 					return err
@@ -226,6 +233,11 @@ func (x *Index) index(opts Options) error {
 
 // finish keeps where the files are and their seek points.
 func (x *Index) finish(src *cassetteline.Source) {
+	for in, b := range x.bases {
+		if cap(b)-len(b) > len(b)/8 {
+			x.bases[in] = slices.Clone(b)
+		}
+	}
 	for k, fi := range src.Files {
 		x.files[k].start, x.files[k].compressed = fi.Start, fi.Compressed
 	}
@@ -300,6 +312,10 @@ type FrameReader struct {
 	c      cursor
 	err    error
 	closed bool
+	// kept are the frames read that later deltas copy from, until they
+	// do; rc rebuilds a base not kept (delta.go).
+	kept map[int][]byte
+	rc   *cursor
 }
 
 // Next returns the next frame, or io.EOF after the last. Its Data is the
@@ -315,7 +331,7 @@ func (fr *FrameReader) Next() (cassettes.Frame, error) {
 	case fr.i >= fr.in.Frames.Len():
 		return cassettes.Frame{}, io.EOF
 	}
-	f, err := fr.c.frame(fr.in, fr.in.Frames.At(fr.i), nil)
+	f, err := fr.read()
 	if err != nil {
 		fr.err = err
 		fr.c.close()
@@ -331,6 +347,10 @@ func (fr *FrameReader) Close() error {
 	defer fr.mu.Unlock()
 	fr.closed = true
 	fr.c.close()
+	if fr.rc != nil {
+		fr.rc.close()
+	}
+	fr.kept = nil
 	return nil
 }
 
@@ -354,15 +374,16 @@ func (x *Index) ReadFrames(refs []FrameRef, fn func(k int, f cassettes.Frame) er
 		order[k] = k
 	}
 	sort.SliceStable(order, func(a, b int) bool { return locs[order[a]].off < locs[order[b]].off })
-	c := cursor{x: x, pos: -1}
+	c, rc := cursor{x: x, pos: -1}, cursor{x: x, pos: -1}
 	defer c.close()
+	defer rc.close()
 	var buf []byte
 	for _, k := range order {
 		r := refs[k]
 		if int64(cap(buf)) < int64(locs[k].n) {
 			buf = make([]byte, locs[k].n)
 		}
-		f, err := c.frame(r.In, locs[k], buf)
+		f, err := x.readFrame(&c, &rc, r.In, r.I, buf, nil)
 		if err != nil {
 			return err
 		}
@@ -400,31 +421,31 @@ func (c *cursor) close() {
 
 // frame reads the line of loc, which must decode to a frame of in at
 // loc.At. buf, if not nil, holds the line (else a new one is made).
-func (c *cursor) frame(in *Interaction, loc Frame, buf []byte) (cassettes.Frame, error) {
+func (c *cursor) frame(in *Interaction, loc Frame, buf []byte) (cassettes.Frame, cassetteline.FrameExt, error) {
 	if err := c.seek(loc.off); err != nil {
-		return cassettes.Frame{}, c.fail(loc, err)
+		return cassettes.Frame{}, cassetteline.FrameExt{}, c.fail(loc, err)
 	}
 	if buf == nil {
 		buf = make([]byte, loc.n)
 	}
 	buf = buf[:loc.n]
 	if _, err := io.ReadFull(c.br, buf); err != nil {
-		return cassettes.Frame{}, c.fail(loc, err)
+		return cassettes.Frame{}, cassetteline.FrameExt{}, c.fail(loc, err)
 	}
 	c.pos += int64(loc.n)
 	switch b, err := c.br.ReadByte(); {
 	case err == nil && b != '\n':
-		return cassettes.Frame{}, c.fail(loc, nil)
+		return cassettes.Frame{}, cassetteline.FrameExt{}, c.fail(loc, nil)
 	case err == nil:
 		c.pos++
 	case err != io.EOF: // a plain-text cassette's last line has no newline
-		return cassettes.Frame{}, c.fail(loc, err)
+		return cassettes.Frame{}, cassetteline.FrameExt{}, c.fail(loc, err)
 	}
-	id, at, data, ok := cassetteline.ParseFrame(bytes.TrimSpace(buf))
-	if !ok || id != in.ID || at != loc.At {
-		return cassettes.Frame{}, c.fail(loc, nil)
+	f, x, ok := parseLine(bytes.TrimSpace(buf), in, loc)
+	if !ok {
+		return cassettes.Frame{}, cassetteline.FrameExt{}, c.fail(loc, nil)
 	}
-	return cassettes.Frame{At: at, Data: data}, nil
+	return f, x, nil
 }
 
 // fail turns a failure to read the frame at loc into the error to return:

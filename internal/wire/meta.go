@@ -108,7 +108,10 @@ const InitialEventsEnd = "k8s.io/initial-events-end"
 
 // MetaProto reads the ObjectMeta (field 1) of an object's protobuf message
 // (the raw of its envelope). Kind and APIVersion are the envelope's.
-func MetaProto(msg []byte) (Meta, error) {
+func MetaProto(msg []byte) (Meta, error) { return metaProto(msg, false) }
+
+// metaProto is MetaProto; keyOnly skips labels and annotations.
+func metaProto(msg []byte, keyOnly bool) (Meta, error) {
 	var m Meta
 	om, ok := Field(msg, 1)
 	if !ok {
@@ -128,6 +131,9 @@ func MetaProto(msg []byte) (Meta, error) {
 		case 6:
 			m.ResourceVersion = string(v)
 		case 11, 12: // labels, annotations: map entries {key=1, value=2}
+			if keyOnly {
+				break
+			}
 			k, _ := Field(v, 1)
 			val, _ := Field(v, 2)
 			if n == 11 {

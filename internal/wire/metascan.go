@@ -15,8 +15,10 @@ import (
 // without decoding it. ok is false for anything it does not read plainly
 // (a string with escapes in a field it keeps, a malformed value); MetaJSON
 // then decodes.
-func metaScan(raw []byte) (m Meta, ok bool) {
-	s := scanner{b: raw}
+func metaScan(raw []byte) (m Meta, ok bool) { return scanMeta(&scanner{b: raw}) }
+
+// scanMeta is metaScan with s's settings (keyOnly).
+func scanMeta(s *scanner) (m Meta, ok bool) {
 	defer func() {
 		// Labels and annotations merge over repeated keys, as decoding
 		// into the same map does.
@@ -69,6 +71,9 @@ type scanner struct {
 	pairs      [][2][]byte
 	labelsSeen bool
 	iee        *string // the initial-events-end annotation so far, nil for none
+	// keyOnly skips labels and annotations: EventKey reads only an
+	// object's identity.
+	keyOnly bool
 }
 
 func (s *scanner) ws() {
@@ -218,36 +223,14 @@ func (s *scanner) metadata(m *Meta) bool {
 			m.Namespace, ok = s.str()
 		case "resourceVersion":
 			m.ResourceVersion, ok = s.str()
-		case "labels":
-			if !s.labelsSeen {
-				s.labelsSeen = true
-				ok = s.strPairs()
-				break
-			}
-			s.mergePairs()
-			var set labels.Set
-			var null bool
-			if set, null, ok = s.strMap(""); ok {
-				if null {
-					s.labels = nil
-				}
-				for k, v := range set {
-					if s.labels == nil {
-						s.labels = labels.Set{}
-					}
-					s.labels[k] = v
-				}
-			}
-		case "annotations":
-			var set labels.Set
-			var null bool
-			if set, null, ok = s.strMap(InitialEventsEnd); ok {
-				if null {
-					s.iee = nil
-				}
-				if v, found := set[InitialEventsEnd]; found {
-					s.iee = &v
-				}
+		case "labels", "annotations":
+			switch {
+			case s.keyOnly:
+				ok = s.skip()
+			case string(key) == "annotations":
+				ok = s.annotations()
+			default:
+				ok = s.labelsMember()
 			}
 		default:
 			ok = s.skip()
@@ -257,6 +240,43 @@ func (s *scanner) metadata(m *Meta) bool {
 		}
 		s.first = false
 	}
+}
+
+// labelsMember reads a metadata.labels member: the first as pairs
+// (strPairs), a repeated one merged over what came before.
+func (s *scanner) labelsMember() bool {
+	if !s.labelsSeen {
+		s.labelsSeen = true
+		return s.strPairs()
+	}
+	s.mergePairs()
+	set, null, ok := s.strMap("")
+	if ok {
+		if null {
+			s.labels = nil
+		}
+		for k, v := range set {
+			if s.labels == nil {
+				s.labels = labels.Set{}
+			}
+			s.labels[k] = v
+		}
+	}
+	return ok
+}
+
+// annotations reads metadata.annotations for the initial-events-end one.
+func (s *scanner) annotations() bool {
+	set, null, ok := s.strMap(InitialEventsEnd)
+	if ok {
+		if null {
+			s.iee = nil
+		}
+		if v, found := set[InitialEventsEnd]; found {
+			s.iee = &v
+		}
+	}
+	return ok
 }
 
 // strPairs reads the first labels member, an object of strings or null,

@@ -1,0 +1,226 @@
+package cassettes_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/kwrec/kwrec/cassettes"
+	"github.com/kwrec/kwrec/internal/benchmarks"
+	"github.com/kwrec/kwrec/internal/cassettetest"
+)
+
+// podWatch is a cassette of one watch of events over pods, with a list
+// before it, as a recorder writes it.
+func podWatch(f benchmarks.Format, pods, events int) *cassettes.Cassette {
+	s := benchmarks.Generate(f, pods, events)
+	c := &cassettes.Cassette{Header: cassettes.Header{Server: "v1.37.2"}}
+	list := &cassettes.Interaction{ID: 1, Request: cassettes.Request{Method: "GET", URL: "/api/v1/pods"},
+		Response: &cassettes.Response{Status: 200}, End: &cassettes.End{Reason: cassettes.EndEOF},
+		Frames: []cassettes.Frame{{Data: s.List}}}
+	watch := &cassettes.Interaction{ID: 2, At: time.Millisecond, Request: cassettes.Request{Method: "GET", URL: "/api/v1/pods?watch=true"},
+		Response: &cassettes.Response{Status: 200}, End: &cassettes.End{At: time.Hour, Reason: cassettes.EndStopped}}
+	for i, ev := range s.Events {
+		watch.Frames = append(watch.Frames, cassettes.Frame{At: time.Duration(i) * time.Millisecond, Data: ev})
+	}
+	c.Interactions = []*cassettes.Interaction{list, watch}
+	return c
+}
+
+var deltaLine = regexp.MustCompile(`(?m)^\{"frame":\d+,"at":"[^"]*"(,"keep":true)?,"base":(\d+),"delta":`)
+
+func TestDeltaFramesReadBackAsRecorded(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []benchmarks.Format{benchmarks.JSON, benchmarks.Protobuf} {
+		c := podWatch(f, 40, 2000) // 50 versions a Pod: chains reach MaxDeltaChain
+		tests := []struct {
+			name   string
+			opts   cassettes.WriterOptions
+			deltas int // at least this many delta frames, -1: none
+		}{
+			{"deltas", cassettes.WriterOptions{Deltas: true}, 1900},
+			{"a budget of a few frames", cassettes.WriterOptions{Deltas: true, DeltaBudget: 20_000}, 100},
+			{"small segments", cassettes.WriterOptions{Deltas: true, SegmentSize: 64 << 10}, 1900},
+			{"rotated into parts", cassettes.WriterOptions{Deltas: true, SegmentSize: 64 << 10, MaxSize: 40_000}, 1900},
+			{"the default, no deltas", cassettes.WriterOptions{}, -1},
+		}
+		for _, tt := range tests {
+			t.Run(string(f)+"/"+tt.name, func(t *testing.T) {
+				p := filepath.Join(dir, fmt.Sprintf("%s-%s.kwrec.zst", f, strings.ReplaceAll(tt.name, " ", "-")))
+				cassettetest.Write(t, p, c, tt.opts)
+				var raw []byte
+				if tt.opts.MaxSize > 0 {
+					parts, _ := filepath.Glob(strings.TrimSuffix(p, ".kwrec.zst") + "-*.kwrec.zst")
+					if len(parts) < 3 {
+						t.Fatalf("%d parts, want several", len(parts))
+					}
+					for _, part := range parts {
+						raw = append(raw, cassettetest.RawText(t, part)...)
+					}
+					p = parts[0]
+				} else {
+					raw = cassettetest.RawText(t, p)
+				}
+				n := len(deltaLine.FindAll(raw, -1))
+				if n < tt.deltas || tt.deltas < 0 && n > 0 {
+					t.Errorf("%d delta frames of 2000, want %d", n, tt.deltas)
+				}
+				var got *cassettes.Cassette
+				var err error
+				if tt.opts.MaxSize > 0 {
+					got, err = cassettes.LoadParts(p)
+				} else {
+					got, err = cassettes.Load(p)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				got.Header.Part = 0
+				sameCassette(t, c, got)
+			})
+		}
+	}
+}
+
+func TestTheKeptFramesStayWithinTheBudget(t *testing.T) {
+	c := podWatch(benchmarks.JSON, 40, 400)
+	p := filepath.Join(t.TempDir(), "c.kwrec.zst")
+	const budget = 30_000
+	cassettetest.Write(t, p, c, cassettes.WriterOptions{Deltas: true, DeltaBudget: budget})
+	// Replay what a reader keeps: each kept frame until the delta that
+	// names it.
+	data := map[int]int{}
+	for i, f := range c.Interactions[1].Frames {
+		data[i] = len(f.Data)
+	}
+	kept, most, i := map[int]int{}, 0, 0
+	for _, line := range bytes.Split(cassettetest.RawText(t, p), []byte("\n")) {
+		if !bytes.HasPrefix(line, []byte(`{"frame":2,`)) {
+			continue
+		}
+		if m := deltaLine.FindSubmatch(line); m != nil {
+			var b int
+			fmt.Sscan(string(m[2]), &b)
+			if _, ok := kept[b]; !ok {
+				t.Fatalf("frame %d is a delta against frame %d, which is not kept", i, b)
+			}
+			delete(kept, b)
+		}
+		if bytes.Contains(line[:min(len(line), 60)], []byte(`"keep":true`)) {
+			kept[i] = data[i]
+		}
+		sum := 0
+		for _, n := range kept {
+			sum += n
+		}
+		most = max(most, sum)
+		i++
+	}
+	if most > budget || most < budget/2 {
+		t.Errorf("a reader keeps up to %d bytes; want at most the budget, %d, and most of it", most, budget)
+	}
+}
+
+// deltaText is a plain cassette whose watch frames are the lines given.
+func deltaText(frames ...string) string {
+	s := `{"kwrec":1,"recordedAt":"2026-12-01T07:00:00Z","redactions":[]}
+{"request":1,"at":"0s","method":"GET","url":"/api/v1/pods?watch=true"}
+{"response":1,"latency":"1ms","status":200}
+`
+	for _, f := range frames {
+		s += f + "\n"
+	}
+	return s + `{"end":1,"at":"1s","reason":"eof"}` + "\n"
+}
+
+func TestABadDeltaNamesItsLine(t *testing.T) {
+	whole := `{"frame":1,"at":"0s","keep":true,"text":"0123456789"}`
+	tests := []struct {
+		name, text, want string
+	}{
+		{"a delta against a frame that is not kept", deltaText(`{"frame":1,"at":"0s","text":"0123456789"}`, `{"frame":1,"at":"0s","base":0,"delta":"ąĀ"}`),
+			"d:5: frame 1 of interaction 1 is a delta against frame 0, which is not kept"},
+		{"a delta against a frame consumed by another", deltaText(whole, `{"frame":1,"at":"0s","base":0,"delta":"ąĀ"}`, `{"frame":1,"at":"0s","base":0,"delta":"ąĀ"}`),
+			"d:6: frame 2 of interaction 1 is a delta against frame 0, which is not kept"},
+		{"a delta against itself", deltaText(`{"frame":1,"at":"0s","base":0,"delta":"ąĀ"}`),
+			"d:4: frame 0 of interaction 1 is a delta against frame 0, which is not before it"},
+		{"a copy out of its base", deltaText(whole, `{"frame":1,"at":"0s","base":0,"delta":"ėĀ"}`),
+			"d:5: frame 1 of interaction 1 against frame 0: bad delta: copy at byte 0 of 11 bytes from offset 0 is outside the base's 10 bytes"},
+		{"a malformed op", deltaText(whole, `{"frame":1,"at":"0s","base":0,"delta":"Ɓ"}`),
+			"d:5: frame 1 of interaction 1 against frame 0: bad delta: bad op at byte 0"},
+		{"a delta not in the bytes form", deltaText(whole, `{"frame":1,"at":"0s","base":0,"delta":"\u0005"}`),
+			`d:5: bad delta frame line: "delta" is not a string in the "bytes" form`},
+		{"a base without a delta", deltaText(whole, `{"frame":1,"at":"0s","base":0,"text":"x"}`),
+			`d:5: bad delta frame line: a "base" frame line needs "delta" after it`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := cassettes.Read(strings.NewReader(tt.text), "d")
+			if !errors.Is(err, cassettes.ErrSyntax) || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Read = %v, want ErrSyntax saying %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// sameCassette fails t where got differs from want, frame bytes compared
+// without a diff of their whole.
+func sameCassette(t *testing.T, want, got *cassettes.Cassette) {
+	t.Helper()
+	if len(want.Interactions) != len(got.Interactions) {
+		t.Fatalf("%d interactions, want %d", len(got.Interactions), len(want.Interactions))
+	}
+	for k, w := range want.Interactions {
+		g := got.Interactions[k]
+		if len(w.Frames) != len(g.Frames) {
+			t.Fatalf("interaction %d: %d frames, want %d", w.ID, len(g.Frames), len(w.Frames))
+		}
+		for i, f := range w.Frames {
+			if f.At != g.Frames[i].At || !bytes.Equal(f.Data, g.Frames[i].Data) {
+				t.Fatalf("interaction %d frame %d differs:\n%q\nwant\n%q", w.ID, i, g.Frames[i].Data, f.Data)
+			}
+		}
+		wf, gf := w.Frames, g.Frames
+		w.Frames, g.Frames = nil, nil
+		diff := cmp.Diff(w, g)
+		w.Frames, g.Frames = wf, gf
+		if diff != "" {
+			t.Errorf("interaction %d differs (-want +got):\n%s", w.ID, diff)
+		}
+	}
+}
+
+// BenchmarkWriterDeltas is the Writer's cost per frame of a compressed
+// 2,000-event watch of 400 Pods, with and without deltas.
+func BenchmarkWriterDeltas(b *testing.B) {
+	for _, f := range []benchmarks.Format{benchmarks.JSON, benchmarks.Protobuf} {
+		evs := benchmarks.Generate(f, 400, 2000).Events
+		for _, deltas := range []bool{false, true} {
+			b.Run(fmt.Sprintf("%s/deltas=%v", f, deltas), func(b *testing.B) {
+				var n int64
+				for _, ev := range evs {
+					n += int64(len(ev))
+				}
+				b.SetBytes(n)
+				b.ReportAllocs()
+				for b.Loop() {
+					w, _ := cassettes.NewWriter(io.Discard, cassettes.Header{}, cassettes.WriterOptions{Compress: true, Deltas: deltas, FlushInterval: time.Hour})
+					id, _ := w.Request(0, cassettes.Request{Method: "GET", URL: "/api/v1/pods?watch=true"})
+					w.Response(id, cassettes.Response{Status: 200})
+					for i, ev := range evs {
+						w.Frame(id, cassettes.Frame{At: time.Duration(i), Data: ev})
+					}
+					w.Close()
+				}
+			})
+		}
+	}
+}

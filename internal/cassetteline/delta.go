@@ -1,0 +1,310 @@
+package cassetteline
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/bits"
+	"strconv"
+	"time"
+)
+
+// A delta (see the cassettes package doc, "Object deltas") rebuilds a
+// frame from an earlier frame, its base: a sequence of ops, each starting
+// with a uvarint tag t:
+//
+//	t&1 == 0  insert: the t>>1 bytes that follow (t>>1 >= 1)
+//	t&1 == 1  copy: t>>1 bytes (>= 1) of the base from offset p+d, where
+//	          the zigzag varint d follows and p is where the previous copy
+//	          ended in the base (0 at first)
+//
+// Offsets relative to the previous copy are small when base and frame
+// differ in a few places, as two versions of one object do: most ops are
+// 2 to 4 bytes, and an insert's bytes stay as they are in the frame, so
+// the JSON in them stays readable and compressible.
+
+// ErrBadDelta is what [ApplyDelta] wraps when a delta does not decode
+// against its base.
+var ErrBadDelta = errors.New("bad delta")
+
+// MaxDeltaOutput bounds what ApplyDelta builds: a frame is one line of at
+// most this many bytes (cassettes.MaxLineSize).
+const MaxDeltaOutput = 256 << 20
+
+// ApplyDelta appends to dst the frame delta rebuilds from base.
+func ApplyDelta(dst, base, delta []byte) ([]byte, error) {
+	p := 0 // where the previous copy ended in base
+	start := len(dst)
+	for i := 0; i < len(delta); {
+		t, n := binary.Uvarint(delta[i:])
+		if n <= 0 {
+			return dst, fmt.Errorf("%w: bad op at byte %d", ErrBadDelta, i)
+		}
+		at := i
+		i += n
+		ln := t >> 1
+		if ln == 0 || ln > MaxDeltaOutput || uint64(len(dst)-start)+ln > MaxDeltaOutput {
+			return dst, fmt.Errorf("%w: op at byte %d has length %d", ErrBadDelta, at, ln)
+		}
+		if t&1 == 0 {
+			if ln > uint64(len(delta)-i) {
+				return dst, fmt.Errorf("%w: insert at byte %d of %d bytes runs past the delta's end", ErrBadDelta, at, ln)
+			}
+			dst = append(dst, delta[i:i+int(ln)]...)
+			i += int(ln)
+			continue
+		}
+		d, n := binary.Varint(delta[i:])
+		if n <= 0 {
+			return dst, fmt.Errorf("%w: copy at byte %d has no offset", ErrBadDelta, at)
+		}
+		i += n
+		off := int64(p) + d
+		if off < 0 || off > int64(len(base)) || ln > uint64(int64(len(base))-off) {
+			return dst, fmt.Errorf("%w: copy at byte %d of %d bytes from offset %d is outside the base's %d bytes", ErrBadDelta, at, ln, off, len(base))
+		}
+		dst = append(dst, base[off:off+int64(ln)]...)
+		p = int(off) + int(ln)
+	}
+	return dst, nil
+}
+
+// DeltaCopies reports whether delta copies anything from its base: a
+// delta that only inserts is a whole frame, which a reader can rebuild
+// without the base. It does not check the delta.
+func DeltaCopies(delta []byte) bool {
+	for i := 0; i < len(delta); {
+		t, n := binary.Uvarint(delta[i:])
+		if n <= 0 {
+			return true // let ApplyDelta say what is wrong
+		}
+		i += n
+		if t&1 == 1 {
+			return true
+		}
+		i += int(min(t>>1, uint64(len(delta))))
+	}
+	return false
+}
+
+// minMatch is the shortest copy a DeltaEncoder writes: a copy's op costs
+// 2 to 6 bytes, and a short one often matches by chance.
+const minMatch = 8
+
+// hashBits sizes a DeltaEncoder's table over the base.
+const hashBits = 13
+
+// DeltaEncoder writes deltas (see [ApplyDelta]): an LZ77 matcher whose
+// dictionary is the base, with a hash table of its 4-byte sequences, as
+// LZ4 with an external dictionary. Before hashing it tries the base at
+// the place the last copy suggests, which finds the rest of an object
+// after a changed field at once. Its zero value is ready; it keeps its
+// table between calls. Not safe for concurrent use.
+type DeltaEncoder struct {
+	table [1 << hashBits]int32 // base offset + 1; 0: none
+}
+
+func hash4(b []byte, i int) uint32 {
+	return binary.LittleEndian.Uint32(b[i:]) * 2654435761 >> (32 - hashBits)
+}
+
+// matchLen returns how many bytes a and b share from their starts.
+func matchLen(a, b []byte) int {
+	n := 0
+	for len(a) >= 8 && len(b) >= 8 {
+		x := binary.LittleEndian.Uint64(a) ^ binary.LittleEndian.Uint64(b)
+		if x != 0 {
+			return n + bits.TrailingZeros64(x)>>3
+		}
+		n += 8
+		a, b = a[8:], b[8:]
+	}
+	for len(a) > 0 && len(b) > 0 && a[0] == b[0] {
+		n++
+		a, b = a[1:], b[1:]
+	}
+	return n
+}
+
+// Append appends to dst a delta that rebuilds target from base.
+func (e *DeltaEncoder) Append(dst, base, target []byte) []byte {
+	clear(e.table[:])
+	for i := 0; i+4 <= len(base); i++ {
+		e.table[hash4(base, i)] = int32(i + 1)
+	}
+	p := 0   // where the last copy ended in base
+	lit := 0 // where the pending insert starts in target
+	for i := 0; i+minMatch <= len(target); {
+		// Candidates: the base where the last copy ended, shifted by what
+		// was inserted since (a changed value of the same length), and
+		// the hash table's.
+		best, bestLen := -1, 0
+		if c := p + (i - lit); c >= 0 && c < len(base) {
+			if n := matchLen(base[c:], target[i:]); n >= minMatch {
+				best, bestLen = c, n
+			}
+		}
+		if bestLen < 64 {
+			if c := int(e.table[hash4(target, i)]) - 1; c >= 0 && c != best {
+				if n := matchLen(base[c:], target[i:]); n >= minMatch && n > bestLen {
+					best, bestLen = c, n
+				}
+			}
+		}
+		if best < 0 {
+			i++
+			continue
+		}
+		// Extend the match back over the pending insert.
+		for i > lit && best > 0 && target[i-1] == base[best-1] {
+			i, best, bestLen = i-1, best-1, bestLen+1
+		}
+		dst = appendInsert(dst, target[lit:i])
+		dst = binary.AppendUvarint(dst, uint64(bestLen)<<1|1)
+		dst = binary.AppendVarint(dst, int64(best-p))
+		p = best + bestLen
+		i += bestLen
+		lit = i
+	}
+	return appendInsert(dst, target[lit:])
+}
+
+// appendInsert appends an insert of lit, if not empty.
+func appendInsert(dst, lit []byte) []byte {
+	if len(lit) == 0 {
+		return dst
+	}
+	dst = binary.AppendUvarint(dst, uint64(len(lit))<<1)
+	return append(dst, lit...)
+}
+
+// AppendInsertOnly appends a delta that inserts all of target: a frame
+// written as a delta that needs no base.
+func AppendInsertOnly(dst, target []byte) []byte { return appendInsert(dst, target) }
+
+// FrameExt is what a frame line says beyond a frame's offset and bytes
+// (see the cassettes package doc, "Object deltas"): whether a later
+// delta may use the frame as its base, and whether the line is itself a
+// delta.
+type FrameExt struct {
+	// Keep says a later frame of the interaction may be a delta against
+	// this one.
+	Keep bool
+	// Delta is set for a delta line: the frame is Delta applied to the
+	// interaction's frame Base (0-based).
+	Delta bool
+	Base  int
+	Ops   []byte
+	// ID and At are a delta line's interaction and offset.
+	ID int
+	At time.Duration
+}
+
+const keepKey, baseKey, deltaKey = `,"keep":true`, `,"base":`, `,"delta":"`
+
+// headEnd returns the index in line of the byte after the closing quote
+// of a canonical frame line's at value, or -1 if line does not start
+// like one.
+func headEnd(line []byte) int {
+	const prefix, atKey = `{"frame":`, `,"at":"`
+	if !bytes.HasPrefix(line, []byte(prefix)) {
+		return -1
+	}
+	i := len(prefix)
+	for i < len(line) && line[i] >= '0' && line[i] <= '9' {
+		i++
+	}
+	if !bytes.HasPrefix(line[i:], []byte(atKey)) {
+		return -1
+	}
+	i += len(atKey)
+	j := bytes.IndexByte(line[i:], '"')
+	if j < 0 {
+		return -1
+	}
+	return i + j + 1
+}
+
+// HasFrameExt reports whether line is a frame line as a Writer writes it
+// with a keep or delta key: what [CutFrameExt] would find.
+func HasFrameExt(line []byte) bool {
+	p := headEnd(line)
+	return p >= 0 && (bytes.HasPrefix(line[p:], []byte(keepKey)) || bytes.HasPrefix(line[p:], []byte(baseKey)))
+}
+
+// CutFrameExt reads the keep and delta keys of a frame line written as a
+// Writer writes it ({"frame":N,"at":"D","keep":true,...} and
+// {"frame":N,"at":"D","keep":true,"base":K,"delta":"S"}, keep optional)
+// and returns the line without the keep key, shifted in place (line must
+// be a private copy). For any other line it returns line and a zero
+// FrameExt. ok is false for a line that starts as a delta line and is
+// not one: err says what is wrong.
+func CutFrameExt(line []byte) (out []byte, x FrameExt, err error) {
+	p := headEnd(line)
+	if p < 0 {
+		return line, x, nil
+	}
+	if bytes.HasPrefix(line[p:], []byte(keepKey)) {
+		x.Keep = true
+		n := copy(line[p:], line[p+len(keepKey):])
+		line = line[:p+n]
+	}
+	rest, ok := bytes.CutPrefix(line[p:], []byte(baseKey))
+	if !ok {
+		return line, x, nil
+	}
+	i := 0
+	for i < len(rest) && i < 9 && rest[i] >= '0' && rest[i] <= '9' {
+		x.Base = x.Base*10 + int(rest[i]-'0')
+		i++
+	}
+	if i == 0 || (i > 1 && rest[0] == '0') {
+		return line, x, errors.New(`"base" is not a frame number`)
+	}
+	s, ok := bytes.CutPrefix(rest[i:], []byte(deltaKey))
+	if !ok || len(s) < 2 || !bytes.HasSuffix(s, []byte(`"}`)) {
+		return line, x, errors.New(`a "base" frame line needs "delta" after it, as {"frame":N,"at":"D","base":K,"delta":"S"}`)
+	}
+	ops, ok := fastBytes(s[:len(s)-2])
+	if !ok {
+		return line, x, errors.New(`"delta" is not a string in the "bytes" form`)
+	}
+	id, at, _, _, ok := frameHead(line)
+	if !ok {
+		return line, x, errors.New(`bad "frame" or "at"`)
+	}
+	x.Delta, x.Ops, x.ID, x.At = true, ops, id, at
+	return line, x, nil
+}
+
+// AppendDeltaLine appends a delta frame line, newline included: frame at
+// of interaction id is ops applied to the interaction's frame base.
+func AppendDeltaLine(b []byte, id int, at string, keep bool, base int, ops []byte) []byte {
+	b = append(b, `{"frame":`...)
+	b = strconv.AppendInt(b, int64(id), 10)
+	b = append(b, `,"at":"`...)
+	b = append(b, at...)
+	b = append(b, '"')
+	if keep {
+		b = append(b, keepKey...)
+	}
+	b = append(b, baseKey...)
+	b = strconv.AppendInt(b, int64(base), 10)
+	b = append(b, deltaKey[:len(deltaKey)-1]...)
+	b = AppendBytesString(b, ops)
+	return append(b, '}', '\n')
+}
+
+// InsertKeep inserts the keep key into a canonical frame line (as
+// AppendFrame writes it), returning the new line.
+func InsertKeep(line []byte) []byte {
+	p := headEnd(line)
+	if p < 0 {
+		return line
+	}
+	line = append(line, keepKey...)
+	copy(line[p+len(keepKey):], line[p:])
+	copy(line[p:], keepKey)
+	return line
+}

@@ -1,0 +1,128 @@
+package index
+
+import (
+	"slices"
+
+	"github.com/kwrec/kwrec/cassettes"
+	"github.com/kwrec/kwrec/internal/cassetteline"
+)
+
+// A frame of the compressed form may be a delta against an earlier frame
+// of its interaction (see the cassettes package doc, "Object deltas").
+// The index pass gets every frame whole from the cassettes.Reader and
+// notes, per delta that copies, which frame it copies from. Reading a
+// frame back then rebuilds it from its base: a FrameReader keeps the
+// frames it has read that later deltas copy from (at most the Writer's
+// cassettes.WriterOptions.DeltaBudget), so reading an interaction in
+// order never walks a chain; a frame whose base is not at hand (a read
+// from the middle, ReadFrames) rebuilds its chain, at most
+// cassettes.MaxDeltaChain frames, in one forward pass of a cursor of its
+// own.
+
+// noteBase records frame i's base, as src.Base says it (1 + its number,
+// 0: a whole frame).
+func (x *Index) noteBase(in *Interaction, i, base int) {
+	b, ok := x.bases[in]
+	if !ok && base == 0 {
+		return
+	}
+	if !ok {
+		if x.bases == nil {
+			x.bases = map[*Interaction][]int32{}
+		}
+		b = make([]int32, i, i+1)
+	}
+	x.bases[in] = append(b, int32(base))
+}
+
+// baseOf returns 1 + the number of the frame frame i copies from, or 0.
+func (x *Index) baseOf(in *Interaction, i int) int {
+	b := x.bases[in]
+	if b == nil {
+		return 0
+	}
+	return int(b[i])
+}
+
+// parseLine parses the line of frame loc of in, whole or a delta, and
+// reports false if it is not that frame's line.
+func parseLine(line []byte, in *Interaction, loc Frame) (cassettes.Frame, cassetteline.FrameExt, bool) {
+	line, x, err := cassetteline.CutFrameExt(line)
+	if err != nil {
+		return cassettes.Frame{}, x, false
+	}
+	if x.Delta {
+		return cassettes.Frame{At: x.At}, x, x.ID == in.ID && x.At == loc.At
+	}
+	id, at, data, ok := cassetteline.ParseFrame(line)
+	return cassettes.Frame{At: at, Data: data}, x, ok && id == in.ID && at == loc.At
+}
+
+// read reads the reader's next frame, from the frames it kept or the
+// file, and keeps it if a later delta may copy from it.
+func (fr *FrameReader) read() (cassettes.Frame, error) {
+	if fr.kept == nil && fr.c.x.bases[fr.in] != nil {
+		fr.kept = map[int][]byte{}
+	}
+	if fr.rc == nil {
+		fr.rc = &cursor{x: fr.c.x, pos: -1}
+	}
+	return fr.c.x.readFrame(&fr.c, fr.rc, fr.in, fr.i, nil, fr.kept)
+}
+
+// readFrame reads frame i of in with c, into buf if not nil. A delta is
+// rebuilt from its base, taken out of kept if it is there, else
+// rebuilt from the file with rc; with kept not nil, a frame a later
+// delta may copy from goes into it (a copy, as the frame is the
+// caller's).
+func (x *Index) readFrame(c, rc *cursor, in *Interaction, i int, buf []byte, kept map[int][]byte) (cassettes.Frame, error) {
+	loc := in.Frames.At(i)
+	f, ext, err := c.frame(in, loc, buf)
+	if err != nil {
+		return f, err
+	}
+	if ext.Delta {
+		// The delta consumes its base, whether it copies from it or
+		// not (the end of a chain only inserts).
+		base, ok := kept[ext.Base]
+		delete(kept, ext.Base)
+		if b := x.baseOf(in, i); b != 0 && !ok {
+			if base, err = x.rebuild(rc, in, b-1); err != nil {
+				return cassettes.Frame{}, err
+			}
+		}
+		if f.Data, err = cassetteline.ApplyDelta(nil, base, ext.Ops); err != nil {
+			return cassettes.Frame{}, c.fail(loc, err)
+		}
+	}
+	if kept != nil && ext.Keep {
+		kept[i] = slices.Clone(f.Data)
+	}
+	return f, nil
+}
+
+// rebuild returns frame k of in, reading the frames of its delta chain in
+// file order with c, a cursor other than the one reading the frame
+// that needs it.
+func (x *Index) rebuild(c *cursor, in *Interaction, k int) ([]byte, error) {
+	chain := []int{k}
+	for b := x.baseOf(in, k); b != 0; b = x.baseOf(in, b-1) {
+		chain = append(chain, b-1)
+	}
+	var data []byte
+	for j := len(chain) - 1; j >= 0; j-- {
+		loc := in.Frames.At(chain[j])
+		f, ext, err := c.frame(in, loc, nil)
+		if err != nil {
+			return nil, err
+		}
+		if !ext.Delta {
+			data = f.Data
+			continue
+		}
+		if data, err = cassetteline.ApplyDelta(nil, data, ext.Ops); err != nil {
+			return nil, c.fail(loc, err)
+		}
+	}
+	return data, nil
+}

@@ -1,0 +1,38 @@
+package wire
+
+import (
+	"testing"
+
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+func TestEventKeyNamesAnEventsObject(t *testing.T) {
+	pod := []byte(`{"kind":"Pod","apiVersion":"v1","metadata":{"name":"p","namespace":"ns","labels":{"a":"b"},"annotations":{"x":"y"}},"spec":{}}`)
+	meta := protowire.AppendTag(nil, 1, protowire.BytesType)
+	meta = protowire.AppendString(meta, "p")
+	meta = protowire.AppendTag(meta, 3, protowire.BytesType)
+	meta = protowire.AppendString(meta, "ns")
+	obj := protowire.AppendTag(nil, 1, protowire.BytesType)
+	obj = protowire.AppendBytes(obj, meta)
+	tests := []struct {
+		name, typ, key string
+		frame          []byte
+		ok             bool
+	}{
+		{"a JSON event", "MODIFIED", "Pod/ns/p", WatchEventJSON("MODIFIED", pod), true},
+		{"a JSON event with escapes", "ADDED", "Pod/ns/p\"", WatchEventJSON("ADDED", []byte(`{"kind":"Pod","metadata":{"name":"p\"","namespace":"ns"}}`)), true},
+		{"a protobuf event", "DELETED", "Pod/ns/p", WatchEventProto("DELETED", Envelope("v1", "Pod", obj)), true},
+		{"a JSON bookmark", "BOOKMARK", "", WatchEventJSON("BOOKMARK", BookmarkObjectJSON("Pod", "v1", 5, false)), true},
+		{"a JSON error", "ERROR", "", WatchEventJSON("ERROR", []byte(`{"kind":"Status","code":410}`)), true},
+		{"a list", "", "", []byte(`{"kind":"PodList","items":[]}`), false},
+		{"random bytes", "", "", []byte{0, 0, 0, 9, 1, 2}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			typ, key, ok := EventKey(tt.frame)
+			if typ != tt.typ || key != tt.key || ok != tt.ok {
+				t.Errorf("EventKey = %q, %q, %v; want %q, %q, %v", typ, key, ok, tt.typ, tt.key, tt.ok)
+			}
+		})
+	}
+}
