@@ -53,6 +53,8 @@ func choices() []choice {
 	b64.bytesForm = false
 	deltas := def
 	deltas.deltas = true
+	betterDeltas := at(b, 4*M, M)
+	betterDeltas.deltas = true
 	better2 := at(b, 4*M, M)
 	better2.concurrency = 2
 	return []choice{
@@ -61,14 +63,15 @@ func choices() []choice {
 		{"bytes, default level, 4/1 MiB, object deltas", deltas},
 		{"bytes, better level, 4/1 MiB", at(b, 4*M, M)},
 		{"bytes, better level, 4/1 MiB, encoder concurrency 2", better2},
+		{"bytes, better level, 4/1 MiB, object deltas", betterDeltas},
 		{"bytes, best level, 4/1 MiB", at(x, 4*M, M)},
 		{"bytes, default level, 16/1 MiB", at(d, 16*M, M)},
 		{"bytes, better level, 16/1 MiB", at(b, 16*M, M)},
 		{"bytes, default level, 8/8 MiB", at(d, 8*M, 8*M)},
 		{"bytes, better level, 32/8 MiB", at(b, 32*M, 8*M)},
 		{"bytes, best level, 32/8 MiB", at(x, 32*M, 8*M)},
-		{"bytes, compact (better level, 64/64 MiB)", compressionFor(WriterOptions{Compress: true, Compact: true})},
-		{"bytes, compact with object deltas (kwrec compact)", compressionFor(WriterOptions{Compress: true, Compact: true, Deltas: true})},
+		{"bytes, better level, 64/64 MiB, object deltas (kwrec compact before)", compressionFor(WriterOptions{Compress: true, Compact: true, SegmentSize: 64 * M})},
+		{"bytes, compact: better level, 4/4 MiB, object deltas (kwrec compact)", compressionFor(WriterOptions{Compress: true, Compact: true})},
 	}
 }
 

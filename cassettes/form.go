@@ -84,14 +84,14 @@ type compression struct {
 
 // compressionFor returns the compression of opts (opts.Compress set).
 func compressionFor(opts WriterOptions) compression {
-	c := compression{level: zstd.SpeedDefault, segment: opts.SegmentSize, concurrency: 1, bytesForm: true, deltas: opts.Deltas}
+	c := compression{level: zstd.SpeedDefault, segment: opts.SegmentSize, concurrency: 1, bytesForm: true, deltas: opts.Deltas || opts.Compact}
 	switch {
 	case opts.Compact:
 		if c.segment == 0 {
-			c.segment = CompactSegmentSize
+			c.segment = DefaultSegmentSize
 		}
 		c.level, c.window = zstd.SpeedBetterCompression, zstd.MinWindowSize
-		for c.window < CompactSegmentSize && (c.segment < 0 || c.window < c.segment) {
+		for c.window < maxCompactWindow && (c.segment < 0 || c.window < c.segment) {
 			c.window <<= 1
 		}
 	case c.segment == 0:
