@@ -178,28 +178,32 @@ func BenchmarkCassettesAreSmall(b *testing.B) {
 	// Issue 16: against go-vcr YAML compressed with zstd -19, on the
 	// 20k-event streams of target 2 (JSON, and protobuf, which go-vcr
 	// holds as base64 and kwrec's compressed form in its "bytes" form).
-	// With object deltas (WriterOptions.Deltas, kwrec compact's), the
-	// same watches in the recorder's segments.
+	// With object deltas (WriterOptions.Deltas) in the recorder's
+	// segments, and as kwrec compact writes them (WriterOptions.Compact).
+	variants := []struct {
+		name string
+		opts cassettes.WriterOptions
+	}{
+		{"", cassettes.WriterOptions{Compress: true}},
+		{"deltas/", cassettes.WriterOptions{Compress: true, Deltas: true}},
+		{"compact/", cassettes.WriterOptions{Compress: true, Compact: true}},
+	}
 	for _, f := range []benchmarks.Format{benchmarks.JSON, benchmarks.Protobuf} {
-		for _, deltas := range []bool{false, true} {
-			name := "events=20k/" + string(f) + "/flush=1000"
-			if deltas {
-				name = "events=20k/" + string(f) + "/deltas/flush=1000"
-			}
-			b.Run(name, func(b *testing.B) { size20k(b, f, deltas) })
+		for _, v := range variants {
+			b.Run("events=20k/"+string(f)+"/"+v.name+"flush=1000", func(b *testing.B) { size20k(b, f, v.opts) })
 		}
 	}
 }
 
 // size20k is a 20k-event case of BenchmarkCassettesAreSmall.
-func size20k(b *testing.B, f benchmarks.Format, deltas bool) {
+func size20k(b *testing.B, f benchmarks.Format, opts cassettes.WriterOptions) {
 	evs := stream(f, 5000, 20_000).Events
 	ref := vcrZstd19(b, "20k-"+string(f), evs)
 	var out countWriter
 	var raw int64
 	for b.Loop() {
 		out = countWriter{}
-		raw = writeWatchWith(b, &out, evs, 1000, cassettes.WriterOptions{Compress: true, Deltas: deltas})
+		raw = writeWatchWith(b, &out, evs, 1000, opts)
 	}
 	b.SetBytes(raw)
 	b.ReportMetric(float64(out.n)/1e6, "MB-cassette")
