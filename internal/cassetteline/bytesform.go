@@ -1,9 +1,7 @@
 package cassetteline
 
 import (
-	"encoding/binary"
 	"fmt"
-	"math/bits"
 	"slices"
 	"unicode/utf8"
 )
@@ -79,94 +77,39 @@ func fastBytes(s []byte) ([]byte, bool) {
 
 // appendBytes appends to dst what s, the inside of a "bytes" string, stands
 // for, as fastBytes decodes it; on false dst's contents past len(dst) are
-// undefined. A Pod's protobuf event is mostly runs of plain bytes (its
-// strings) between short runs of two-byte characters (tags, lengths,
-// varints): each step copies the run up to the next byte that is not
-// plain eight bytes at a time, then decodes one character of any kind
-// from tables, without a branch on its kind.
+// undefined. It goes one character at a time: decoders that take eight
+// bytes at a time (SWAR: a plain run copied with no branch on where it
+// ends, or every byte's class and position computed side by side) were
+// slower on a Pod's protobuf events, whose plain runs average eleven
+// bytes (BenchmarkBytesForm).
 func appendBytes(dst, s []byte) ([]byte, bool) {
 	n := len(dst)
 	dst = slices.Grow(dst, len(s))
 	out := dst[n : n+len(s)]
-	i, k := 0, 0
-	// out[k:k+8] fits: k <= i, each character being at least one byte.
-	for i+10 <= len(s) {
-		w := binary.LittleEndian.Uint64(s[i:])
-		binary.LittleEndian.PutUint64(out[k:], w)
-		p := bits.TrailingZeros64(notPlain(w)) >> 3
-		i, k = i+p, k+p
-		c, t := s[i], s[i+1]
-		st := &bytesSteps[c]
-		if st.need&^bytesNext[t] != 0 {
+	k := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if bytesPlain[c] {
+			out[k] = c
+			k++
+			continue
+		}
+		if i+1 == len(s) {
 			return nil, false
 		}
-		out[k] = st.base | t&st.mask
-		i, k = i+int(st.size), k+1
-	}
-	for i < len(s) {
-		c, t := s[i], byte(0) // no second byte: bytesNext[0] is empty
-		if i+1 < len(s) {
-			t = s[i+1]
-		}
-		st := &bytesSteps[c]
-		if st.need&^bytesNext[t] != 0 {
+		switch t := s[i+1]; {
+		case c == '\\' && (t == '"' || t == '\\'):
+			out[k] = t
+		case c >= 0xC4 && c <= 0xC7 && t&0xC0 == 0x80:
+			out[k] = (c-0xC4)<<6 | t&0x3f
+		default:
 			return nil, false
 		}
-		out[k] = st.base | t&st.mask
-		i, k = i+int(st.size), k+1
+		k++
+		i++
 	}
 	return dst[:n+k], true
 }
-
-// notPlain returns w, eight bytes of a "bytes" string, with the high bit
-// of each byte set that is not plain (see bytesPlain), and no other bit.
-func notPlain(w uint64) uint64 {
-	const ones, high = 0x0101010101010101, 0x8080808080808080
-	x := w &^ high                            // the low seven bits: no sum below carries out of its byte
-	ctl := ^(x + 0x60*ones)                   // below 0x20
-	del := x + ones                           // 0x7f
-	quote := ^(x ^ '"'*ones + 0x7f*ones)      // '"'
-	backslash := ^(x ^ '\\'*ones + 0x7f*ones) // '\\'
-	return (w | ctl | del | quote | backslash) & high
-}
-
-// bytesStep is how the "bytes" form decodes a character that starts with
-// a given byte c, followed by the byte t: the byte it stands for is
-// base | t&mask, and it is size bytes long if t has a bytesNext bit need
-// asks for (need is 0 for a plain byte).
-type bytesStep struct{ base, mask, need, size uint8 }
-
-// The bytesNext bits: what may follow a character's first byte.
-const (
-	nextCont    = 1 << iota // a UTF-8 continuation byte, after 0xC4-0xC7
-	nextEscaped             // '"' or '\\', after '\\'
-	nextNothing             // no byte has it: c starts no character
-)
-
-// bytesSteps and bytesNext are the tables of appendBytes.
-var bytesSteps, bytesNext = func() (st [256]bytesStep, next [256]uint8) {
-	for i := range st {
-		c := byte(i)
-		switch {
-		case bytesPlain[c]:
-			st[i] = bytesStep{base: c, size: 1}
-		case c == '\\':
-			st[i] = bytesStep{mask: 0xff, need: nextEscaped, size: 2}
-		case c >= 0xC4 && c <= 0xC7:
-			// (c-0xC4)<<6 is c<<6 in a byte: 0xC4<<6 ends in eight zeros.
-			st[i] = bytesStep{base: c << 6, mask: 0x3f, need: nextCont, size: 2}
-		default:
-			st[i] = bytesStep{need: nextNothing, size: 1}
-		}
-		switch {
-		case c&0xC0 == 0x80:
-			next[i] = nextCont
-		case c == '"' || c == '\\':
-			next[i] = nextEscaped
-		}
-	}
-	return
-}()
 
 // bytesOf decodes a "bytes" string that a JSON decoder has unquoted:
 // characters below U+0080 stand for themselves (so a hand edit may write
