@@ -63,3 +63,92 @@ func FuzzBytesForm(f *testing.F) {
 	f.Add([]byte(`"\`))
 	f.Fuzz(bytesRoundTrip)
 }
+
+// refBytes is the "bytes" form's fast decoder written plainly, one
+// character at a time: fastBytes must answer as it does on any input.
+func refBytes(s []byte) ([]byte, bool) {
+	data := make([]byte, len(s))
+	k := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if bytesPlain[c] {
+			data[k] = c
+			k++
+			continue
+		}
+		if i+1 == len(s) {
+			return nil, false
+		}
+		t := s[i+1]
+		switch {
+		case c == '\\' && (t == '"' || t == '\\'):
+			data[k] = t
+		case c >= 0xC4 && c <= 0xC7 && t&0xC0 == 0x80:
+			data[k] = (c-0xC4)<<6 | t&0x3f
+		default:
+			return nil, false
+		}
+		k++
+		i++
+	}
+	return data[:k:k], true
+}
+
+// sameBytes checks that fastBytes and appendBytes answer for s what
+// refBytes does.
+func sameBytes(t *testing.T, s []byte) {
+	t.Helper()
+	want, wantOK := refBytes(s)
+	got, ok := fastBytes(s)
+	if ok != wantOK || !bytes.Equal(got, want) {
+		t.Fatalf("fastBytes(%q) = %x, %v; the plain decoder says %x, %v", s, got, ok, want, wantOK)
+	}
+	prefix := []byte("prefix")
+	got, ok = appendBytes(prefix, s)
+	if ok != wantOK || ok && (string(got[:len(prefix)]) != "prefix" || !bytes.Equal(got[len(prefix):], want)) {
+		t.Fatalf("appendBytes(prefix, %q) = %q, %v; the plain decoder says %x, %v", s, got, ok, want, wantOK)
+	}
+}
+
+var bytesSeeds = []string{
+	``, `plain`, `\"\\`, `\`, `\x`, `\/`, `"`, "\x00", "\x7f", "Ā", "ǿ", "Ȁ", "\xc4", "\xc4A", "\xc3\xbf", `\u0041`,
+	"0123456789abcdefĀ", "0123456789abcdef\\", "01234567\\\"89abcdefghij", "0123456789ĀāĂ\xc7\xbf\\\\abcdefgh\xc5",
+	"ĀĀĐđĊĈMODIFIEDĒƄ ĊƁ k8sĀĊĉĊĂv1ĒăPodĒǫğĊǑăĊęsearch-1-9swmmg6zh5-tzb44ĒĔ",
+}
+
+// TestTheFastDecoderAnswersAsThePlainOne: on bytes forms written by a
+// Writer and on strings that are not one, cut at every length.
+func TestTheFastDecoderAnswersAsThePlainOne(t *testing.T) {
+	line := podEventLine(t)
+	seeds := append([]string{string(line)}, bytesSeeds...)
+	for _, s := range seeds {
+		for n := range len(s) + 1 {
+			sameBytes(t, []byte(s[:n]))
+			sameBytes(t, []byte(s[len(s)-n:]))
+		}
+	}
+	every := make([]byte, 0, 3*256)
+	for c := range 256 {
+		for _, t := range []byte{'"', '\\', 0x80, 0xbf, 'A'} {
+			every = append(every, byte(c), t)
+		}
+	}
+	for i := range every {
+		sameBytes(t, every[i:min(i+12, len(every))])
+	}
+	// Every pair of bytes, where the decoder takes eight bytes at a time.
+	s := []byte("0123456789..0123456789")
+	for c := range 256 {
+		for d := range 256 {
+			s[10], s[11] = byte(c), byte(d)
+			sameBytes(t, s)
+		}
+	}
+}
+
+func FuzzFastBytes(f *testing.F) {
+	for _, s := range bytesSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(sameBytes)
+}

@@ -49,7 +49,7 @@ func frameHead(line []byte) (id int, at time.Duration, rest []byte, j int, ok bo
 	if j < 0 {
 		return 0, 0, nil, 0, false
 	}
-	at, err := time.ParseDuration(string(rest[:j]))
+	at, err := parseDuration(rest[:j])
 	if err != nil || at < 0 {
 		return 0, 0, nil, 0, false
 	}
