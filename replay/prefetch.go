@@ -13,6 +13,11 @@ const (
 	prefetchBatch = 64
 	prefetchBytes = 256 << 10
 	prefetchDepth = 2
+	// prefetchFree is room for every batch there is, so that none the
+	// client hands back is dropped (and a new one made, a garbage of
+	// prefetchBytes per batch): prefetchDepth in the channel, one the
+	// read-ahead waits to send, one it fills, and the client's.
+	prefetchFree = prefetchDepth + 3
 )
 
 // prefetch reads a body's recorded frames from the cassette file in its own
@@ -66,10 +71,18 @@ var errPrefetchStopped = errors.New("kwrec replay: read-ahead stopped")
 
 // startPrefetch reads frames [0, n) of iv in order.
 func startPrefetch(src source, iv *ivState, n int) *prefetch {
-	pf := &prefetch{ch: make(chan *readBatch, prefetchDepth), free: make(chan *readBatch, prefetchDepth+1), stop: make(chan struct{})}
+	pf := &prefetch{ch: make(chan *readBatch, prefetchDepth), free: make(chan *readBatch, prefetchFree), stop: make(chan struct{})}
 	go func() {
 		batch := pf.batch()
 		err := src.scan(iv.in, n, func(i int, d []byte) error {
+			if len(batch.ends) > 0 && len(batch.data)+len(d) > cap(batch.data) {
+				// Hand the batch over as it is rather than grow its buffer:
+				// a grown buffer is garbage once a later batch is made.
+				if !pf.send(batch) {
+					return errPrefetchStopped
+				}
+				batch = pf.batch()
+			}
 			batch.add(d)
 			if i == n-1 || len(batch.ends) == prefetchBatch || len(batch.data) >= prefetchBytes {
 				if !pf.send(batch) {

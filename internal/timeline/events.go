@@ -11,9 +11,9 @@ import (
 // rec is one recorded event as a timeline holds it: an [Event] with its
 // strings and interaction replaced by indexes into the timeline's tables.
 // It holds no pointer, so the garbage collector never scans the events of
-// a long recording, and it is 32 bytes where an Event is 88.
+// a long recording, and it is 28 bytes where an Event is 88.
 type rec struct {
-	rv     int64
+	rvc    uint32 // the resourceVersion: see recRVs
 	key    uint32 // in Timeline.names
 	labels uint32 // in Timeline.names
 	// meta is 1 + the index of the event's interaction in Timeline.ins
@@ -87,17 +87,26 @@ func (l *chunked[T]) truncate(n int) {
 }
 
 // eventLog is the timeline's recorded events.
-type eventLog struct{ chunked[rec] }
+type eventLog struct {
+	chunked[rec]
+	rvs recRVs
+}
+
+// rv returns the resourceVersion of r, one of l's events.
+func (l *eventLog) rv(r *rec) int64 { return l.rvs.dec(r.rvc) }
+
+// rvAt returns the resourceVersion of event i.
+func (l *eventLog) rvAt(i int) int64 { return l.rv(l.at(i)) }
 
 // search returns the index of the first event with a resourceVersion
 // above rv, len when none: the log is in resourceVersion order once
 // sealed.
 func (l *eventLog) search(rv int64) int {
-	return sort.Search(l.n, func(i int) bool { return l.at(i).rv > rv })
+	return sort.Search(l.n, func(i int) bool { return l.rvAt(i) > rv })
 }
 
 // For sort.Stable, by resourceVersion.
-func (l *eventLog) Less(i, j int) bool { return l.at(i).rv < l.at(j).rv }
+func (l *eventLog) Less(i, j int) bool { return l.rvAt(i) < l.rvAt(j) }
 func (l *eventLog) Swap(i, j int)      { a, b := l.at(i), l.at(j); *a, *b = *b, *a }
 
 func (l *eventLog) sorted() bool {
@@ -161,7 +170,7 @@ func (t *Timeline) typeIndex(typ string, in *cassettes.Interaction) uint32 {
 // pack returns the rec of a recorded event of type typ; o.Ref.In must be
 // nil or the stream's interaction, whose index is in.
 func (t *Timeline) pack(typ string, o Object, in uint32) rec {
-	r := rec{rv: o.RV, key: t.name(o.Key), labels: t.name(o.Labels),
+	r := rec{rvc: t.events.rvs.enc(o.RV), key: t.name(o.Key), labels: t.name(o.Labels),
 		meta: t.typeIndex(typ, o.Ref.In) << recInBits, i: o.Ref.I, off: o.Ref.Off, n: o.Ref.N}
 	if o.Ref.In != nil {
 		r.meta |= in
@@ -187,7 +196,7 @@ func (t *Timeline) unpack(r *rec) Event {
 	if in := r.in(); in > 0 {
 		ref.In = t.ins[in-1]
 	}
-	return Event{Type: t.types[r.typ()], Obj: Object{Key: t.names[r.key], RV: r.rv, Labels: t.names[r.labels], Ref: ref}}
+	return Event{Type: t.types[r.typ()], Obj: Object{Key: t.names[r.key], RV: t.events.rv(r), Labels: t.names[r.labels], Ref: ref}}
 }
 
 // NumEvents returns how many events were recorded.
@@ -223,7 +232,7 @@ func (t *Timeline) sealEvents() {
 	for k := range l.Len() {
 		e := *l.at(k)
 		dup := false
-		for j := n - 1; j >= 0 && l.at(j).rv == e.rv && !dup; j-- {
+		for j := n - 1; j >= 0 && l.rvAt(j) == l.rv(&e) && !dup; j-- {
 			o := l.at(j)
 			dup = o.key == e.key && o.typ() == e.typ()
 		}
@@ -278,5 +287,50 @@ func (l *rvList) rescale(k int64) {
 	l.scale = max(l.scale, 1) * k
 	for i, rv := range l.far {
 		l.far[i] = rv * k
+	}
+}
+
+// recRVs turns the resourceVersion of an event into the 4 bytes its rec
+// holds, and back, as [rvList] does for a stream's frames: 1 + rv - base
+// below recFar, else recFar + an index in far, so that the value moves
+// with its rec when the log is sorted; 0 is 0.
+type recRVs struct {
+	base  int64   // the first non-zero resourceVersion encoded
+	scale int64   // what every one is multiplied by, 0 for 1
+	far   []int64 // those below base or too far above, times scale
+}
+
+// recFar marks a rec's resourceVersion as an index in recRVs.far.
+const recFar = 1 << 31
+
+func (c *recRVs) enc(rv int64) uint32 {
+	if rv == 0 {
+		return 0
+	}
+	if c.base == 0 {
+		c.base = rv
+	}
+	if d := rv - c.base + 1; d >= 1 && d < recFar {
+		return uint32(d)
+	}
+	c.far = append(c.far, rv*max(c.scale, 1))
+	return recFar | uint32(len(c.far)-1)
+}
+
+func (c *recRVs) dec(v uint32) int64 {
+	switch {
+	case v == 0:
+		return 0
+	case v&recFar != 0:
+		return c.far[v&^recFar]
+	}
+	return (c.base + int64(v) - 1) * max(c.scale, 1)
+}
+
+// rescale multiplies every resourceVersion by k.
+func (c *recRVs) rescale(k int64) {
+	c.scale = max(c.scale, 1) * k
+	for i := range c.far {
+		c.far[i] *= k
 	}
 }

@@ -274,7 +274,7 @@ func (t *Timeline) RVAt(at time.Duration) int64 {
 		if t.at(r) > at {
 			break
 		}
-		rv = r.rv
+		rv = t.events.rv(r)
 	}
 	return rv
 }
@@ -351,7 +351,7 @@ func (t *Timeline) Seal() {
 		t.oldest = t.snaps[0].rv
 	case t.events.Len() > 0:
 		// A watch-only recording: start from nothing before its first event.
-		t.oldest = t.events.at(0).rv - 1
+		t.oldest = t.events.rvAt(0) - 1
 	}
 	if t.oldest < 0 && t.broken == "" {
 		t.broken = "no list or watch event recorded"

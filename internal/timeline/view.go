@@ -185,9 +185,9 @@ func (t *Timeline) stateOf(rv int64, ws []Event, key string) (objs []Object, ok 
 			apply(&ws[w])
 		}
 	}
-	for i := t.events.search(from); i < t.events.Len() && t.events.at(i).rv <= rv; i++ {
+	for i := t.events.search(from); i < t.events.Len() && t.events.rvAt(i) <= rv; i++ {
 		r := t.events.at(i)
-		for ; w < len(ws) && ws[w].RV() < r.rv; w++ {
+		for ; w < len(ws) && ws[w].RV() < t.events.rv(r); w++ {
 			apply(&ws[w])
 		}
 		if key == "" || t.names[r.key] == key {
@@ -503,13 +503,13 @@ func (w *Steps) advance() bool {
 	}
 	for w.ev < t.events.Len() {
 		r := t.events.at(w.ev)
-		if len(w.marks) > 0 && w.marks[0].RV < r.rv {
+		if len(w.marks) > 0 && w.marks[0].RV < t.events.rv(r) {
 			w.step = Step{Kind: StepMark, Mark: w.marks[0]}
 			w.marks = w.marks[1:]
 			return true
 		}
 		w.ev++
-		w.lastRV = r.rv
+		w.lastRV = t.events.rv(r)
 		e := t.unpack(r)
 		if !w.sel.Matches(&e.Obj) {
 			continue

@@ -47,9 +47,7 @@ func (t *Timeline) rescale() {
 	if k == 1 {
 		return
 	}
-	for i := range t.events.Len() {
-		t.events.at(i).rv *= k
-	}
+	t.events.rvs.rescale(k)
 	for _, s := range t.snaps {
 		s.rv *= k
 		for key, o := range s.items {
@@ -163,7 +161,7 @@ func (t *Timeline) Commit(typ, key, labels string, base int64, data []byte) (int
 func (t *Timeline) nextRecorded(rv int64) int64 {
 	var next int64
 	if i := t.events.search(rv); i < t.events.Len() {
-		next = t.events.at(i).rv
+		next = t.events.rvAt(i)
 	}
 	for _, s := range t.snaps {
 		if s.rv > rv && (next == 0 || s.rv < next) {
