@@ -152,6 +152,20 @@ func BenchmarkReplayCostsTheClientNothing(b *testing.B) {
 			})
 		}
 	}
+	// noise is the bare client against itself, with the same rounds: the
+	// spread of its ratios is what the machine alone adds to every ratio
+	// above.
+	for _, f := range []benchmarks.Format{benchmarks.JSON, benchmarks.Protobuf} {
+		b.Run("noise/"+string(f), func(b *testing.B) {
+			s := jsonStream()
+			if f == benchmarks.Protobuf {
+				s = protoStream()
+			}
+			n := len(s.Events)
+			bare := func() func() { return watchAll(b, bareConfig(s, false), n) }
+			sideBySide(b, n, &side{name: "bare"}, &side{name: "bare-again"}, bare, bare)
+		})
+	}
 	// The informers list then watch, or (WatchList) stream the list; replay
 	// answers the streaming list of a plain list+watch recording from the
 	// collection's timeline, in protobuf too.
