@@ -60,7 +60,7 @@ func (d *deltaWriter) frame(buf []byte, id int, f Frame) []byte {
 	iv.n++
 	typ, key, ok := wire.EventKey(f.Data)
 	if !ok || key == "" {
-		return appendFrame(buf, id, f, true)
+		return appendFrame(buf, id, f, true, false)
 	}
 	prev := iv.objs[key]
 	if prev != nil {
@@ -70,11 +70,7 @@ func (d *deltaWriter) frame(buf []byte, id int, f Frame) []byte {
 	keep := typ != "DELETED" && d.kept+int64(len(f.Data)) <= d.budget
 	depth := 0
 	if prev == nil {
-		n := len(buf)
-		buf = appendFrame(buf, id, f, true)
-		if keep {
-			buf = append(buf[:n], cassetteline.InsertKeep(buf[n:])...)
-		}
+		buf = appendFrame(buf, id, f, true, keep)
 	} else {
 		// A delta, even one that only inserts (the chain's end, or a
 		// frame with nothing in common with its base): it consumes the
@@ -283,7 +279,7 @@ func (f *deltaFilter) frame(line []byte) ([]byte, bool) {
 	if data, _, err = f.t.frame(id, x, nil); err != nil {
 		return nil, false
 	}
-	out := appendFrame(nil, x.ID, Frame{At: x.At, Data: data}, true)
+	out := appendFrame(nil, x.ID, Frame{At: x.At, Data: data}, true, false)
 	return out[:len(out)-1], true
 }
 
@@ -371,7 +367,7 @@ func (d *deltaWriter) line(line, buf, tmp []byte) (out, buf2, tmp2 []byte) {
 	tmp = append(tmp[:0], body...)
 	_, at, data, ok := cassetteline.ParseCanonical(tmp, cassetteline.CheckNone)
 	if ok {
-		buf = appendFrame(buf[:0], id, Frame{At: at, Data: data}, true)
+		buf = appendFrame(buf[:0], id, Frame{At: at, Data: data}, true, false)
 		ok = bytes.Equal(buf, line)
 	}
 	if !ok {

@@ -122,12 +122,16 @@ func jsonFrame(data []byte) bool {
 
 // appendFrame appends the text-form line of a frame to buf; binary data
 // in the "bytes" form if bytesForm is set, else in base64.
-func appendFrame(buf []byte, id int, f Frame, bytesForm bool) []byte {
+func appendFrame(buf []byte, id int, f Frame, bytesForm, keep bool) []byte {
 	buf = append(buf, `{"frame":`...)
 	buf = strconv.AppendInt(buf, int64(id), 10)
 	buf = append(buf, `,"at":"`...)
 	buf = append(buf, f.At.String()...)
-	buf = append(buf, '"', ',')
+	buf = append(buf, '"')
+	if keep { // object deltas: a later delta may copy from this frame
+		buf = append(buf, `,"keep":true`...)
+	}
+	buf = append(buf, ',')
 	switch {
 	case jsonFrame(f.Data):
 		buf = append(buf, `"json":`...)

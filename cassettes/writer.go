@@ -361,7 +361,7 @@ func (w *Writer) Frame(id int, f Frame) error {
 	if w.deltas != nil {
 		w.buf = w.deltas.frame(w.buf[:0], id, f)
 	} else {
-		w.buf = appendFrame(w.buf[:0], id, f, w.bytesForm)
+		w.buf = appendFrame(w.buf[:0], id, f, w.bytesForm, false)
 	}
 	w.write(w.buf)
 	return w.err

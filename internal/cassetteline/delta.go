@@ -295,16 +295,3 @@ func AppendDeltaLine(b []byte, id int, at string, keep bool, base int, ops []byt
 	b = AppendBytesString(b, ops)
 	return append(b, '}', '\n')
 }
-
-// InsertKeep inserts the keep key into a canonical frame line (as
-// AppendFrame writes it), returning the new line.
-func InsertKeep(line []byte) []byte {
-	p := headEnd(line)
-	if p < 0 {
-		return line
-	}
-	line = append(line, keepKey...)
-	copy(line[p+len(keepKey):], line[p:])
-	copy(line[p:], keepKey)
-	return line
-}

@@ -140,10 +140,6 @@ func TestAWrittenDeltaLineReadsBack(t *testing.T) {
 			t.Errorf("%s reads back as %+v, %v", line, x, err)
 		}
 	}
-	kept := InsertKeep([]byte(`{"frame":1,"at":"1s","json":{}}` + "\n"))
-	if string(kept) != `{"frame":1,"at":"1s","keep":true,"json":{}}`+"\n" {
-		t.Errorf("InsertKeep wrote %s", kept)
-	}
 }
 
 func FuzzDelta(f *testing.F) {

@@ -17,7 +17,7 @@
 //   - object deltas, a frame written as the changes from an earlier frame
 //     of its interaction: the codec ([DeltaEncoder], [ApplyDelta]) and
 //     the frame line's keep and delta keys ([CutFrameExt],
-//     [AppendDeltaLine], [InsertKeep]);
+//     [AppendDeltaLine]);
 //   - a [Source]: a cassette read for an index. cassettes.NewReader,
 //     given a *Source as its io.Reader, checks frames only as the Source
 //     says and records in it where each line is in the text form and the
