@@ -21,27 +21,23 @@ import (
 
 // noteBase records frame i's base, as src.Base says it (1 + its number,
 // 0: a whole frame).
-func (x *Index) noteBase(in *Interaction, i, base int) {
-	b, ok := x.bases[in]
-	if !ok && base == 0 {
-		return
-	}
-	if !ok {
-		if x.bases == nil {
-			x.bases = map[*Interaction][]int32{}
+func noteBase(in *Interaction, i, base int) {
+	if in.bases == nil {
+		if base == 0 {
+			return
 		}
-		b = make([]int32, i, i+1)
+		in.bases = make([]int32, i, i+1)
 	}
-	x.bases[in] = append(b, int32(base))
+	in.bases = append(in.bases, int32(base))
 }
 
-// baseOf returns 1 + the number of the frame frame i copies from, or 0.
-func (x *Index) baseOf(in *Interaction, i int) int {
-	b := x.bases[in]
-	if b == nil {
+// baseOf returns 1 + the number of the frame frame i of in copies from,
+// or 0.
+func baseOf(in *Interaction, i int) int {
+	if in.bases == nil {
 		return 0
 	}
-	return int(b[i])
+	return int(in.bases[i])
 }
 
 // parseLine parses the line of frame loc of in, whole or a delta, and
@@ -61,7 +57,7 @@ func parseLine(line []byte, in *Interaction, loc Frame) (cassettes.Frame, casset
 // read reads the reader's next frame, from the frames it kept or the
 // file, and keeps it if a later delta may copy from it.
 func (fr *FrameReader) read() (cassettes.Frame, error) {
-	if fr.kept == nil && fr.c.x.bases[fr.in] != nil {
+	if fr.kept == nil && fr.in.bases != nil {
 		fr.kept = map[int][]byte{}
 	}
 	if fr.rc == nil {
@@ -86,7 +82,7 @@ func (x *Index) readFrame(c, rc *cursor, in *Interaction, i int, buf []byte, kep
 		// not (the end of a chain only inserts).
 		base, ok := kept[ext.Base]
 		delete(kept, ext.Base)
-		if b := x.baseOf(in, i); b != 0 && !ok {
+		if b := baseOf(in, i); b != 0 && !ok {
 			if base, err = x.rebuild(rc, in, b-1); err != nil {
 				return cassettes.Frame{}, err
 			}
@@ -106,7 +102,7 @@ func (x *Index) readFrame(c, rc *cursor, in *Interaction, i int, buf []byte, kep
 // that needs it.
 func (x *Index) rebuild(c *cursor, in *Interaction, k int) ([]byte, error) {
 	chain := []int{k}
-	for b := x.baseOf(in, k); b != 0; b = x.baseOf(in, b-1) {
+	for b := baseOf(in, k); b != 0; b = baseOf(in, b-1) {
 		chain = append(chain, b-1)
 	}
 	var data []byte

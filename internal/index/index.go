@@ -57,11 +57,6 @@ type Index struct {
 	// order. Frame offsets are in their texts end to end.
 	files  []*file
 	closed atomic.Bool
-	// bases holds, for each interaction with a frame that is a delta
-	// (see the cassettes package doc, "Object deltas"), 1 + the number
-	// of the frame each of its frames copies from, 0 for a whole frame
-	// (delta.go). Written by Open only.
-	bases map[*Interaction][]int32
 }
 
 // file is one file of an indexed cassette.
@@ -86,6 +81,11 @@ type Interaction struct {
 	Response *cassettes.Response // nil when the request failed before any response
 	Frames   FrameList
 	End      *cassettes.End // nil when the cassette was cut before the end was written
+	// bases is, for an interaction with a frame that is a delta (see
+	// the cassettes package doc, "Object deltas"), 1 + the number of the
+	// frame each of its frames copies from, 0 for a whole frame; nil
+	// without deltas (delta.go). Written by Open only.
+	bases []int32
 }
 
 // Frame is one frame of an [Interaction]: its arrival offset and where
@@ -219,7 +219,7 @@ func (x *Index) index(opts Options) error {
 				line = int32(e.Line)
 			}
 			in.Frames.Append(Frame{At: e.Frame.At, off: src.LineOff, n: int32(src.LineLen), line: line})
-			x.noteBase(in, i, src.Base)
+			noteBase(in, i, src.Base)
 			if opts.Visit != nil {
 				if err := opts.Visit(in, i, *e.Frame); err != nil {
 					return err
@@ -233,9 +233,9 @@ func (x *Index) index(opts Options) error {
 
 // finish keeps where the files are and their seek points.
 func (x *Index) finish(src *cassetteline.Source) {
-	for in, b := range x.bases {
-		if cap(b)-len(b) > len(b)/8 {
-			x.bases[in] = slices.Clone(b)
+	for _, in := range x.Interactions {
+		if b := in.bases; cap(b)-len(b) > len(b)/8 {
+			in.bases = slices.Clone(b)
 		}
 	}
 	for k, fi := range src.Files {
