@@ -20,13 +20,7 @@ import (
 // recorded, from its start and from resourceVersions in its middle,
 // whose first frames' bases the replay has not read.
 func TestOpenServesAWatchOfDeltaFramesFromAnyResourceVersion(t *testing.T) {
-	var frames []cassettes.Frame
-	var want []got
-	for i := range 300 {
-		name, value := fmt.Sprintf("c%d", i%7), fmt.Sprintf("v%d-%x", i, i*7919)
-		frames = append(frames, eventFrame(0, "MODIFIED", cmJSON(name, 101+i, value)))
-		want = append(want, got{"MODIFIED", name, fmt.Sprint(101 + i), value})
-	}
+	frames, want := modifiedWatch(300, func(i int) string { return fmt.Sprintf("v%d-%x", i, i*7919) })
 	path := filepath.Join(t.TempDir(), "w.kwrec.zst")
 	cassettetest.Write(t, path, watchCassette(cassettes.EndStopped, frames...), cassettes.WriterOptions{Deltas: true, SegmentSize: 2048})
 	if n := bytes.Count(cassettetest.RawText(t, path), []byte(`"delta":`)); n < 290 {

@@ -113,6 +113,20 @@ func eventFrame(at time.Duration, typ, obj string) cassettes.Frame {
 
 // watchCassette is one recorded JSON watch of configmaps from
 // resourceVersion 100, with the given frames and end.
+// modifiedWatch returns the frames of a watch of n MODIFIED events, from
+// resourceVersion 101 on, cycling over ConfigMaps c0-c6 with value(i) as
+// event i's value, and the events a client should receive.
+func modifiedWatch(n int, value func(i int) string) ([]cassettes.Frame, []got) {
+	var frames []cassettes.Frame
+	var want []got
+	for i := range n {
+		name := fmt.Sprintf("c%d", i%7)
+		frames = append(frames, eventFrame(0, "MODIFIED", cmJSON(name, 101+i, value(i))))
+		want = append(want, got{"MODIFIED", name, fmt.Sprint(101 + i), value(i)})
+	}
+	return frames, want
+}
+
 func watchCassette(end cassettes.EndReason, frames ...cassettes.Frame) *cassettes.Cassette {
 	var last time.Duration
 	if len(frames) > 0 {

@@ -14,13 +14,7 @@ import (
 )
 
 func TestOpenServesAWatchWhoseFramesSpanTheParts(t *testing.T) {
-	var frames []cassettes.Frame
-	var want []got
-	for i := range 300 {
-		name, value := fmt.Sprintf("c%d", i%7), fmt.Sprintf("v%d", i)
-		frames = append(frames, eventFrame(0, "MODIFIED", cmJSON(name, 101+i, value)))
-		want = append(want, got{"MODIFIED", name, fmt.Sprint(101 + i), value})
-	}
+	frames, want := modifiedWatch(300, func(i int) string { return fmt.Sprintf("v%d", i) })
 	c := watchCassette(cassettes.EndStopped, frames...)
 	for _, tc := range []struct {
 		name, ext string
