@@ -11,16 +11,17 @@ import (
 // rec is one recorded event as a timeline holds it: an [Event] with its
 // strings and interaction replaced by indexes into the timeline's tables.
 // It holds no pointer, so the garbage collector never scans the events of
-// a long recording, and it is 28 bytes where an Event is 88.
+// a long recording, and it is 16 bytes where an Event is 88.
 type rec struct {
-	rvc    uint32 // the resourceVersion: see recRVs
-	key    uint32 // in Timeline.names
-	labels uint32 // in Timeline.names
+	rvc uint32 // the resourceVersion: see recRVs
+	obj uint32 // the key and labels, in Timeline.objs
 	// meta is 1 + the index of the event's interaction in Timeline.ins
-	// (0 for a held body) in its low bits, then the index of its type in
-	// Timeline.types, then the Ref's Enc, Typed and W.
-	meta      uint32
-	i, off, n int32
+	// in its low bits, then the index of its type in Timeline.types, then
+	// the Ref's Enc and Typed.
+	meta uint32
+	// i is the event's frame in its interaction; the object is found in
+	// the frame again when it is served (Ref.N is eventObject).
+	i int32
 }
 
 const (
@@ -33,7 +34,6 @@ const (
 const (
 	recProtobuf uint32 = 1 << (recInBits + recTypeBits + iota)
 	recTyped
-	recW
 )
 
 func (r *rec) in() uint32  { return r.meta & recInMask }
@@ -139,6 +139,26 @@ func (t *Timeline) name(s string) uint32 {
 	return k
 }
 
+// obj returns the index of the pair key, labels in the timeline's objs,
+// adding it while the recording is read: most events repeat an earlier
+// event's object and labels, and a rec holds one index for both.
+func (t *Timeline) obj(key, labels string) uint32 {
+	p := [2]uint32{t.name(key), t.name(labels)}
+	if t.objIdx == nil {
+		t.objIdx = map[[2]uint32]uint32{}
+	}
+	if k, ok := t.objIdx[p]; ok {
+		return k
+	}
+	k := uint32(len(t.objs))
+	t.objs = append(t.objs, p)
+	t.objIdx[p] = k
+	return k
+}
+
+// key returns the key of r, one of the timeline's events.
+func (t *Timeline) key(r *rec) string { return t.names[t.objs[r.obj][0]] }
+
 // intern returns the timeline's copy of s.
 func (t *Timeline) intern(s string) string { return t.names[t.name(s)] }
 
@@ -167,36 +187,28 @@ func (t *Timeline) typeIndex(typ string, in *cassettes.Interaction) uint32 {
 	return uint32(len(t.types) - 1)
 }
 
-// pack returns the rec of a recorded event of type typ; o.Ref.In must be
-// nil or the stream's interaction, whose index is in.
+// pack returns the rec of a recorded event of type typ: o.Ref is the
+// object of watch event frame o.Ref.I of o.Ref.In, the interaction whose
+// index is in.
 func (t *Timeline) pack(typ string, o Object, in uint32) rec {
-	r := rec{rvc: t.events.rvs.enc(o.RV), key: t.name(o.Key), labels: t.name(o.Labels),
-		meta: t.typeIndex(typ, o.Ref.In) << recInBits, i: o.Ref.I, off: o.Ref.Off, n: o.Ref.N}
-	if o.Ref.In != nil {
-		r.meta |= in
-	}
+	r := rec{rvc: t.events.rvs.enc(o.RV), obj: t.obj(o.Key, o.Labels),
+		meta: t.typeIndex(typ, o.Ref.In)<<recInBits | in, i: o.Ref.I}
 	if o.Ref.Enc == Protobuf {
 		r.meta |= recProtobuf
 	}
 	if o.Ref.Typed {
 		r.meta |= recTyped
 	}
-	if o.Ref.W {
-		r.meta |= recW
-	}
 	return r
 }
 
 // unpack returns the Event r is.
 func (t *Timeline) unpack(r *rec) Event {
-	ref := Ref{I: r.i, Off: r.off, N: r.n, Typed: r.meta&recTyped != 0, W: r.meta&recW != 0}
+	ref := Ref{In: t.ins[r.in()-1], I: r.i, N: eventObject, Typed: r.meta&recTyped != 0}
 	if r.meta&recProtobuf != 0 {
 		ref.Enc = Protobuf
 	}
-	if in := r.in(); in > 0 {
-		ref.In = t.ins[in-1]
-	}
-	return Event{Type: t.types[r.typ()], Obj: Object{Key: t.names[r.key], RV: t.events.rv(r), Labels: t.names[r.labels], Ref: ref}}
+	return Event{Type: t.types[r.typ()], Obj: Object{Key: t.key(r), RV: t.events.rv(r), Labels: t.names[t.objs[r.obj][1]], Ref: ref}}
 }
 
 // NumEvents returns how many events were recorded.
@@ -234,7 +246,7 @@ func (t *Timeline) sealEvents() {
 		dup := false
 		for j := n - 1; j >= 0 && l.rvAt(j) == l.rv(&e) && !dup; j-- {
 			o := l.at(j)
-			dup = o.key == e.key && o.typ() == e.typ()
+			dup = o.obj == e.obj && o.typ() == e.typ()
 		}
 		if !dup {
 			*l.at(n) = e

@@ -77,7 +77,7 @@ func (t *Timeline) Namespaces(ns map[string]bool) {
 		}
 	}
 	for i := range t.events.Len() {
-		o := Object{Key: t.names[t.events.at(i).key]}
+		o := Object{Key: t.key(t.events.at(i))}
 		if n := o.Namespace(); n != "" {
 			ns[n] = true
 		}
@@ -190,7 +190,7 @@ func (t *Timeline) stateOf(rv int64, ws []Event, key string) (objs []Object, ok 
 		for ; w < len(ws) && ws[w].RV() < t.events.rv(r); w++ {
 			apply(&ws[w])
 		}
-		if key == "" || t.names[r.key] == key {
+		if key == "" || t.key(r) == key {
 			e := t.unpack(r)
 			apply(&e)
 		}

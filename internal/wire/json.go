@@ -25,13 +25,26 @@ func WatchEventJSON(typ string, obj []byte) []byte {
 // its object in line. The API server's layout is read without a parse; any
 // other layout is parsed.
 func SplitWatchEventJSON(line []byte) (typ string, start, end int, err error) {
+	t, start, end, err := splitWatchEventJSON(line)
+	return string(t), start, end, err
+}
+
+// WatchEventObjectJSON returns the offsets [start, end) of the object of
+// the JSON watch event line, as [SplitWatchEventJSON] does, without
+// allocating on the API server's layout.
+func WatchEventObjectJSON(line []byte) (start, end int, err error) {
+	_, start, end, err = splitWatchEventJSON(line)
+	return start, end, err
+}
+
+func splitWatchEventJSON(line []byte) (typ []byte, start, end int, err error) {
 	const head, mid = `{"type":"`, `","object":`
 	if rest, ok := bytes.CutPrefix(line, []byte(head)); ok {
 		if i := bytes.Index(rest[:min(len(rest), 32)], []byte(mid)); i > 0 {
 			body := bytes.TrimRight(rest[i+len(mid):], "\n")
 			if n := len(body); n > 2 && body[0] == '{' && body[n-2] == '}' && body[n-1] == '}' {
 				start = len(head) + i + len(mid)
-				return string(rest[:i]), start, start + n - 1, nil
+				return rest[:i], start, start + n - 1, nil
 			}
 		}
 	}
@@ -40,16 +53,16 @@ func SplitWatchEventJSON(line []byte) (typ string, start, end int, err error) {
 		Object json.RawMessage `json:"object"`
 	}
 	if err := json.Unmarshal(line, &wl); err != nil {
-		return "", 0, 0, err
+		return nil, 0, 0, err
 	}
 	if len(wl.Object) == 0 {
-		return "", 0, 0, errors.New("watch event has no object")
+		return nil, 0, 0, errors.New("watch event has no object")
 	}
 	start = bytes.Index(line, wl.Object)
 	if start < 0 {
-		return "", 0, 0, errors.New("object not found in the event line")
+		return nil, 0, 0, errors.New("object not found in the event line")
 	}
-	return wl.Type, start, start + len(wl.Object), nil
+	return []byte(wl.Type), start, start + len(wl.Object), nil
 }
 
 // WithTypeMeta returns an object's JSON with kind and apiVersion first.

@@ -24,8 +24,20 @@ func Envelope(apiVersion, kind string, raw []byte) []byte {
 // Unenvelope splits an enveloped protobuf body: its type and the offsets
 // [start, end) of its raw message in b.
 func Unenvelope(b []byte) (apiVersion, kind string, start, end int, ok bool) {
-	if !bytes.HasPrefix(b, ProtoMagic) {
+	tm, start, end, ok := unenvelope(b)
+	if !ok {
 		return "", "", 0, 0, false
+	}
+	av, _ := Field(tm, 1)
+	k, _ := Field(tm, 2)
+	return string(av), string(k), start, end, true
+}
+
+// unenvelope returns the TypeMeta message of the enveloped body b and the
+// offsets [start, end) of its raw message.
+func unenvelope(b []byte) (typeMeta []byte, start, end int, ok bool) {
+	if !bytes.HasPrefix(b, ProtoMagic) {
+		return nil, 0, 0, false
 	}
 	msg := b[len(ProtoMagic):]
 	tm, ok1 := Field(msg, 1)
@@ -35,11 +47,9 @@ func Unenvelope(b []byte) (apiVersion, kind string, start, end int, ok bool) {
 		s, e = len(msg), len(msg)
 	}
 	if !ok1 {
-		return "", "", 0, 0, false
+		return nil, 0, 0, false
 	}
-	av, _ := Field(tm, 1)
-	k, _ := Field(tm, 2)
-	return string(av), string(k), len(ProtoMagic) + s, len(ProtoMagic) + e, true
+	return tm, len(ProtoMagic) + s, len(ProtoMagic) + e, true
 }
 
 // WatchEventProto returns a protobuf watch frame: the 4-byte length, then
@@ -60,20 +70,40 @@ func WatchEventProto(typ string, obj []byte) []byte {
 // included): its event type and the offsets [start, end) in frame of its
 // enveloped object.
 func SplitWatchEventProto(frame []byte) (typ string, start, end int, ok bool) {
+	t, start, end, ok := splitWatchEventProto(frame)
+	return string(t), start, end, ok
+}
+
+// WatchEventObjectProto returns the offsets [start, end) in the protobuf
+// watch frame (length prefix included) of its object's raw message, the
+// envelope taken off, without allocating.
+func WatchEventObjectProto(frame []byte) (start, end int, ok bool) {
+	_, s, e, ok := splitWatchEventProto(frame)
+	if !ok {
+		return 0, 0, false
+	}
+	_, ms, me, ok := unenvelope(frame[s:e])
+	if !ok {
+		return 0, 0, false
+	}
+	return s + ms, s + me, true
+}
+
+func splitWatchEventProto(frame []byte) (typ []byte, start, end int, ok bool) {
 	if len(frame) < 4 || int(binary.BigEndian.Uint32(frame)) != len(frame)-4 {
-		return "", 0, 0, false
+		return nil, 0, 0, false
 	}
 	ev := frame[4:]
 	t, ok1 := Field(ev, 1)
 	es, ee, ok2 := FieldRange(ev, 2)
 	if !ok1 || !ok2 {
-		return "", 0, 0, false
+		return nil, 0, 0, false
 	}
 	rs, re, ok3 := FieldRange(ev[es:ee], 1)
 	if !ok3 {
-		return "", 0, 0, false
+		return nil, 0, 0, false
 	}
-	return string(t), 4 + es + rs, 4 + es + re, true
+	return t, 4 + es + rs, 4 + es + re, true
 }
 
 // Field returns the first length-delimited field num of msg.
