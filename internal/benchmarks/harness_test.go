@@ -231,19 +231,25 @@ func (s *side) allocsPerEvent() float64 { return float64(s.mallocs) / float64(s.
 // shared 2-core machine, load from other processes drifts within seconds,
 // and alternating short runs (base, other, other, base, ...) spreads it
 // over both sides evenly.
-const pairs = 4
+const pairs = 8
 
 // sideBySide runs one round per op: base and other pairs times each,
-// alternating which goes first. It reports both rates and other's rate as
-// a fraction of base's over all rounds, the median, min and max of that
-// fraction per round (the rounds are logged), and the allocations per
+// alternating which goes first. A round's ratio is the median of its
+// pairs' ratios (other's rate over base's in the two runs side by side),
+// so that one run stalled by another process (a 0.3 s run that a burst
+// of load slows by a third) moves it no more than any other pair does.
+// It reports both rates and other's rate as a fraction of base's over all
+// runs, the median, min and max of the rounds' ratios (the rounds are
+// logged, each with the spread of its pairs), and the allocations per
 // event other adds. Run it with -benchtime Nx for N rounds in one run.
 func sideBySide(b *testing.B, n int, base, other *side, runBase, runOther func() func()) {
 	b.ReportAllocs()
 	var ratios []float64
+	var logged []string
 	for b.Loop() {
-		rb, ro := &side{}, &side{}
+		var rs []float64
 		for i := range pairs {
+			rb, ro := &side{}, &side{}
 			if i%2 == 0 {
 				rb.run(n, runBase)
 				ro.run(n, runOther)
@@ -251,10 +257,13 @@ func sideBySide(b *testing.B, n int, base, other *side, runBase, runOther func()
 				ro.run(n, runOther)
 				rb.run(n, runBase)
 			}
+			rs = append(rs, ro.rate()/rb.rate())
+			base.add(rb)
+			other.add(ro)
 		}
-		ratios = append(ratios, ro.rate()/rb.rate())
-		base.add(rb)
-		other.add(ro)
+		med, lo, hi := spread(rs)
+		ratios = append(ratios, med)
+		logged = append(logged, fmt.Sprintf("%.3f (pairs %.3f-%.3f)", med, lo, hi))
 	}
 	ratio := other.name + "/" + base.name
 	b.ReportMetric(base.rate(), base.name+"-events/s")
@@ -264,7 +273,7 @@ func sideBySide(b *testing.B, n int, base, other *side, runBase, runOther func()
 	b.ReportMetric(med, ratio+"-median")
 	b.ReportMetric(lo, ratio+"-min")
 	b.ReportMetric(hi, ratio+"-max")
-	b.Logf("%s per round: %s", ratio, roundList(ratios))
+	b.Logf("%s per round: %s", ratio, strings.Join(logged, ", "))
 	b.ReportMetric(other.allocsPerEvent()-base.allocsPerEvent(), "allocs/event-added")
 }
 
@@ -286,12 +295,4 @@ func spread(xs []float64) (med, lo, hi float64) {
 		med = (s[len(s)/2-1] + s[len(s)/2]) / 2
 	}
 	return med, s[0], s[len(s)-1]
-}
-
-func roundList(xs []float64) string {
-	parts := make([]string, len(xs))
-	for i, x := range xs {
-		parts[i] = fmt.Sprintf("%.3f", x)
-	}
-	return strings.Join(parts, ", ")
 }
