@@ -118,49 +118,51 @@ func (l *eventLog) sorted() bool {
 	return true
 }
 
+// table is a list of distinct values, each added once: an index of it
+// stands for its value. Its map is only kept while the recording is read.
+type table[K comparable] struct {
+	vals []K
+	idx  map[K]uint32
+}
+
+// index returns the index of v, adding it.
+func (l *table[K]) index(v K) uint32 {
+	if k, ok := l.idx[v]; ok {
+		return k
+	}
+	if l.idx == nil {
+		l.idx = map[K]uint32{}
+	}
+	k := uint32(len(l.vals))
+	l.vals = append(l.vals, v)
+	l.idx[v] = k
+	return k
+}
+
+// sealed drops the map: nothing is added after the recording is read.
+func (l *table[K]) sealed() { l.idx = nil }
+
 // name returns the index of s in the timeline's names, adding it while
 // the recording is read. Index 0 is "".
 func (t *Timeline) name(s string) uint32 {
-	if s == "" {
-		return 0
+	if len(t.names.vals) == 0 {
+		t.names.index("")
 	}
-	if t.nameIdx == nil {
-		t.nameIdx = map[string]uint32{}
-		if len(t.names) == 0 {
-			t.names = []string{""}
-		}
-	}
-	if k, ok := t.nameIdx[s]; ok {
-		return k
-	}
-	k := uint32(len(t.names))
-	t.names = append(t.names, s)
-	t.nameIdx[s] = k
-	return k
+	return t.names.index(s)
 }
 
 // obj returns the index of the pair key, labels in the timeline's objs,
 // adding it while the recording is read: most events repeat an earlier
 // event's object and labels, and a rec holds one index for both.
 func (t *Timeline) obj(key, labels string) uint32 {
-	p := [2]uint32{t.name(key), t.name(labels)}
-	if t.objIdx == nil {
-		t.objIdx = map[[2]uint32]uint32{}
-	}
-	if k, ok := t.objIdx[p]; ok {
-		return k
-	}
-	k := uint32(len(t.objs))
-	t.objs = append(t.objs, p)
-	t.objIdx[p] = k
-	return k
+	return t.objs.index([2]uint32{t.name(key), t.name(labels)})
 }
 
 // key returns the key of r, one of the timeline's events.
-func (t *Timeline) key(r *rec) string { return t.names[t.objs[r.obj][0]] }
+func (t *Timeline) key(r *rec) string { return t.names.vals[t.objs.vals[r.obj][0]] }
 
 // intern returns the timeline's copy of s.
-func (t *Timeline) intern(s string) string { return t.names[t.name(s)] }
+func (t *Timeline) intern(s string) string { return t.names.vals[t.name(s)] }
 
 // interaction returns 1 + the index of in in the timeline's interactions.
 func (t *Timeline) interaction(in *cassettes.Interaction, fr Frames) uint32 {
@@ -208,7 +210,7 @@ func (t *Timeline) unpack(r *rec) Event {
 	if r.meta&recProtobuf != 0 {
 		ref.Enc = Protobuf
 	}
-	return Event{Type: t.types[r.typ()], Obj: Object{Key: t.key(r), RV: t.events.rv(r), Labels: t.names[t.objs[r.obj][1]], Ref: ref}}
+	return Event{Type: t.types[r.typ()], Obj: Object{Key: t.key(r), RV: t.events.rv(r), Labels: t.names.vals[t.objs.vals[r.obj][1]], Ref: ref}}
 }
 
 // NumEvents returns how many events were recorded.

@@ -207,11 +207,9 @@ type Timeline struct {
 	// Only while the recording is read:
 	streams  []*Stream
 	snapByRV map[int64]*snapshot
-	nameIdx  map[string]uint32
-	objIdx   map[[2]uint32]uint32
 
-	names []string                 // the strings events name (see rec)
-	objs  [][2]uint32              // the keys and labels of events, in names
+	names table[string]            // the strings events name (see rec)
+	objs  table[[2]uint32]         // the keys and labels of events, in names
 	types []string                 // the types of events
 	ins   []*cassettes.Interaction // the interactions events are in
 	frs   []Frames                 // their frames
@@ -369,7 +367,9 @@ func (t *Timeline) Seal() {
 	for _, s := range t.snapByRV {
 		t.snaps = append(t.snaps, s)
 	}
-	t.snapByRV, t.nameIdx, t.objIdx = nil, nil, nil
+	t.snapByRV = nil
+	t.names.sealed()
+	t.objs.sealed()
 	sort.Slice(t.snaps, func(i, j int) bool { return t.snaps[i].rv < t.snaps[j].rv })
 	t.sealEvents()
 	sort.SliceStable(t.marks, func(i, j int) bool { return t.marks[i].RV < t.marks[j].RV })
