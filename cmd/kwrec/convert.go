@@ -52,7 +52,10 @@ func newConvertCmd() *cobra.Command {
 
 Export to go-vcr loses frame boundaries, timing and the header, and cannot
 hold watch streams at all: converting a cassette with streams fails unless
---skip-streams leaves them out (they are listed).`,
+--skip-streams leaves them out (they are listed).
+
+A rotated recording (kwrec record --max-size) is read as one, by a quoted
+pattern ('rec-*.kwrec.zst') or its first part, and written as one file.`,
 		Example: `  kwrec convert cm.kwrec.zst cm.kwrec
   kwrec convert old-vcr.yaml new.kwrec.zst
   kwrec convert --skip-streams cm.kwrec.zst for-go-vcr.yaml`,
@@ -82,7 +85,7 @@ hold watch streams at all: converting a cassette with streams fails unless
 				if err != nil {
 					return err
 				}
-			} else if c, err = cassettes.Load(in); err != nil {
+			} else if c, err = cassettes.LoadParts(in); err != nil {
 				return err
 			}
 			switch fo {

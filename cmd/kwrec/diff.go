@@ -43,7 +43,8 @@ lists, gets and watch events, in recording order, once per resourceVersion;
 two histories are aligned by their longest common subsequence of equal
 versions, and the unequal versions between matches are paired in order.
 Protobuf objects are decoded to JSON, so a JSON and a protobuf recording of
-one scenario compare equal.
+one scenario compare equal. A rotated recording (kwrec record --max-size)
+is read as one, by a quoted pattern ('rec-*.kwrec.zst') or its first part.
 
 Ignored by default, as they differ between any two recordings:
   .metadata.resourceVersion .metadata.uid .metadata.generation

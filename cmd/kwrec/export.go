@@ -25,7 +25,8 @@ chrome://tracing open: a process per collection (1 for requests outside
 collections), a track per interaction, a slice from each request to its end,
 an instant per frame (watch event type, object, resourceVersion), an
 events-per-second counter per collection, and an instant for each edit of
-the header that names an interaction (request=N).`,
+the header that names an interaction (request=N). A rotated recording is
+read as one, by a quoted pattern ('rec-*.kwrec.zst') or its first part.`,
 		Example: `  kwrec export --format chrome-trace cm.kwrec.zst -o cm.trace.json
   # then open cm.trace.json in https://ui.perfetto.dev`,
 		Args: cobra.ExactArgs(1),
@@ -49,7 +50,7 @@ the header that names an interaction (request=N).`,
 }
 
 func exportTrace(path string) (*trace.Trace, error) {
-	r, err := cassettes.Open(path)
+	r, err := cassettes.OpenParts(path)
 	if err != nil {
 		return nil, err
 	}

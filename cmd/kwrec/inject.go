@@ -23,7 +23,10 @@ show lists the edits); they are checked against the cassette first.
 Edit syntax is KIND:KEY=VALUE,...; the flags take the part after KIND:.
 request=N names interaction N (the #N of kwrec show); with match=S it names
 the Nth interaction whose path contains S. after=K counts frames served
-before the edit (0: right after the response headers).`,
+before the edit (0: right after the response headers).
+
+A rotated recording (kwrec record --max-size) is read as one, by a quoted
+pattern ('rec-*.kwrec.zst') or its first part; OUT is one file.`,
 		Example: `  kwrec inject cm.kwrec.zst -o cm-410.kwrec.zst --watch-error request=2,after=1,code=410
   kwrec inject cm.kwrec.zst -o flaky.kwrec.zst --error request=1,status=503,retry-after=1 --reset request=2,after=3
   kwrec inject cm.kwrec.zst -o fast.kwrec.zst --warp scale=10 --warp cap=100ms`,
@@ -39,7 +42,7 @@ before the edit (0: right after the response headers).`,
 			if len(edits) == 0 {
 				return errors.New("inject needs at least one edit flag (see --help)")
 			}
-			c, err := cassettes.Load(args[0])
+			c, err := cassettes.LoadParts(args[0])
 			if err != nil {
 				return err
 			}

@@ -25,7 +25,8 @@ frame a mark coloured by watch event type, each end with its reason; the
 cassette's edits, and those given as flags, drawn where they sit (as kwrec
 show places them). Hover a mark for its object and resourceVersion, click it
 for the object's JSON and the diff against its previous version; pick an
-object for its whole history across lists and watches.`,
+object for its whole history across lists and watches. A rotated recording
+is read as one, by a quoted pattern ('rec-*.kwrec.zst') or its first part.`,
 		Example: `  kwrec report cm.kwrec.zst -o cm.html
   kwrec report cm.kwrec.zst -o cm.html --watch-error request=2,after=1,code=410`,
 		Args: cobra.ExactArgs(1),
