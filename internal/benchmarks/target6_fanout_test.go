@@ -427,7 +427,13 @@ func replayServer(b *testing.B, path string, opts replay.Options) (*replay.Repla
 // deliveries can go out, and steadier than lateness on a loaded machine;
 // B/delivery, the bytes allocated meanwhile, and gcs/run, the garbage
 // collections: one that runs during a burst makes the whole burst late,
-// 1% of the deliveries, which is the p99.
+// 1% of the deliveries, which is the p99. The server runs in the
+// benchmark's process, where Go polls the network only once its run
+// queues are empty: the clients read a burst only once the server has
+// written all of it. With $KWREC_FAN_SERVE_CHILD set it runs in a child
+// process instead, as kwrec serve runs apart from its clients, and
+// server-cpu-µs/delivery is its CPU (cpu-µs/delivery, B/delivery and
+// gcs/run are then the clients' alone).
 //
 // These take 1-2 minutes each; KWREC_FAN_WATCHERS changes the 1,000.
 func BenchmarkFanOut(b *testing.B) {
@@ -912,11 +918,21 @@ type fanMem struct {
 	GoKB  float64 // heap in use and stacks, after a GC
 }
 
+// fanServeSpeedEnv names the variable that sets the speed of a fanServe
+// child; with a speed above 0 it holds its recorded changes until it
+// reads a "play" line.
+const fanServeSpeedEnv = "KWREC_BENCH_FANSERVE_SPEED"
+
 // fanServe serves the cassette at path as kwrec serve does, prints a
-// fanServeInfo line, then a fanMem line for every line it reads, until
-// its input ends. TestMain runs it in place of the tests.
+// fanServeInfo line, then a fanMem line for every line it reads ("play"
+// plays the replay first), until its input ends. TestMain runs it in
+// place of the tests.
 func fanServe(path string) int {
-	r, err := replay.Open(path, replay.Options{})
+	var opts replay.Options
+	if v, err := strconv.ParseFloat(os.Getenv(fanServeSpeedEnv), 64); err == nil && v > 0 {
+		opts.Speed, opts.Hold = v, true
+	}
+	r, err := replay.Open(path, opts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -930,6 +946,10 @@ func fanServe(path string) int {
 	enc.Encode(fanServeInfo{URL: srv.URL(), Token: srv.Token(), CA: srv.CA()})
 	sc := bufio.NewScanner(os.Stdin)
 	for sc.Scan() {
+		if sc.Text() == "play" {
+			r.Play()
+			continue
+		}
 		runtime.GC()
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
@@ -948,9 +968,9 @@ type fanChild struct {
 	cfg *rest.Config
 }
 
-func startFanServer(b *testing.B, path string) *fanChild {
+func startFanServer(b *testing.B, path string, env ...string) *fanChild {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), fanServeEnv+"="+path)
+	cmd.Env = append(append(os.Environ(), fanServeEnv+"="+path), env...)
 	cmd.Stderr = os.Stderr
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -989,6 +1009,12 @@ func (ch *fanChild) stop(b *testing.B) {
 	}
 }
 
+// fanLateChildEnv, set, makes benchFanOutLate serve from a child process,
+// as kwrec serve runs apart from its clients: cpu-µs/delivery,
+// B/delivery and gcs/run are then the clients' alone, and
+// server-cpu-µs/delivery the server's.
+const fanLateChildEnv = "KWREC_FAN_SERVE_CHILD"
+
 // benchFanOutLate: 1,000 watchers at speed > 0, each event's lateness.
 func benchFanOutLate(b *testing.B, speed float64) {
 	const gap = 50 * time.Millisecond
@@ -999,19 +1025,39 @@ func benchFanOutLate(b *testing.B, speed float64) {
 	var alloc uint64
 	var gcs uint32
 	rewatches, deliveries := 0, 0
+	var serverCPU time.Duration
+	child := os.Getenv(fanLateChildEnv) != ""
 	for b.Loop() {
-		r, srv := replayServer(b, path, replay.Options{Speed: speed})
-		c := newFanClient(b, srv.Config())
 		var played time.Time
 		// The watch interaction was recorded 1 ms after the list its
 		// resourceVersion comes from; event k rec.at[k] after that.
 		sched := func(k int) time.Time {
 			return played.Add(time.Duration(float64(time.Millisecond+rec.at[k]) / speed))
 		}
-		run := fanOut(b, c, rec.watchPath(), rec.from, len(rec.rvs), rec.rvs, fanWatchers, func() {
-			played = time.Now()
-			r.Play()
-		}, sched)
+		var run fanRun
+		if child {
+			ch := startFanServer(b, path, fanServeSpeedEnv+"="+strconv.FormatFloat(speed, 'g', -1, 64))
+			c := newFanClient(b, ch.cfg)
+			var cpu0 time.Duration
+			run = fanOut(b, c, rec.watchPath(), rec.from, len(rec.rvs), rec.rvs, fanWatchers, func() {
+				cpu0 = procCPU(ch.cmd.Process.Pid)
+				played = time.Now()
+				io.WriteString(ch.in, "play\n")
+			}, sched)
+			serverCPU += procCPU(ch.cmd.Process.Pid) - cpu0
+			c.close()
+			ch.stop(b)
+		} else {
+			r, srv := replayServer(b, path, replay.Options{Speed: speed})
+			c := newFanClient(b, srv.Config())
+			run = fanOut(b, c, rec.watchPath(), rec.from, len(rec.rvs), rec.rvs, fanWatchers, func() {
+				played = time.Now()
+				r.Play()
+			}, sched)
+			c.close()
+			srv.Close()
+			r.Close()
+		}
 		cpu += run.cpu
 		alloc += run.alloc
 		gcs += run.gcs
@@ -1020,9 +1066,6 @@ func benchFanOutLate(b *testing.B, speed float64) {
 			late = append(late, res.late...)
 			rewatches += res.rewatches
 		}
-		c.close()
-		srv.Close()
-		r.Close()
 	}
 	slices.Sort(late)
 	q := func(p float64) float64 {
@@ -1032,6 +1075,11 @@ func benchFanOutLate(b *testing.B, speed float64) {
 	b.ReportMetric(q(0.99), "lateness-p99-ms")
 	b.ReportMetric(float64(late[len(late)-1])/float64(time.Millisecond), "lateness-max-ms")
 	b.ReportMetric(float64(rewatches), "rewatches")
+	if child {
+		// The clients' CPU, allocations and collections here; the
+		// server's CPU apart.
+		b.ReportMetric(float64(serverCPU.Microseconds())/float64(deliveries), "server-cpu-µs/delivery")
+	}
 	b.ReportMetric(float64(cpu.Microseconds())/float64(deliveries), "cpu-µs/delivery")
 	b.ReportMetric(float64(alloc)/float64(deliveries), "B/delivery")
 	b.ReportMetric(float64(gcs)/float64(b.N), "gcs/run")
