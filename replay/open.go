@@ -230,12 +230,14 @@ func (it indexIter) next() ([]byte, error) {
 func (it indexIter) close() { it.fr.Close() }
 
 // observer runs fn over frames on its own goroutine, in the order they
-// are added, in batches of copied frames.
+// are added, in batches of copied frames; a frame larger than a batch is
+// observed where it is, not copied (see add).
 type observer struct {
 	fn    func(in *index.Interaction, i int, f cassettes.Frame)
 	batch *frameBatch
 	ch    chan *frameBatch
 	free  chan *frameBatch // observed batches, to fill again
+	seen  chan struct{}    // a frame observed in place (observeInPlace)
 	done  chan struct{}
 }
 
@@ -244,6 +246,9 @@ type frameBatch struct {
 	is   []int
 	fs   []cassettes.Frame
 	data []byte
+	// seen, if not nil, is signalled once the batch is observed: its one
+	// frame's Data is the caller's, not a copy (observer.add).
+	seen chan struct{}
 }
 
 // batchBytes is how much frame data a batch carries before it is handed
@@ -251,12 +256,16 @@ type frameBatch struct {
 const batchBytes = 256 << 10
 
 func newObserver(fn func(in *index.Interaction, i int, f cassettes.Frame)) *observer {
-	o := &observer{fn: fn, ch: make(chan *frameBatch, 2), free: make(chan *frameBatch, 4), done: make(chan struct{}), batch: &frameBatch{}}
+	o := &observer{fn: fn, ch: make(chan *frameBatch, 2), free: make(chan *frameBatch, 4), seen: make(chan struct{}), done: make(chan struct{}), batch: &frameBatch{}}
 	go func() {
 		defer close(o.done)
 		for b := range o.ch {
 			for k, in := range b.ins {
 				o.fn(in, b.is[k], b.fs[k])
+			}
+			if b.seen != nil {
+				b.seen <- struct{}{}
+				continue
 			}
 			clear(b.ins) // drop the references before the batch waits
 			b.ins, b.is, b.fs, b.data = b.ins[:0], b.is[:0], b.fs[:0], b.data[:0]
@@ -269,20 +278,42 @@ func newObserver(fn func(in *index.Interaction, i int, f cassettes.Frame)) *obse
 	return o
 }
 
-// add queues frame i of in; f.Data is copied.
+// add queues frame i of in; f.Data is copied. A frame larger than a
+// batch (a page of a list: megabytes) is observed before add returns,
+// once the frames before it are, without a copy: copying it cost more
+// than the wait, a memmove into a fresh buffer the size of the frame on
+// the reading goroutine, and the page faults of that buffer. kwrec serve
+// of 2,000 4 KB ConfigMaps in pages of 500 and 1,200 changes, medians of
+// 60 runs on a busy 2-core machine: 53 to 49 ms from exec to ready, and
+// 53 to 49 ms of CPU.
 func (o *observer) add(in *index.Interaction, i int, f cassettes.Frame) {
+	if len(f.Data) > batchBytes {
+		o.observeInPlace(in, i, f)
+		return
+	}
 	b := o.batch
 	if len(b.data)+len(f.Data) > cap(b.data) && len(b.ins) > 0 {
 		o.flush()
 		b = o.batch
 	}
 	if cap(b.data) == 0 {
-		b.data = make([]byte, 0, max(batchBytes, len(f.Data)))
+		b.data = make([]byte, 0, batchBytes)
 	}
 	start := len(b.data)
 	b.data = append(b.data, f.Data...)
 	f.Data = b.data[start:len(b.data):len(b.data)]
 	b.ins, b.is, b.fs = append(b.ins, in), append(b.is, i), append(b.fs, f)
+}
+
+// observeInPlace hands the observer f uncopied and waits until it is
+// observed: f.Data is only valid until add returns.
+func (o *observer) observeInPlace(in *index.Interaction, i int, f cassettes.Frame) {
+	if len(o.batch.ins) > 0 {
+		o.flush()
+	}
+	b := &frameBatch{ins: []*index.Interaction{in}, is: []int{i}, fs: []cassettes.Frame{f}, seen: o.seen}
+	o.ch <- b
+	<-o.seen
 }
 
 func (o *observer) flush() {
