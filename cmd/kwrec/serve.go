@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"runtime/debug"
 	"time"
@@ -81,7 +82,7 @@ times 1000, so that writes fit between recorded events. With the default
 				}()
 				opts.WritesOut = w
 			}
-			endStartGC := startGC()
+			endStartGC := startGC(cassetteBytes(args[0]))
 			defer endStartGC()
 			r, err := replay.Open(args[0], opts)
 			if err != nil {
@@ -125,23 +126,29 @@ times 1000, so that writes fit between recorded events. With the default
 	return cmd
 }
 
-// startGCPercent is the garbage collector's GOGC while kwrec serve starts,
-// up to its ready line. The open of a cassette allocates its buffers (a
-// zstd window, a text buffer of 4 MiB, batches of frames) on a heap of a
-// few MiB, so at the default of 100 the collector ran three times during
-// the open of 2,000 4 KB ConfigMaps and 1,200 changes; at 400 it runs at
-// most once: medians of 60 alternated runs on a busy 2-core machine, 82
-// to 68 ms from exec to ready and 69 to 59 ms of CPU. Beyond those
-// buffers, what an open allocates it mostly keeps (the index, the
-// timelines), so on a large cassette the higher goal adds little to the
-// peak heap. The default is back once the server is ready.
+// startGCPercent is the garbage collector's GOGC while kwrec serve starts
+// a small cassette, up to its ready line. The open of a cassette allocates
+// its buffers (a zstd window, a text buffer of 4 MiB, batches of frames) on
+// a heap of a few MiB, so at the default of 100 the collector ran three
+// times during the open of 2,000 4 KB ConfigMaps and 1,200 changes; at 400
+// it runs at most once: medians of 60 alternated runs on a busy 2-core
+// machine, 82 to 68 ms from exec to ready and 69 to 59 ms of CPU. The
+// default is back once the server is ready.
 const startGCPercent = 400
 
-// startGC sets the collector's percent to [startGCPercent], unless the
-// GOGC environment variable chose one, and returns the function that sets
-// it back; calling that again does nothing.
-func startGC() (end func()) {
-	if _, set := os.LookupEnv("GOGC"); set {
+// startGCMaxBytes is the largest cassette (its files on disk) whose start
+// runs at startGCPercent. A large cassette's open keeps tens of MB (the
+// index and timelines of a million events: about 45 MB), and at 400 the
+// heap could grow to five times what it keeps where 100 allows two: kwrec
+// serve of a million events peaked at 244 MB instead of 151.
+const startGCMaxBytes = 16 << 20
+
+// startGC sets the collector's percent to [startGCPercent] for a cassette
+// of size bytes, unless it is larger than [startGCMaxBytes] or the GOGC
+// environment variable chose one, and returns the function that sets it
+// back; calling that again does nothing.
+func startGC(size int64) (end func()) {
+	if _, set := os.LookupEnv("GOGC"); set || size > startGCMaxBytes {
 		return func() {}
 	}
 	old := debug.SetGCPercent(startGCPercent)
@@ -152,4 +159,23 @@ func startGC() (end func()) {
 			debug.SetGCPercent(old)
 		}
 	}
+}
+
+// cassetteBytes returns the size on disk of the cassette name (a file, or
+// a rotated recording's parts), or a size past [startGCMaxBytes] when it
+// cannot tell: the open reports why.
+func cassetteBytes(name string) int64 {
+	parts, err := cassettes.Parts(name)
+	if err != nil {
+		return math.MaxInt64
+	}
+	var n int64
+	for _, p := range parts {
+		st, err := os.Stat(p)
+		if err != nil {
+			return math.MaxInt64
+		}
+		n += st.Size()
+	}
+	return n
 }

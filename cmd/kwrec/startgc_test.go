@@ -6,14 +6,19 @@ import (
 	"testing"
 )
 
+// kwrec serve relaxes the collector while a small cassette opens, and
+// leaves it alone for a large one or when GOGC says otherwise.
 func TestStartGC(t *testing.T) {
 	tests := []struct {
 		name        string
 		gogc        string // "" unset
+		size        int64  // of the cassette
 		wantStarted int
 	}{
-		{"without GOGC a start collects at startGCPercent", "", startGCPercent},
-		{"GOGC set by the user is left alone", "150", 150},
+		{"without GOGC a small cassette's start collects at startGCPercent", "", 4 << 20, startGCPercent},
+		{"the largest cassette that does", "", startGCMaxBytes, startGCPercent},
+		{"a larger cassette's start collects as usual", "", startGCMaxBytes + 1, 150},
+		{"GOGC set by the user is left alone", "150", 4 << 20, 150},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -25,7 +30,7 @@ func TestStartGC(t *testing.T) {
 			}
 			before := 150 // the percent before the start
 			defer debug.SetGCPercent(debug.SetGCPercent(before))
-			end := startGC()
+			end := startGC(tt.size)
 			if got := debug.SetGCPercent(-1); got != tt.wantStarted {
 				t.Errorf("percent while starting = %d, want %d", got, tt.wantStarted)
 			}
