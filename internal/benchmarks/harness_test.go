@@ -9,6 +9,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -227,11 +228,16 @@ func (s *side) rate() float64 { return float64(s.events) / s.d.Seconds() }
 
 func (s *side) allocsPerEvent() float64 { return float64(s.mallocs) / float64(s.events) }
 
-// pairs is how many times one round of sideBySide runs each side: on a
-// shared 2-core machine, load from other processes drifts within seconds,
-// and alternating short runs (base, other, other, base, ...) spreads it
-// over both sides evenly.
-const pairs = 8
+// pairs is how many times one round of sideBySide runs each side: 8, or
+// $KWREC_BENCH_PAIRS. On a shared 2-core machine, load from other
+// processes drifts within seconds, and alternating short runs (base,
+// other, other, base, ...) spreads it over both sides evenly.
+var pairs = func() int {
+	if n, err := strconv.Atoi(os.Getenv("KWREC_BENCH_PAIRS")); err == nil && n > 0 {
+		return n
+	}
+	return 8
+}()
 
 // sideBySide runs one round per op: base and other pairs times each,
 // alternating which goes first. A round's ratio is the median of its
