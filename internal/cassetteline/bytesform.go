@@ -67,8 +67,16 @@ func AppendBytesString(dst, data []byte) []byte {
 // two-byte characters U+0100-U+01FF. Anything else (other JSON escapes,
 // bad UTF-8, a quote) reports false, for the general decoder to parse or
 // refuse.
-func fastBytes(s []byte) ([]byte, bool) {
-	data, ok := appendBytes(make([]byte, 0, len(s)), s)
+func fastBytes(s []byte) ([]byte, bool) { return fastBytesInto(nil, s) }
+
+// fastBytesInto is fastBytes decoding into dst's array when it is not nil
+// (a caller's buffer, reused frame after frame: the bytes are as many as
+// s at most), else into a new one.
+func fastBytesInto(dst, s []byte) ([]byte, bool) {
+	if dst == nil {
+		dst = make([]byte, 0, len(s))
+	}
+	data, ok := appendBytes(dst[:0], s)
 	if !ok {
 		return nil, false
 	}

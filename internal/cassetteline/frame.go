@@ -63,6 +63,12 @@ func frameHead(line []byte) (id int, at time.Duration, rest []byte, j int, ok bo
 // decoder then parses and reports in full. line must be a private copy:
 // a JSON frame's data aliases it (its closing brace becomes the newline).
 func ParseCanonical(line []byte, c Check) (id int, at time.Duration, data []byte, ok bool) {
+	return parseCanonical(line, c, nil)
+}
+
+// parseCanonical is ParseCanonical decoding a "bytes" frame into dst (see
+// [ParseFrameInto]).
+func parseCanonical(line []byte, c Check, dst []byte) (id int, at time.Duration, data []byte, ok bool) {
 	const jsonKey = `","json":`
 	id, at, rest, j, ok := frameHead(line)
 	if !ok {
@@ -82,7 +88,7 @@ func ParseCanonical(line []byte, c Check) (id int, at time.Duration, data []byte
 		if len(b) < 2 || b[len(b)-2] != '"' {
 			return 0, 0, nil, false
 		}
-		data, ok := fastBytes(b[:len(b)-2])
+		data, ok := fastBytesInto(dst, b[:len(b)-2])
 		return id, at, data, ok
 	}
 	if b64, ok := bytes.CutPrefix(rest[j:], []byte(base64Key)); ok {
@@ -213,7 +219,16 @@ func (v FrameValue) Bytes() ([]byte, error) {
 // a line that is not a frame. line must be a private copy, as for
 // [ParseCanonical].
 func ParseFrame(line []byte) (id int, at time.Duration, data []byte, ok bool) {
-	if id, at, data, ok := ParseCanonical(line, CheckNone); ok {
+	return ParseFrameInto(line, nil)
+}
+
+// ParseFrameInto is [ParseFrame] decoding a binary frame in the canonical
+// "bytes" form into dst's array when dst is not nil: a reader of frame
+// after frame (a replay's read-ahead) reuses one buffer for their bytes,
+// as it does for their lines, where a new array per protobuf event was
+// its one allocation per event. A JSON frame's data is in line, as ever.
+func ParseFrameInto(line, dst []byte) (id int, at time.Duration, data []byte, ok bool) {
+	if id, at, data, ok := parseCanonical(line, CheckNone, dst); ok {
 		return id, at, data, true
 	}
 	var l struct {

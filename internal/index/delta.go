@@ -42,7 +42,7 @@ func baseOf(in *Interaction, i int) int {
 
 // parseLine parses the line of frame loc of in, whole or a delta, and
 // reports false if it is not that frame's line.
-func parseLine(line []byte, in *Interaction, loc Frame) (cassettes.Frame, cassetteline.FrameExt, bool) {
+func parseLine(line []byte, in *Interaction, loc Frame, dst []byte) (cassettes.Frame, cassetteline.FrameExt, bool) {
 	line, x, err := cassetteline.CutFrameExt(line)
 	if err != nil {
 		return cassettes.Frame{}, x, false
@@ -50,7 +50,7 @@ func parseLine(line []byte, in *Interaction, loc Frame) (cassettes.Frame, casset
 	if x.Delta {
 		return cassettes.Frame{At: x.At}, x, x.ID == in.ID && x.At == loc.At
 	}
-	id, at, data, ok := cassetteline.ParseFrame(line)
+	id, at, data, ok := cassetteline.ParseFrameInto(line, dst)
 	return cassettes.Frame{At: at, Data: data}, x, ok && id == in.ID && at == loc.At
 }
 

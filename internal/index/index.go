@@ -409,6 +409,7 @@ type cursor struct {
 	text *bufio.Reader // the text decoded by dec, kept for reuse
 	in   *bufio.Reader // the compressed bytes, into dec
 	dec  *zstd.Decoder
+	dst  []byte // a binary frame's bytes, when the caller gives a line buffer
 }
 
 func (c *cursor) close() {
@@ -420,11 +421,14 @@ func (c *cursor) close() {
 }
 
 // frame reads the line of loc, which must decode to a frame of in at
-// loc.At. buf, if not nil, holds the line (else a new one is made).
+// loc.At. buf, if not nil, holds the line (else a new one is made), and
+// then the frame is valid until the cursor's next read: its data is in
+// buf (JSON) or in the cursor's own buffer (binary).
 func (c *cursor) frame(in *Interaction, loc Frame, buf []byte) (cassettes.Frame, cassetteline.FrameExt, error) {
 	if err := c.seek(loc.off); err != nil {
 		return cassettes.Frame{}, cassetteline.FrameExt{}, c.fail(loc, err)
 	}
+	reuse := buf != nil
 	if buf == nil {
 		buf = make([]byte, loc.n)
 	}
@@ -441,7 +445,15 @@ func (c *cursor) frame(in *Interaction, loc Frame, buf []byte) (cassettes.Frame,
 	case err != io.EOF: // a plain-text cassette's last line has no newline
 		return cassettes.Frame{}, cassetteline.FrameExt{}, c.fail(loc, err)
 	}
-	f, x, ok := parseLine(bytes.TrimSpace(buf), in, loc)
+	var dst []byte
+	if reuse {
+		// A binary frame's bytes, decoded, are never more than its line.
+		if cap(c.dst) < int(loc.n) {
+			c.dst = make([]byte, 0, loc.n)
+		}
+		dst = c.dst
+	}
+	f, x, ok := parseLine(bytes.TrimSpace(buf), in, loc, dst)
 	if !ok {
 		return cassettes.Frame{}, cassetteline.FrameExt{}, c.fail(loc, nil)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sync"
@@ -556,5 +557,50 @@ func TestAKilledSegmentedWriterLeavesEverythingFlushedIndexable(t *testing.T) {
 	defer x.Close()
 	if diff := cmp.Diff(want, readAll(t, x, x.Interactions[0], 0)); diff != "" {
 		t.Errorf("frames after the kill (-flushed +read):\n%s", diff)
+	}
+}
+
+// ReadFrames decodes binary frames (the "bytes" form of a compressed
+// cassette, as protobuf watches are recorded) into one buffer it reuses,
+// as it does for lines: reading more frames allocates nothing more, and
+// every frame reads back as written.
+func TestReadFramesReusesItsBufferForBinaryFrames(t *testing.T) {
+	const n = 400
+	in := &cassettes.Interaction{ID: 1, Request: cassettes.Request{Method: "GET", URL: "https://127.0.0.1:6443/api/v1/pods?watch=true"},
+		Response: &cassettes.Response{Status: 200, Header: http.Header{"Content-Type": {"application/vnd.kubernetes.protobuf;stream=watch"}}},
+		End:      &cassettes.End{At: time.Second, Reason: cassettes.EndEOF}}
+	for i := range n {
+		data := []byte{0, 0, 0, byte(i), 'k', '8', 's', 0, '"', '\\', 0xff, byte(i * 7)}
+		data = append(data, bytes.Repeat([]byte{byte(i), 0x80, 'x'}, 40)...)
+		in.Frames = append(in.Frames, cassettes.Frame{At: time.Duration(i) * time.Millisecond, Data: data})
+	}
+	path := filepath.Join(t.TempDir(), "binary.kwrec.zst")
+	if err := cassettes.Save(path, &cassettes.Cassette{Header: cassettes.Header{Version: 1}, Interactions: []*cassettes.Interaction{in}}); err != nil {
+		t.Fatal(err)
+	}
+	x, err := index.Open(path, index.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	xin := x.Interactions[0]
+	read := func(m int) {
+		refs := make([]index.FrameRef, m)
+		for i := range refs {
+			refs[i] = index.FrameRef{In: xin, I: i}
+		}
+		if err := x.ReadFrames(refs, func(k int, f cassettes.Frame) error {
+			if !bytes.Equal(f.Data, in.Frames[k].Data) {
+				t.Fatalf("frame %d reads back as %q, want %q", k, f.Data, in.Frames[k].Data)
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	few := testing.AllocsPerRun(3, func() { read(20) })
+	all := testing.AllocsPerRun(3, func() { read(n) })
+	if per := (all - few) / (n - 20); per > 0.05 {
+		t.Errorf("reading a frame more allocates %.2f times (20 frames: %.0f, %d: %.0f), want none", per, few, n, all)
 	}
 }
