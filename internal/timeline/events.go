@@ -1,7 +1,6 @@
 package timeline
 
 import (
-	"math"
 	"sort"
 	"time"
 
@@ -258,56 +257,27 @@ func (t *Timeline) sealEvents() {
 	l.truncate(n)
 }
 
-// rvList is a stream's resourceVersion per frame (see [Stream.RV]). Those
-// of one stream are mostly a few apart, so each is held as a 4-byte
-// offset from the first; the rare one that does not fit is kept aside.
+// rvList is a stream's resourceVersion per frame (see [Stream.RV]), each
+// held in 4 bytes as an event's is ([recRVs]): those of one stream are
+// mostly a few apart.
 type rvList struct {
-	base  int64           // the first non-zero resourceVersion added
-	scale int64           // what every one is multiplied by, 0 for 1
-	offs  chunked[uint32] // 1 + rv - base; 0 for 0 or for one in far
-	far   map[int]int64   // by frame: those below base or too far above
+	codes recRVs
+	offs  chunked[uint32]
 }
 
 func (l *rvList) Len() int { return l.offs.Len() }
 
-func (l *rvList) add(rv int64) {
-	if rv != 0 && l.base == 0 {
-		l.base = rv
-	}
-	d := rv - l.base + 1
-	switch {
-	case rv == 0:
-		l.offs.add(0)
-	case d >= 1 && d <= math.MaxUint32:
-		l.offs.add(uint32(d))
-	default:
-		if l.far == nil {
-			l.far = map[int]int64{}
-		}
-		l.far[l.offs.Len()] = rv * max(l.scale, 1)
-		l.offs.add(0)
-	}
-}
+func (l *rvList) add(rv int64) { l.offs.add(l.codes.enc(rv)) }
 
-func (l *rvList) at(i int) int64 {
-	if d := *l.offs.at(i); d != 0 {
-		return (l.base + int64(d) - 1) * max(l.scale, 1)
-	}
-	return l.far[i]
-}
+func (l *rvList) at(i int) int64 { return l.codes.dec(*l.offs.at(i)) }
 
 // rescale multiplies every resourceVersion by k.
-func (l *rvList) rescale(k int64) {
-	l.scale = max(l.scale, 1) * k
-	for i, rv := range l.far {
-		l.far[i] = rv * k
-	}
-}
+func (l *rvList) rescale(k int64) { l.codes.rescale(k) }
 
-// recRVs turns the resourceVersion of an event into the 4 bytes its rec
-// holds, and back, as [rvList] does for a stream's frames: 1 + rv - base
-// below recFar, else recFar + an index in far, so that the value moves
-// with its rec when the log is sorted; 0 is 0.
+// recRVs turns the resourceVersion of an event, or of a stream's frame,
+// into the 4 bytes its rec holds, and back: 1 + rv - base below recFar,
+// else recFar + an index in far, so that the value moves with its rec when
+// the log is sorted; 0 is 0.
 type recRVs struct {
 	base  int64   // the first non-zero resourceVersion encoded
 	scale int64   // what every one is multiplied by, 0 for 1
