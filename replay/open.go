@@ -246,9 +246,9 @@ type frameBatch struct {
 	is   []int
 	fs   []cassettes.Frame
 	data []byte
-	// seen, if not nil, is signalled once the batch is observed: its one
-	// frame's Data is the caller's, not a copy (observer.add).
-	seen chan struct{}
+	// inPlace says the batch's one frame's Data is the caller's, not a
+	// copy (observer.add): observer.seen is signalled once it is observed.
+	inPlace bool
 }
 
 // batchBytes is how much frame data a batch carries before it is handed
@@ -263,8 +263,8 @@ func newObserver(fn func(in *index.Interaction, i int, f cassettes.Frame)) *obse
 			for k, in := range b.ins {
 				o.fn(in, b.is[k], b.fs[k])
 			}
-			if b.seen != nil {
-				b.seen <- struct{}{}
+			if b.inPlace {
+				o.seen <- struct{}{}
 				continue
 			}
 			clear(b.ins) // drop the references before the batch waits
@@ -311,7 +311,7 @@ func (o *observer) observeInPlace(in *index.Interaction, i int, f cassettes.Fram
 	if len(o.batch.ins) > 0 {
 		o.flush()
 	}
-	b := &frameBatch{ins: []*index.Interaction{in}, is: []int{i}, fs: []cassettes.Frame{f}, seen: o.seen}
+	b := &frameBatch{ins: []*index.Interaction{in}, is: []int{i}, fs: []cassettes.Frame{f}, inPlace: true}
 	o.ch <- b
 	<-o.seen
 }
