@@ -203,27 +203,16 @@ func (r *Reader) check(e *Entry) error {
 // writes that frame, the keep key removed. What it cannot rebuild passes
 // as it is, for a reader to report.
 type deltaFilter struct {
-	br      *bufio.Reader
-	t       deltaTable
-	line    []byte
-	pending []byte
-	err     error
+	pieceReader // of next
+	br          *bufio.Reader
+	t           deltaTable
+	line        []byte
 }
 
 func newDeltaFilter(r io.Reader) *deltaFilter {
-	return &deltaFilter{br: bufio.NewReaderSize(&seekFilter{br: bufio.NewReaderSize(r, 64<<10)}, 64<<10)}
-}
-
-func (f *deltaFilter) Read(p []byte) (int, error) {
-	for len(f.pending) == 0 {
-		if f.err != nil {
-			return 0, f.err
-		}
-		f.pending, f.err = f.next()
-	}
-	n := copy(p, f.pending)
-	f.pending = f.pending[n:]
-	return n, nil
+	f := &deltaFilter{br: bufio.NewReaderSize(newSeekFilter(r), 64<<10)}
+	f.more = f.next
+	return f
 }
 
 // next returns the next line, newline included, whole frames.

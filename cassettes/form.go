@@ -198,24 +198,36 @@ func Plain(r io.Reader) (io.ReadCloser, error) {
 	return &plainReader{Reader: newDeltaFilter(dec), dec: dec}, nil
 }
 
-// seekFilter passes text through without its seek comment lines.
-type seekFilter struct {
-	br      *bufio.Reader
-	pending []byte // the rest of the current piece, valid until the next ReadSlice
-	mid     bool   // inside a line
+// pieceReader reads out the pieces more returns, one after the other: a
+// piece is only asked for once the one before is read, and more's error
+// is returned after the piece that came with it.
+type pieceReader struct {
+	more    func() ([]byte, error)
+	pending []byte // the rest of the current piece
 	err     error
 }
 
-func (s *seekFilter) Read(p []byte) (int, error) {
-	for len(s.pending) == 0 {
-		if s.err != nil {
-			return 0, s.err
+func (r *pieceReader) Read(p []byte) (int, error) {
+	for len(r.pending) == 0 {
+		if r.err != nil {
+			return 0, r.err
 		}
-		s.pending, s.err = s.piece()
+		r.pending, r.err = r.more()
 	}
-	n := copy(p, s.pending)
-	s.pending = s.pending[n:]
+	n := copy(p, r.pending)
+	r.pending = r.pending[n:]
 	return n, nil
+}
+
+// seekFilter passes text through without its seek comment lines.
+type seekFilter struct {
+	br  *bufio.Reader
+	mid bool // inside a line
+}
+
+func newSeekFilter(r io.Reader) io.Reader {
+	s := &seekFilter{br: bufio.NewReaderSize(r, 64<<10)}
+	return &pieceReader{more: s.piece}
 }
 
 // piece returns the next piece of text, a line or a part of one, skipping
