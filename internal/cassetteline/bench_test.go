@@ -54,34 +54,25 @@ func BenchmarkBytesForm(b *testing.B) {
 		}
 		strs, size = append(strs, s), size+len(data)
 	}
-	b.Run("decode-plain", func(b *testing.B) {
-		b.SetBytes(int64(size))
-		b.ReportAllocs()
-		for b.Loop() {
-			for _, s := range strs {
-				refBytes(s)
+	buf := make([]byte, 0, 8<<10)
+	for _, dec := range []struct {
+		name string
+		f    func(s []byte)
+	}{
+		{"decode-plain", func(s []byte) { refBytes(s) }},
+		{"decode", func(s []byte) { fastBytes(s) }},
+		{"append", func(s []byte) { appendBytes(buf, s) }},
+	} {
+		b.Run(dec.name, func(b *testing.B) {
+			b.SetBytes(int64(size))
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, s := range strs {
+					dec.f(s)
+				}
 			}
-		}
-	})
-	b.Run("decode", func(b *testing.B) {
-		b.SetBytes(int64(size))
-		b.ReportAllocs()
-		for b.Loop() {
-			for _, s := range strs {
-				fastBytes(s)
-			}
-		}
-	})
-	b.Run("append", func(b *testing.B) {
-		b.SetBytes(int64(size))
-		b.ReportAllocs()
-		buf := make([]byte, 0, 8<<10)
-		for b.Loop() {
-			for _, s := range strs {
-				appendBytes(buf, s)
-			}
-		}
-	})
+		})
+	}
 	b.Run("ParseFrame", func(b *testing.B) {
 		b.SetBytes(int64(size))
 		b.ReportAllocs()
