@@ -58,12 +58,8 @@ func compact(in, out string) (before, after int64, err error) {
 		return 0, 0, err
 	}
 	defer r.Close()
-	for _, p := range parts {
-		st, err := os.Stat(p)
-		if err != nil {
-			return 0, 0, err
-		}
-		before += st.Size()
+	if before, err = filesSize(parts); err != nil {
+		return 0, 0, err
 	}
 	h := r.Header()
 	h.Part = 0 // one file

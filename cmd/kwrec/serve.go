@@ -169,13 +169,22 @@ func cassetteBytes(name string) int64 {
 	if err != nil {
 		return math.MaxInt64
 	}
+	n, err := filesSize(parts)
+	if err != nil {
+		return math.MaxInt64
+	}
+	return n
+}
+
+// filesSize returns the total size of the files names.
+func filesSize(names []string) (int64, error) {
 	var n int64
-	for _, p := range parts {
+	for _, p := range names {
 		st, err := os.Stat(p)
 		if err != nil {
-			return math.MaxInt64
+			return 0, err
 		}
 		n += st.Size()
 	}
-	return n
+	return n, nil
 }
