@@ -4,6 +4,7 @@ import (
 	"flag"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -29,5 +30,24 @@ func TestScripts(t *testing.T) {
 			env.Setenv("EDITOR", "false")
 			return nil
 		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"waitfile": waitFile,
+		},
 	})
+}
+
+// waitFile is the scripts' "waitfile FILE": it waits, up to a minute,
+// until FILE holds something, such as the kubeconfig a background kwrec
+// serve writes once it is ready.
+func waitFile(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: waitfile FILE")
+	}
+	path := ts.MkAbs(args[0])
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if st, err := os.Stat(path); err == nil && st.Size() > 0 {
+			return
+		}
+	}
+	ts.Fatalf("%s: still empty after a minute", args[0])
 }
