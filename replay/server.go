@@ -187,7 +187,20 @@ func (s *Server) Start() error {
 		// user-provided schedulers (its default under Go 1.26 is the
 		// round-robin one); should it drop them, drop this.
 		//lint:ignore SA1019 the random scheduler is O(streams with frames), round robin O(open streams)
-		if err := http2.ConfigureServer(s.srv, &http2.Server{NewWriteScheduler: http2.NewRandomWriteScheduler}); err != nil {
+		if err := http2.ConfigureServer(s.srv, &http2.Server{
+			NewWriteScheduler: http2.NewRandomWriteScheduler,
+			// As kube-apiserver sets them (k8s.io/apiserver's
+			// RecommendedOptions and SecureServingInfo.Serve): 1,000
+			// streams a connection, so that a client's 1,000 watches
+			// share one connection as they do against the API server,
+			// not four as under x/net's default of 250; request
+			// buffers and frames of 256 KiB, and a connection's
+			// buffer for all its streams.
+			MaxConcurrentStreams:         h2MaxStreams,
+			MaxUploadBufferPerStream:     h2StreamBuffer,
+			MaxReadFrameSize:             h2StreamBuffer,
+			MaxUploadBufferPerConnection: h2StreamBuffer * h2MaxStreams,
+		}); err != nil {
 			ln.Close() // roll back
 			return fmt.Errorf("kwrec replay: configuring HTTP/2: %w", err)
 		}
@@ -195,6 +208,13 @@ func (s *Server) Start() error {
 	go s.srv.Serve(ln)
 	return nil
 }
+
+// kube-apiserver's HTTP/2 limits: --http2-max-streams-per-connection as
+// its recommended options set it, and its resourceBody99Percentile.
+const (
+	h2MaxStreams   = 1000
+	h2StreamBuffer = 256 << 10
+)
 
 // URL returns the server's base URL, such as https://127.0.0.1:41234.
 func (s *Server) URL() string { s.mu.Lock(); defer s.mu.Unlock(); return s.url }

@@ -49,7 +49,9 @@ func TestTheServerSpeaksHTTP2AndClientGoMultiplexesItsWatches(t *testing.T) {
 	if _, err := cs.CoreV1().ConfigMaps("default").List(ctxT(t), metav1.ListOptions{Limit: 500, ResourceVersion: "0"}); err != nil {
 		t.Fatal(err)
 	}
-	const n = 200
+	// More than x/net's default of 250 streams a connection, fewer than
+	// the API server's (and the replay server's) 1,000.
+	const n = 400
 	ws := make([]watch.Interface, n)
 	var wg sync.WaitGroup
 	errs := make(chan error, n)

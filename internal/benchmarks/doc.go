@@ -24,9 +24,17 @@
 //	                                         watcher every event in order), memory per idle watcher (< 64 KB),
 //	                                         lateness p50/p99/max at speed 1, 10 and 100 (p99 < 20 ms at speed 1);
 //	                                         needs the control plane binaries for the apiserver side
+//	BenchmarkServeStartsFast                 target 7: kwrec serve of 2,000 ConfigMaps + 1,200 changes, exec to
+//	                                         its ready line (< 50 ms), and its CPU to serve an informer against
+//	                                         the in-process replay's (<= 1.2)
+//	BenchmarkAMillionEvents                  target 8: peak RSS of recording and of replaying 1,000,000 events
+//	                                         (< 150 MB each), each in a child process
+//	BenchmarkTheMachineIsSteady              the machine, not kwrec: how often 10 ms of CPU work takes over
+//	                                         1.5x as long with nothing else running (what bounds lateness p99)
 //
-// Each op of a side-by-side benchmark is one round: both sides four times,
-// alternating which goes first, each timed alone; ns/op is their sum and
+// Each op of a side-by-side benchmark is one round: both sides eight times
+// ($KWREC_BENCH_PAIRS), alternating which goes first, each timed alone,
+// the round's ratio the median of its pairs'; ns/op is their sum and
 // means little. Read the custom metrics: events/s of each side, their
 // ratio over all rounds and its median, min and max per round (each
 // round's ratio is logged), allocations per event. -benchtime 5x gives
