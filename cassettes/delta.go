@@ -207,6 +207,7 @@ type deltaFilter struct {
 	br          *bufio.Reader
 	t           deltaTable
 	line        []byte
+	deltas      bool // a frame line with a delta or kept for one was read
 }
 
 func newDeltaFilter(r io.Reader) *deltaFilter {
@@ -248,6 +249,7 @@ func (f *deltaFilter) frame(line []byte) ([]byte, bool) {
 		_, _, _ = f.t.frame(id, cassetteline.FrameExt{}, nil)
 		return nil, false
 	}
+	f.deltas = true
 	cut, x, err := cassetteline.CutFrameExt(slices.Clone(line))
 	if err != nil {
 		_, _, _ = f.t.frame(id, cassetteline.FrameExt{}, nil) // counted

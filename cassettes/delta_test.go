@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -222,5 +223,72 @@ func BenchmarkWriterDeltas(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+func TestACassetteIsWrittenBackInTheFormItWasFound(t *testing.T) {
+	c := podWatch(benchmarks.JSON, 20, 200)
+	dir := t.TempDir()
+	tests := []struct {
+		name string
+		opts cassettes.WriterOptions
+		want cassettes.Form
+	}{
+		{"the text form", cassettes.WriterOptions{}, cassettes.Form{}},
+		{"compressed", cassettes.WriterOptions{Compress: true}, cassettes.Form{Compressed: true}},
+		{"compressed with deltas", cassettes.WriterOptions{Compress: true, Deltas: true}, cassettes.Form{Compressed: true, Deltas: true}},
+		{"compacted", cassettes.WriterOptions{Compress: true, Compact: true}, cassettes.Form{Compressed: true, Deltas: true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := filepath.Join(dir, strings.ReplaceAll(tt.name, " ", "-")+".kwrec")
+			cassettetest.Write(t, p, c, tt.opts)
+			f, err := cassettes.FormOf(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f != tt.want {
+				t.Fatalf("FormOf = %+v, want %+v", f, tt.want)
+			}
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			text, f, err := cassettes.ReadText(bytes.NewReader(b))
+			if err != nil || f != tt.want {
+				t.Fatalf("ReadText: form %+v, %v; want %+v", f, err, tt.want)
+			}
+
+			// SaveAs writes the same cassette in the same form.
+			again := p + ".again"
+			if err := cassettes.SaveAs(again, c, f); err != nil {
+				t.Fatal(err)
+			}
+			if g, _ := cassettes.FormOf(again); g != tt.want {
+				t.Errorf("saved back as %+v, want %+v", g, tt.want)
+			}
+			got, err := cassettes.Load(again)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameCassette(t, c, got)
+
+			// CompressAs compresses the text form it read: deltas if it
+			// had them, and the same text again.
+			if !f.Compressed {
+				return
+			}
+			var z bytes.Buffer
+			if err := cassettes.CompressAs(&z, bytes.NewReader(text), f); err != nil {
+				t.Fatal(err)
+			}
+			text2, f2, err := cassettes.ReadText(bytes.NewReader(z.Bytes()))
+			if err != nil || f2 != tt.want || !bytes.Equal(text2, text) {
+				t.Errorf("compressed again: form %+v, %v, same text %v; want %+v", f2, err, bytes.Equal(text2, text), tt.want)
+			}
+			if n := len(deltaLine.FindAll(cassettetest.RawText(t, p), -1)); (n > 0) != tt.want.Deltas {
+				t.Errorf("%d delta lines as written, want deltas %v", n, tt.want.Deltas)
+			}
+		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -250,19 +251,76 @@ func (s *seekFilter) piece() ([]byte, error) {
 	}
 }
 
+// Form is how a cassette file is stored, for a command that rewrites it
+// (kwrec edit, kwrec lint --fix) to write it back the same way.
+type Form struct {
+	// Compressed is the compressed form (zstd's magic bytes first).
+	Compressed bool
+	// Deltas says some watch events are stored as object deltas
+	// (kwrec record --deltas, kwrec compact).
+	Deltas bool
+}
+
+// options are the WriterOptions that write a cassette in form f: with
+// deltas, as kwrec compact does (deltas and the stronger level), so a
+// compacted cassette stays as small and a recording made with deltas gets
+// no larger.
+func (f Form) options() WriterOptions {
+	return WriterOptions{Compress: f.Compressed, Compact: f.Compressed && f.Deltas}
+}
+
+// ReadText returns the whole text form of the cassette bytes in r, as
+// [Plain] reads it (deltas rebuilt), and the form they were stored in.
+// It does not parse the cassette. On an error (a cut compressed file) it
+// returns the text and form of what it read before it.
+func ReadText(r io.Reader) ([]byte, Form, error) {
+	p, err := Plain(r)
+	if err != nil {
+		return nil, Form{}, err
+	}
+	defer p.Close()
+	text, err := io.ReadAll(p)
+	pr := p.(*plainReader)
+	f := Form{Compressed: pr.dec != nil}
+	if df, ok := pr.Reader.(*deltaFilter); ok {
+		f.Deltas = df.deltas
+	}
+	return text, f, err
+}
+
+// FormOf returns the form of the cassette file at path, reading it
+// through; for a cut file, of what is before the cut.
+func FormOf(path string) (Form, error) {
+	fl, err := os.Open(path)
+	if err != nil {
+		return Form{}, fileError(path, err)
+	}
+	defer fl.Close()
+	_, f, _ := ReadText(fl)
+	return f, nil
+}
+
+// CompressAs is [Compress] writing the compressed form f names: with
+// f.Deltas, watch events as object deltas at kwrec compact's level.
+func CompressAs(dst io.Writer, src io.Reader, f Form) error {
+	f.Compressed = true
+	opts := f.options()
+	s, err := newSegmenter(dst, compressionFor(opts))
+	if err != nil {
+		return err
+	}
+	if err := compressText(s, src, opts.Compact); err != nil {
+		s.enc.Close()
+		return fmt.Errorf("cassette: compressing: %w", err)
+	}
+	return s.close()
+}
+
 // Compress writes src, the text form, to dst as the compressed form in
 // segments of [DefaultSegmentSize], each starting with a seek comment.
 // Seek comments in src are dropped (they described other compressed
 // bytes), so for text without them decompressing the result gives src
 // back byte for byte.
 func Compress(dst io.Writer, src io.Reader) error {
-	s, err := newSegmenter(dst, compressionFor(WriterOptions{Compress: true}))
-	if err != nil {
-		return err
-	}
-	if err := compressText(s, src, false); err != nil {
-		s.enc.Close()
-		return fmt.Errorf("cassette: compressing: %w", err)
-	}
-	return s.close()
+	return CompressAs(dst, src, Form{Compressed: true})
 }

@@ -475,7 +475,14 @@ func (w *Writer) Close() error {
 
 // Write writes a whole cassette to out, compressed or not.
 func Write(out io.Writer, c *Cassette, compress bool) error {
-	w, err := NewWriter(out, c.Header, WriterOptions{Compress: compress, FlushInterval: time.Hour})
+	return writeAll(out, c, WriterOptions{Compress: compress})
+}
+
+// writeAll writes a whole cassette to out as opts say, flushing once at
+// the end.
+func writeAll(out io.Writer, c *Cassette, opts WriterOptions) error {
+	opts.FlushInterval = time.Hour
+	w, err := NewWriter(out, c.Header, opts)
 	if err != nil {
 		return err
 	}
@@ -491,9 +498,13 @@ func Write(out io.Writer, c *Cassette, compress bool) error {
 // Save writes c to path atomically (see [WriteAtomic]), compressed when
 // path ends in ".zst". The old file stays untouched if anything fails.
 func Save(path string, c *Cassette) error {
-	return WriteAtomic(path, func(w io.Writer) error {
-		return Write(w, c, strings.HasSuffix(path, ".zst"))
-	})
+	return SaveAs(path, c, Form{Compressed: strings.HasSuffix(path, ".zst")})
+}
+
+// SaveAs writes c to path atomically as [Save] does, in form f (see
+// [FormOf]) whatever path's name says.
+func SaveAs(path string, c *Cassette, f Form) error {
+	return WriteAtomic(path, func(w io.Writer) error { return writeAll(w, c, f.options()) })
 }
 
 // WriteAtomic writes path through write: to a temporary file in the same

@@ -23,8 +23,9 @@ func newEditCmd() *cobra.Command {
 		Long: `Edit a cassette's text form in $EDITOR (else $VISUAL, else vi), decompressed
 for you. On save the result is validated; on a problem kwrec shows it with
 its line and asks whether to edit again or abort. The original file is
-untouched until a valid result is written back (atomically, compressed again
-if it was compressed). See the cassettes package documentation for the
+untouched until a valid result is written back (atomically, in the form it
+was found: compressed again if it was, with object deltas if it had some, as
+kwrec compact writes them). See the cassettes package documentation for the
 format: insert an ERROR event line, delete frames, change a status or an
 offset.`,
 		Example: `  kwrec edit cm.kwrec.zst
@@ -64,13 +65,7 @@ func edit(cmd *cobra.Command, path string) error {
 	if err != nil {
 		return err
 	}
-	compressed := cassettes.IsCompressed(raw)
-	p, err := cassettes.Plain(bytes.NewReader(raw))
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	text, err := io.ReadAll(p)
-	p.Close()
+	text, form, err := cassettes.ReadText(bytes.NewReader(raw))
 	if err != nil {
 		return fmt.Errorf("%s: %w; repair it first with kwrec lint --fix", path, err)
 	}
@@ -103,9 +98,11 @@ func edit(cmd *cobra.Command, path string) error {
 		verr := validateText(path+" (edited)", edited)
 		if verr == nil {
 			out := edited
-			if compressed {
+			if form.Compressed {
+				// In the form it was found: with object deltas
+				// if it had some.
 				var z bytes.Buffer
-				if err := cassettes.Compress(&z, bytes.NewReader(edited)); err != nil {
+				if err := cassettes.CompressAs(&z, bytes.NewReader(edited), form); err != nil {
 					return err
 				}
 				out = z.Bytes()

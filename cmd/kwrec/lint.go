@@ -27,7 +27,8 @@ data.
 
 --fix repairs a truncated cassette: it keeps everything readable before the
 cut, ends the interactions left open as "stopped" and rewrites the file
-atomically. A cassette cut before its header line is whole (an empty file, a
+atomically, in the form it was found: compressed if it was, with object
+deltas if it had some (as kwrec compact writes them). A cassette cut before its header line is whole (an empty file, a
 cut inside the zstd magic or the header line) holds nothing to keep: --fix
 says so and leaves the file as it is.
 
@@ -115,8 +116,12 @@ func lintRecording(names []string, fix bool) string {
 	if lerr != nil && !errors.Is(lerr, cassettes.ErrTruncated) {
 		return lerr.Error()
 	}
+	form, ferr := cassettes.FormOf(path)
+	if ferr != nil {
+		return ferr.Error()
+	}
 	ended := cassettes.Repair(c)
-	if serr := cassettes.Save(path, c); serr != nil {
+	if serr := cassettes.SaveAs(path, c, form); serr != nil {
 		return fmt.Sprintf("%s: repair failed: %v", path, serr)
 	}
 	return fmt.Sprintf("%s: repaired: kept %d interaction(s), ended %d left open as stopped (%v)", path, len(c.Interactions), len(ended), err)
