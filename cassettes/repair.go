@@ -1,6 +1,13 @@
 package cassettes
 
-import "time"
+import (
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"time"
+)
 
 // Repair ends every interaction of c that has no End, as a recorder killed
 // mid-way leaves them, with [EndStopped] at its last frame's offset, and
@@ -20,4 +27,150 @@ func Repair(c *Cassette) []int {
 		ended = append(ended, in.ID)
 	}
 	return ended
+}
+
+// RepairParts repairs a rotated recording (parts, in order, as [Parts]
+// returns them) cut in its last part, as a recorder killed mid-way leaves
+// it: it rewrites that part alone, atomically, with every entry readable
+// before the cut, then an end line ([EndStopped], at the interaction's
+// last frame) for each interaction still open, whichever part it started
+// in. The part keeps its form (see [FormOf]); with object deltas, its
+// deltas name frames of the part itself only. Earlier parts are not
+// touched. It returns how many entries the part keeps and the IDs it
+// ended; a recording that reads to its end whole is left alone (nil,
+// nil), and one cut in an earlier part is refused: nothing after that cut
+// can be read.
+func RepairParts(parts []string) (kept int, ended []int, err error) {
+	if len(parts) < 2 {
+		return 0, nil, errors.New("cassette: RepairParts needs the parts of a rotated recording; use Repair for one file")
+	}
+	last := parts[len(parts)-1]
+	rd, err := OpenParts(parts...)
+	if err != nil {
+		return 0, nil, err
+	}
+	type state struct {
+		responded bool
+		lastAt    time.Duration
+		frames    int
+	}
+	open := map[int]*state{}
+	// start is what the last part starts from: the interactions open
+	// then, each as it was, the next ID and the last request's offset.
+	var start map[int]state
+	var startID int
+	var startAt time.Duration
+	var tail []Entry // the last part's entries
+	nextID, lastAt := 1, time.Duration(0)
+	snapshot := func() {
+		start = make(map[int]state, len(open))
+		for id, st := range open {
+			start[id] = *st
+		}
+		startID, startAt = nextID, lastAt
+	}
+	var cut error
+	for {
+		e, err := rd.Next()
+		if err != nil {
+			cut = err
+			break
+		}
+		if rd.src.File == len(parts)-1 {
+			if start == nil {
+				snapshot()
+			}
+			tail = append(tail, e)
+		}
+		switch {
+		case e.Request != nil:
+			open[e.ID] = &state{}
+			nextID, lastAt = e.ID+1, e.At
+		case e.Response != nil:
+			open[e.ID].responded = true
+		case e.Frame != nil:
+			open[e.ID].lastAt = e.Frame.At
+			open[e.ID].frames++
+		case e.End != nil:
+			delete(open, e.ID)
+		}
+	}
+	cutPart := rd.src.File
+	rd.Close()
+	switch {
+	case cut == io.EOF:
+		return 0, nil, nil
+	case !errors.Is(cut, ErrTruncated):
+		return 0, nil, cut
+	case cutPart != len(parts)-1:
+		return 0, nil, fmt.Errorf("%w (part %d of %d: the parts after it cannot be read; keep the parts before it)", cut, cutPart+1, len(parts))
+	}
+	if start == nil { // the part holds nothing readable past its header
+		snapshot()
+	}
+	h, err := readHeader(last)
+	if err != nil {
+		return 0, nil, err
+	}
+	form, err := FormOf(last)
+	if err != nil {
+		return 0, nil, err
+	}
+	err = WriteAtomic(last, func(out io.Writer) error {
+		opts := form.options()
+		opts.FlushInterval = time.Hour
+		w, err := newWriter(out, h, opts, compressionOf(opts))
+		if err != nil {
+			return err
+		}
+		// The Writer goes on from where the part started: its open
+		// interactions, their frame numbers (deltas name a frame by
+		// its number in its interaction) and the next ID.
+		w.mu.Lock()
+		w.nextID, w.lastAt = startID, startAt
+		for id, st := range start {
+			w.open[id] = &ivState{responded: st.responded, lastAt: st.lastAt}
+			if w.deltas != nil {
+				w.deltas.ivs[id] = &deltaIv{n: st.frames, objs: map[string]*keptObj{}}
+			}
+		}
+		w.mu.Unlock()
+		for _, e := range tail {
+			if err := writeEntry(w, e); err != nil {
+				w.Close()
+				return err
+			}
+		}
+		for _, id := range slices.Sorted(maps.Keys(open)) {
+			if err := w.End(id, End{At: open[id].lastAt, Reason: EndStopped}); err != nil {
+				w.Close()
+				return err
+			}
+			ended = append(ended, id)
+		}
+		return w.Close()
+	})
+	if err != nil {
+		return 0, nil, err
+	}
+	return len(tail), ended, nil
+}
+
+// writeEntry writes e to w as it was read, its interaction keeping its ID.
+func writeEntry(w *Writer, e Entry) error {
+	switch {
+	case e.Request != nil:
+		id, err := w.Request(e.At, *e.Request)
+		if err == nil && id != e.ID {
+			err = fmt.Errorf("cassette: request %d written as %d", e.ID, id)
+		}
+		return err
+	case e.Response != nil:
+		return w.Response(e.ID, *e.Response)
+	case e.Frame != nil:
+		return w.Frame(e.ID, *e.Frame)
+	case e.End != nil:
+		return w.End(e.ID, *e.End)
+	}
+	return nil
 }

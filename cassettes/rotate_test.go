@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/kwrec/kwrec/cassettes"
+	"github.com/kwrec/kwrec/internal/cassettetest"
 )
 
 var recordedAt = time.Date(2026, 12, 1, 7, 0, 0, 0, time.UTC)
@@ -79,13 +81,19 @@ func unrotated(t *testing.T) *cassettes.Cassette {
 // rotated records into dir/rec.kwrec (parts of 4 KB) or dir/rec.kwrec.zst
 // (1 KB) and returns the files dir/rec-* in order.
 func rotated(t *testing.T, dir string, compress bool) []string {
+	return rotatedWith(t, dir, cassettes.WriterOptions{Compress: compress})
+}
+
+// rotatedWith is rotated with the writer's options opts (MaxSize,
+// FlushInterval and Clock set here).
+func rotatedWith(t *testing.T, dir string, opts cassettes.WriterOptions) []string {
 	t.Helper()
 	name, size := filepath.Join(dir, "rec.kwrec"), int64(4000)
-	if compress {
+	if opts.Compress {
 		name, size = name+".zst", 1000
 	}
-	fc := clocktesting.NewFakeClock(recordedAt)
-	w, err := cassettes.Create(name, cassettes.Header{RecordedAt: recordedAt}, cassettes.WriterOptions{MaxSize: size, FlushInterval: time.Hour, Clock: fc})
+	opts.MaxSize, opts.FlushInterval, opts.Clock = size, time.Hour, clocktesting.NewFakeClock(recordedAt)
+	w, err := cassettes.Create(name, cassettes.Header{RecordedAt: recordedAt}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -375,4 +383,138 @@ func TestACutLastPartIsATruncatedRecording(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestRepairPartsRewritesACutLastPartAlone(t *testing.T) {
+	tests := []struct {
+		name   string
+		write  func(t *testing.T, dir string) []string
+		deltas bool // the repaired last part has delta lines
+	}{
+		{"text parts", func(t *testing.T, dir string) []string { return rotated(t, dir, false) }, false},
+		{"compressed parts", func(t *testing.T, dir string) []string { return rotated(t, dir, true) }, false},
+		{"compressed parts with object deltas", deltaParts, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			parts := tt.write(t, dir)
+			if len(parts) < 3 {
+				t.Fatalf("%d parts, want several", len(parts))
+			}
+			last := parts[len(parts)-1]
+			b, err := os.ReadFile(last)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(last, b[:len(b)-10], 0o644); err != nil {
+				t.Fatal(err)
+			}
+			form, err := cassettes.FormOf(last)
+			if err != nil {
+				t.Fatal(err)
+			}
+			earlier := map[string][]byte{}
+			for _, p := range parts[:len(parts)-1] {
+				earlier[p], _ = os.ReadFile(p)
+			}
+			// What a repair must give: everything readable, the open
+			// interactions ended as Repair ends them.
+			want, err := cassettes.LoadParts(parts...)
+			if !errors.Is(err, cassettes.ErrTruncated) {
+				t.Fatalf("LoadParts of the cut recording = %v, want truncated", err)
+			}
+			wantEnded := cassettes.Repair(want)
+
+			kept, ended, err := cassettes.RepairParts(parts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if kept == 0 || !slices.Equal(ended, wantEnded) {
+				t.Errorf("RepairParts kept %d entries, ended %v; want some, ended %v", kept, ended, wantEnded)
+			}
+			got, err := cassettes.LoadParts(parts...)
+			if err != nil {
+				t.Fatalf("LoadParts after the repair: %v", err)
+			}
+			if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("repaired recording differs (-want +got):\n%s", diff)
+			}
+			for p, b := range earlier {
+				if now, _ := os.ReadFile(p); !bytes.Equal(now, b) {
+					t.Errorf("%s changed; only the last part may", p)
+				}
+			}
+			if f, _ := cassettes.FormOf(last); f != form {
+				t.Errorf("last part rewritten as %+v, want %+v", f, form)
+			}
+			if tt.deltas {
+				if n := len(deltaLine.FindAll(cassettetest.RawText(t, last), -1)); n < 10 {
+					t.Errorf("the repaired last part has %d delta lines, want many", n)
+				}
+			}
+			// Repaired, the recording is whole: a second repair has
+			// nothing to do.
+			if kept, ended, err := cassettes.RepairParts(parts); kept != 0 || ended != nil || err != nil {
+				t.Errorf("RepairParts of a whole recording = %d, %v, %v; want 0, nil, nil", kept, ended, err)
+			}
+		})
+	}
+}
+
+func TestRepairPartsRefusesACutBeforeTheLastPart(t *testing.T) {
+	dir := t.TempDir()
+	parts := rotatedWith(t, dir, cassettes.WriterOptions{Compress: true})
+	b, err := os.ReadFile(parts[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(parts[0], b[:len(b)-10], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = cassettes.RepairParts(parts)
+	want := fmt.Sprintf("(part 1 of %d: the parts after it cannot be read; keep the parts before it)", len(parts))
+	if !errors.Is(err, cassettes.ErrTruncated) || !strings.HasSuffix(err.Error(), want) || !strings.HasPrefix(err.Error(), parts[0]+":") {
+		t.Fatalf("RepairParts = %v, want truncated in %s ending %q", err, parts[0], want)
+	}
+}
+
+// deltaParts records into dir/d.kwrec.zst, with object deltas and parts of
+// 1 KB, a watch that starts in the first part and is cut in the last: the
+// same three ConfigMaps changed again and again, so each part holds
+// deltas against frames of its own and of the parts before it.
+func deltaParts(t *testing.T, dir string) []string {
+	t.Helper()
+	w, err := cassettes.Create(filepath.Join(dir, "d.kwrec.zst"), cassettes.Header{RecordedAt: recordedAt},
+		cassettes.WriterOptions{Deltas: true, MaxSize: 1000, FlushInterval: time.Hour, Clock: clocktesting.NewFakeClock(recordedAt)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := w.Request(0, cassettes.Request{Method: "GET", URL: "/api/v1/namespaces/default/configmaps?watch=true"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Response(id, cassettes.Response{Status: 200}); err != nil {
+		t.Fatal(err)
+	}
+	words := strings.Repeat("the same words again and again ", 8)
+	for i := range 400 {
+		data := fmt.Appendf(nil, `{"type":"MODIFIED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"c%d","namespace":"default","resourceVersion":"%d"},"data":{"n":"%d","text":"%s"}}}`+"\n", i%3, 1000+i, i, words)
+		if err := w.Frame(id, cassettes.Frame{At: time.Duration(i) * time.Millisecond, Data: data}); err != nil {
+			t.Fatal(err)
+		}
+		if i%10 == 9 {
+			if err := w.Flush(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	parts, err := filepath.Glob(filepath.Join(dir, "d-*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return parts
 }

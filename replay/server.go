@@ -177,30 +177,31 @@ func (s *Server) Start() error {
 		s.srv.Protocols.SetHTTP1(true)
 		s.srv.Protocols.SetHTTP2(true)
 		s.srv.TLSConfig = &tls.Config{NextProtos: []string{"h2", "http/1.1"}}
-		// Frames are written in random order among the streams that
-		// have some, not round robin: the round-robin scheduler looks
-		// at every open stream of the connection for each frame it
-		// writes (and once more to find none left), 250 watches on a
-		// connection of client-go's, which was 43% of the connection's
-		// writer and 8% of all the CPU of 1,000 watchers at speed 1.
-		// Each stream's frames stay in order. x/net deprecates
-		// user-provided schedulers (its default under Go 1.26 is the
-		// round-robin one); should it drop them, drop this.
-		//lint:ignore SA1019 the random scheduler is O(streams with frames), round robin O(open streams)
-		if err := http2.ConfigureServer(s.srv, &http2.Server{
-			NewWriteScheduler: http2.NewRandomWriteScheduler,
-			// As kube-apiserver sets them (k8s.io/apiserver's
-			// RecommendedOptions and SecureServingInfo.Serve): 1,000
-			// streams a connection, so that a client's 1,000 watches
-			// share one connection as they do against the API server,
-			// not four as under x/net's default of 250; request
-			// buffers and frames of 256 KiB, and a connection's
-			// buffer for all its streams.
+		// As kube-apiserver sets them (k8s.io/apiserver's
+		// RecommendedOptions and SecureServingInfo.Serve): 1,000 streams
+		// a connection, so that a client's 1,000 watches share one
+		// connection as they do against the API server, not four as
+		// under x/net's default of 250; request buffers and frames of
+		// 256 KiB, and a connection's buffer for all its streams.
+		h2 := &http2.Server{
 			MaxConcurrentStreams:         h2MaxStreams,
 			MaxUploadBufferPerStream:     h2StreamBuffer,
 			MaxReadFrameSize:             h2StreamBuffer,
 			MaxUploadBufferPerConnection: h2StreamBuffer * h2MaxStreams,
-		}); err != nil {
+		}
+		// Frames are written in random order among the streams that
+		// have some, not round robin: the round-robin scheduler looks
+		// at every open stream of the connection for each frame it
+		// writes (and once more to find none left), up to 1,000
+		// watches on a connection of client-go's; with 250 it was 43%
+		// of the connection's writer and 8% of all the CPU of 1,000
+		// watchers at speed 1. Each stream's frames stay in order.
+		// x/net deprecates user-provided schedulers (its default under
+		// Go 1.26 is the round-robin one); should it drop them, drop
+		// this.
+		//lint:ignore SA1019 the random scheduler is O(streams with frames), round robin O(open streams)
+		h2.NewWriteScheduler = http2.NewRandomWriteScheduler
+		if err := http2.ConfigureServer(s.srv, h2); err != nil {
 			ln.Close() // roll back
 			return fmt.Errorf("kwrec replay: configuring HTTP/2: %w", err)
 		}

@@ -34,7 +34,7 @@ says so and leaves the file as it is.
 
 A rotated recording (kwrec record --max-size) is linted as one, its parts
 named by a pattern ('rec-*.kwrec.zst'), its first part or all its parts;
---fix does not repair one.`,
+--fix repairs one cut in its last part by rewriting that part alone.`,
 		Example: `  kwrec lint testdata/*.kwrec*
   kwrec lint --fix crashed.kwrec.zst
   kwrec lint 'rec-*.kwrec.zst'`,
@@ -106,7 +106,12 @@ func lintRecording(names []string, fix bool) string {
 		return err.Error()
 	}
 	if len(parts) > 1 {
-		return fmt.Sprintf("%v (--fix repairs a cassette in one file, not a rotated recording's parts)", err)
+		last := parts[len(parts)-1]
+		kept, ended, rerr := cassettes.RepairParts(parts)
+		if rerr != nil {
+			return fmt.Sprintf("%v; repair failed: %v", err, rerr)
+		}
+		return fmt.Sprintf("%s: repaired its last part %s: kept %d entries, ended %d left open as stopped (%v)", path, last, kept, len(ended), err)
 	}
 	c, lerr := cassettes.Load(path)
 	if c == nil {
