@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -51,9 +50,10 @@ named by a pattern ('rec-*.kwrec.zst'), its first part or all its parts;
 			}
 			bad := 0
 			for _, names := range groups {
-				if msg := lintRecording(names, fix); msg != "" {
+				msg, repaired := lintRecording(names, fix)
+				if msg != "" {
 					fmt.Fprintln(cmd.OutOrStdout(), msg)
-					if !strings.Contains(msg, ": repaired:") {
+					if !repaired {
 						bad++
 					}
 				}
@@ -71,25 +71,27 @@ named by a pattern ('rec-*.kwrec.zst'), its first part or all its parts;
 // lintFile returns "" for a valid cassette, else one line describing the
 // first problem (or the repair done).
 func lintFile(path string, fix bool) string {
-	return lintRecording([]string{path}, fix)
+	msg, _ := lintRecording([]string{path}, fix)
+	return msg
 }
 
 // lintRecording is lintFile of a recording named by names: a file, a
-// pattern, or a rotated recording's parts.
-func lintRecording(names []string, fix bool) string {
+// pattern, or a rotated recording's parts. repaired says msg tells of a
+// repair (with fix), not of a problem left.
+func lintRecording(names []string, fix bool) (msg string, repaired bool) {
 	path := names[0]
 	parts, err := cassettes.Parts(names...)
 	if err != nil {
-		return err.Error()
+		return err.Error(), false
 	}
 	r, err := cassettes.OpenParts(parts...)
 	if err != nil {
-		return err.Error()
+		return err.Error(), false
 	}
 	for _, e := range r.Header().Edits {
 		if _, err := replay.ParseEdit(e); err != nil {
 			r.Close()
-			return fmt.Sprintf("%s:1: header edit %q: %v", path, e, err)
+			return fmt.Sprintf("%s:1: header edit %q: %v", path, e, err), false
 		}
 	}
 	for {
@@ -100,34 +102,34 @@ func lintRecording(names []string, fix bool) string {
 	}
 	r.Close()
 	if err == io.EOF {
-		return ""
+		return "", false
 	}
 	if !fix || !errors.Is(err, cassettes.ErrTruncated) {
-		return err.Error()
+		return err.Error(), false
 	}
 	if len(parts) > 1 {
 		last := parts[len(parts)-1]
 		kept, ended, rerr := cassettes.RepairParts(parts)
 		if rerr != nil {
-			return fmt.Sprintf("%v; repair failed: %v", err, rerr)
+			return fmt.Sprintf("%v; repair failed: %v", err, rerr), false
 		}
-		return fmt.Sprintf("%s: repaired its last part %s: kept %d entries, ended %d left open as stopped (%v)", path, last, kept, len(ended), err)
+		return fmt.Sprintf("%s: repaired its last part %s: kept %d entries, ended %d left open as stopped (%v)", path, last, kept, len(ended), err), true
 	}
 	c, lerr := cassettes.Load(path)
 	if c == nil {
 		// Unreachable while Open reads the header; never write nothing.
-		return lerr.Error()
+		return lerr.Error(), false
 	}
 	if lerr != nil && !errors.Is(lerr, cassettes.ErrTruncated) {
-		return lerr.Error()
+		return lerr.Error(), false
 	}
 	form, ferr := cassettes.FormOf(path)
 	if ferr != nil {
-		return ferr.Error()
+		return ferr.Error(), false
 	}
 	ended := cassettes.Repair(c)
 	if serr := cassettes.SaveAs(path, c, form); serr != nil {
-		return fmt.Sprintf("%s: repair failed: %v", path, serr)
+		return fmt.Sprintf("%s: repair failed: %v", path, serr), false
 	}
-	return fmt.Sprintf("%s: repaired: kept %d interaction(s), ended %d left open as stopped (%v)", path, len(c.Interactions), len(ended), err)
+	return fmt.Sprintf("%s: repaired: kept %d interaction(s), ended %d left open as stopped (%v)", path, len(c.Interactions), len(ended), err), true
 }
