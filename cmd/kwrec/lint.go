@@ -113,7 +113,7 @@ func lintRecording(names []string, fix bool) (msg string, repaired bool) {
 		if rerr != nil {
 			return fmt.Sprintf("%v; repair failed: %v", err, rerr), false
 		}
-		return fmt.Sprintf("%s: repaired its last part %s: kept %d entries, ended %d left open as stopped (%v)", path, last, kept, len(ended), err), true
+		return fmt.Sprintf("%s: repaired its last part %s: kept %d line(s) of it, ended %d left open as stopped (%v)", path, last, kept, len(ended), err), true
 	}
 	c, lerr := cassettes.Load(path)
 	if c == nil {
