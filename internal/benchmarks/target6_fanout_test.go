@@ -416,6 +416,9 @@ func replayServer(b *testing.B, path string, opts replay.Options) (*replay.Repla
 // of the kube-apiserver process (apiserver-idle-KB/watcher; its GC makes
 // it jump), and the growth of each one's Go heap in use and stacks after a
 // GC (-idle-heap-KB/watcher; the API server's from its /debug/pprof/heap).
+// The watches share one HTTP/2 connection, as client-go's do; idle-http1
+// is the same with each watch on an HTTP/1.1 connection of its own, as
+// python3-kubernetes (urllib3) watches.
 //
 // speed=1, 10, 100: 1,000 watchers of a recording of 100 events 50 ms
 // apart (20 events/s) replayed at that speed; each event's lateness is its
@@ -443,7 +446,8 @@ func replayServer(b *testing.B, path string, opts replay.Options) (*replay.Repla
 // These take 1-2 minutes each; KWREC_FAN_WATCHERS changes the 1,000.
 func BenchmarkFanOut(b *testing.B) {
 	b.Run("speed=0", benchFanOutRate)
-	b.Run("idle", benchFanOutIdle)
+	b.Run("idle", func(b *testing.B) { benchFanOutIdle(b, false) })
+	b.Run("idle-http1", func(b *testing.B) { benchFanOutIdle(b, true) })
 	for _, speed := range []float64{1, 10, 100} {
 		b.Run(fmt.Sprintf("speed=%v", speed), func(b *testing.B) { benchFanOutLate(b, speed) })
 	}
@@ -787,8 +791,17 @@ func benchFanOutRate(b *testing.B) {
 	b.ReportMetric(replaySide.rate()/max(api.live.rate(), api.history.rate()), "replay/apiserver")
 }
 
-// benchFanOutIdle: the memory of 1,000 idle watchers.
-func benchFanOutIdle(b *testing.B) {
+// benchFanOutIdle: the memory of 1,000 idle watchers; with http1, each on
+// a connection of its own (HTTP/1.1, as python3-kubernetes' urllib3
+// watches), else multiplexed over HTTP/2 as client-go's.
+func benchFanOutIdle(b *testing.B, http1 bool) {
+	proto := func(cfg *rest.Config) *rest.Config {
+		if http1 {
+			cfg = rest.CopyConfig(cfg)
+			cfg.TLSClientConfig.NextProtos = []string{"http/1.1"}
+		}
+		return cfg
+	}
 	rec := synthRecording(100, 1000, 1024, time.Millisecond)
 	path := rec.cassette(b, tempDir(b))
 	last := rec.rvs[len(rec.rvs)-1]
@@ -797,7 +810,7 @@ func benchFanOutIdle(b *testing.B) {
 	for b.Loop() {
 		rounds++
 		child := startFanServer(b, path)
-		c := newFanClient(b, child.cfg)
+		c := newFanClient(b, proto(child.cfg))
 		before := child.mem(b)
 		stop := idleWatches(b, c, rec.watchPath(), last, fanWatchers)
 		after := child.mem(b)
@@ -821,7 +834,7 @@ func benchFanOutIdle(b *testing.B) {
 				b.Fatal(err)
 			}
 			from, _ := strconv.ParseInt(l.ResourceVersion, 10, 64)
-			c := newFanClient(b, cp.Config)
+			c := newFanClient(b, proto(cp.Config))
 			time.Sleep(time.Second)
 			rss0, heap0 := vmRSS(strconv.Itoa(pid)), goMemKB(b, cs)
 			stop := idleWatches(b, c, "/api/v1/namespaces/"+ns+"/configmaps", from, fanWatchers)
