@@ -196,9 +196,9 @@
 // frame whole, as a Writer does by default; text → compressed → text
 // gives back the text byte for byte. [ReadText] and [FormOf] tell a
 // file's [Form], and [CompressAs] and [SaveAs] write one back in it:
-// kwrec edit and kwrec lint --fix keep a cassette's deltas that way. A kwrec from before deltas refuses
-// a cassette with them (unknown field "keep"); rewrite it for one
-// without [WriterOptions.Deltas].
+// kwrec edit and kwrec lint --fix keep a cassette's deltas that way. A
+// kwrec from before deltas refuses a cassette with them (unknown field
+// "keep"); rewrite it for one without [WriterOptions.Deltas].
 //
 // Deltas are off by default because of what they cost a reader: a
 // replay of the 100k-event watch of target 4 (5,000 Pods) peaks at

@@ -167,7 +167,8 @@ func (s *segmenter) close() error {
 
 type plainReader struct {
 	io.Reader
-	dec *zstd.Decoder
+	dec    *zstd.Decoder
+	deltas *deltaFilter // of the compressed form, else nil
 }
 
 func (p *plainReader) Close() error {
@@ -186,7 +187,10 @@ func IsCompressed(data []byte) bool { return bytes.HasPrefix(data, zstdMagic) }
 // otherwise. Seek comments are dropped from decompressed text: they
 // describe the compressed bytes only. It does not parse the cassette
 // (kwrec cat and textconv use it to show even a broken one).
-func Plain(r io.Reader) (io.ReadCloser, error) {
+func Plain(r io.Reader) (io.ReadCloser, error) { return plain(r) }
+
+// plain is Plain, its reader's type told.
+func plain(r io.Reader) (*plainReader, error) {
 	br := bufio.NewReader(r)
 	magic, _ := br.Peek(4)
 	if !IsCompressed(magic) {
@@ -196,7 +200,8 @@ func Plain(r io.Reader) (io.ReadCloser, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cassette: zstd: %w", err)
 	}
-	return &plainReader{Reader: newDeltaFilter(dec), dec: dec}, nil
+	df := newDeltaFilter(dec)
+	return &plainReader{Reader: df, dec: dec, deltas: df}, nil
 }
 
 // pieceReader reads out the pieces more returns, one after the other: a
@@ -274,18 +279,13 @@ func (f Form) options() WriterOptions {
 // It does not parse the cassette. On an error (a cut compressed file) it
 // returns the text and form of what it read before it.
 func ReadText(r io.Reader) ([]byte, Form, error) {
-	p, err := Plain(r)
+	p, err := plain(r)
 	if err != nil {
 		return nil, Form{}, err
 	}
 	defer p.Close()
 	text, err := io.ReadAll(p)
-	pr := p.(*plainReader)
-	f := Form{Compressed: pr.dec != nil}
-	if df, ok := pr.Reader.(*deltaFilter); ok {
-		f.Deltas = df.deltas
-	}
-	return text, f, err
+	return text, Form{Compressed: p.dec != nil, Deltas: p.deltas != nil && p.deltas.deltas}, err
 }
 
 // FormOf returns the form of the cassette file at path, reading it

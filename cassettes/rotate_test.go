@@ -472,13 +472,7 @@ func deltaParts(t *testing.T, dir string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id, err := w.Request(0, cassettes.Request{Method: "GET", URL: "/api/v1/namespaces/default/configmaps?watch=true"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Response(id, cassettes.Response{Status: 200}); err != nil {
-		t.Fatal(err)
-	}
+	id := cassettetest.StartWatch(t, w)
 	words := strings.Repeat("the same words again and again ", 8)
 	for i := range 400 {
 		data := fmt.Appendf(nil, `{"type":"MODIFIED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"c%d","namespace":"default","resourceVersion":"%d"},"data":{"n":"%d","text":"%s"}}}`+"\n", i%3, 1000+i, i, words)

@@ -27,9 +27,10 @@ data.
 --fix repairs a truncated cassette: it keeps everything readable before the
 cut, ends the interactions left open as "stopped" and rewrites the file
 atomically, in the form it was found: compressed if it was, with object
-deltas if it had some (as kwrec compact writes them). A cassette cut before its header line is whole (an empty file, a
-cut inside the zstd magic or the header line) holds nothing to keep: --fix
-says so and leaves the file as it is.
+deltas if it had some (as kwrec compact writes them). A cassette cut
+before its header line is whole (an empty file, a cut inside the zstd
+magic or the header line) holds nothing to keep: --fix says so and leaves
+the file as it is.
 
 A rotated recording (kwrec record --max-size) is linted as one, its parts
 named by a pattern ('rec-*.kwrec.zst'), its first part or all its parts;

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kwrec/kwrec/cassettes"
+	"github.com/kwrec/kwrec/internal/cassettetest"
 )
 
 // TestLintFixKeepsTheFormOfACutCassette: a recording made with deltas and
@@ -19,13 +20,7 @@ func TestLintFixKeepsTheFormOfACutCassette(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id, err := w.Request(0, cassettes.Request{Method: "GET", URL: "/api/v1/namespaces/default/configmaps?watch=true"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Response(id, cassettes.Response{Status: 200}); err != nil {
-		t.Fatal(err)
-	}
+	id := cassettetest.StartWatch(t, w)
 	event := func(rv int) cassettes.Frame {
 		return cassettes.Frame{At: time.Duration(rv) * time.Millisecond, Data: fmt.Appendf(nil,
 			`{"type":"MODIFIED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a","namespace":"default","resourceVersion":"%d"},"data":{"text":"%s"}}}`+"\n",

@@ -795,7 +795,7 @@ func benchFanOutRate(b *testing.B) {
 // a connection of its own (HTTP/1.1, as python3-kubernetes' urllib3
 // watches), else multiplexed over HTTP/2 as client-go's.
 func benchFanOutIdle(b *testing.B, http1 bool) {
-	proto := func(cfg *rest.Config) *rest.Config {
+	conns := func(cfg *rest.Config) *rest.Config {
 		if http1 {
 			cfg = rest.CopyConfig(cfg)
 			cfg.TLSClientConfig.NextProtos = []string{"http/1.1"}
@@ -810,7 +810,7 @@ func benchFanOutIdle(b *testing.B, http1 bool) {
 	for b.Loop() {
 		rounds++
 		child := startFanServer(b, path)
-		c := newFanClient(b, proto(child.cfg))
+		c := newFanClient(b, conns(child.cfg))
 		before := child.mem(b)
 		stop := idleWatches(b, c, rec.watchPath(), last, fanWatchers)
 		after := child.mem(b)
@@ -834,7 +834,7 @@ func benchFanOutIdle(b *testing.B, http1 bool) {
 				b.Fatal(err)
 			}
 			from, _ := strconv.ParseInt(l.ResourceVersion, 10, 64)
-			c := newFanClient(b, proto(cp.Config))
+			c := newFanClient(b, conns(cp.Config))
 			time.Sleep(time.Second)
 			rss0, heap0 := vmRSS(strconv.Itoa(pid)), goMemKB(b, cs)
 			stop := idleWatches(b, c, "/api/v1/namespaces/"+ns+"/configmaps", from, fanWatchers)

@@ -78,6 +78,20 @@ func Write(t testing.TB, path string, c *cassettes.Cassette, opts cassettes.Writ
 	}
 }
 
+// StartWatch starts, on w, a watch of the default namespace's ConfigMaps
+// answered 200, for frames to follow, and returns its ID.
+func StartWatch(t testing.TB, w *cassettes.Writer) int {
+	t.Helper()
+	id, err := w.Request(0, cassettes.Request{Method: "GET", URL: "/api/v1/namespaces/default/configmaps?watch=true"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Response(id, cassettes.Response{Status: 200}); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
 // WriteInterleaved writes c with its interactions' lines interleaved the
 // way a recorder writes concurrent ones: frame by frame, round robin.
 func WriteInterleaved(t testing.TB, path string, c *cassettes.Cassette, opts cassettes.WriterOptions) {
