@@ -37,6 +37,14 @@ const (
 	EditDrop EditKind = "drop"
 	// EditDup sends frame Frame twice.
 	EditDup EditKind = "dup"
+	// EditExpireContinue answers the Nth list request of Resource that
+	// carries a continue token (the second page or later of a paged list)
+	// as kube-apiserver does once etcd has compacted the token's
+	// resourceVersion: 410 Expired, with a fresh token in the Status that
+	// continues at the latest state. client-go's pager then lists again in
+	// full; kubectl get prints the error and exits 1. Without the edit a
+	// token stays valid for as long as the replay runs.
+	EditExpireContinue EditKind = "expire-continue"
 )
 
 // Edit is one change to how a cassette replays. Edits are plain comparable
@@ -68,6 +76,7 @@ const (
 //	watch-error:resource=configmaps,rv=201,code=410
 //	reset:resource=pods,namespace=prod,at=1.5s
 //	error:resource=configmaps,verb=list,nth=2,status=503
+//	expire-continue:resource=configmaps,nth=1
 //
 // A watch-error, reset or truncate names a point: with request and after,
 // the point the recorded interaction had reached after frame K; with
@@ -81,6 +90,8 @@ const (
 // patch, delete, deletecollection; default any), whatever its query; an
 // error with request fires on each attempt at that recorded interaction,
 // one attempt per error edit, so the client's retry gets the recording.
+// An expire-continue fires on the nth (default 1) list request of that
+// resource that carries a continue token.
 type Edit struct {
 	Kind EditKind
 	// Request is the interaction ID, or with Match the 1-based rank among
@@ -131,6 +142,8 @@ var editKeys = map[EditKind][]string{
 	EditPause:      {"request", "match", "!before", "!for"},
 	EditDrop:       {"request", "match", "!frame"},
 	EditDup:        {"request", "match", "!frame"},
+	// expire-continue is always anchored by resource.
+	EditExpireContinue: {"!resource", "group", "namespace", "nth"},
 }
 
 func editKindNames() string {
@@ -266,7 +279,7 @@ func ParseEdit(s string) (Edit, error) {
 		return bad("give request (or match) or resource, not both")
 	case !anchored && (seen["group"] || seen["namespace"] || seen["verb"] || seen["nth"] || seen["rv"] || seen["at"]):
 		return bad("group, namespace, verb, nth, rv and at go with resource")
-	case anchored && e.Kind != EditError && seen["rv"] == seen["at"]:
+	case anchored && e.Kind != EditError && e.Kind != EditExpireContinue && seen["rv"] == seen["at"]:
 		return bad("give rv or at with resource")
 	case anchored && seen["after"]:
 		return bad("after goes with request; with resource give rv or at")
@@ -274,7 +287,7 @@ func ParseEdit(s string) (Edit, error) {
 		return bad("missing after")
 	}
 	if anchored {
-		if e.Kind == EditError && e.Nth == 0 {
+		if (e.Kind == EditError || e.Kind == EditExpireContinue) && e.Nth == 0 {
 			e.Nth = 1
 		}
 		return e, nil

@@ -35,6 +35,9 @@ func TestParseEdit(t *testing.T) {
 		{in: "reset:resource=deployments,group=apps,namespace=prod,at=1.5s", want: replay.Edit{Kind: replay.EditReset, Resource: "deployments", Group: "apps", Namespace: "prod", At: 1500 * time.Millisecond}},
 		{in: "truncate:resource=pods,rv=7", want: replay.Edit{Kind: replay.EditTruncate, Resource: "pods", RV: 7}},
 		{in: "error:resource=configmaps,verb=list,nth=2,status=503", want: replay.Edit{Kind: replay.EditError, Resource: "configmaps", Verb: "list", Nth: 2, Status: 503}},
+		{in: "expire-continue:resource=configmaps,nth=2", want: replay.Edit{Kind: replay.EditExpireContinue, Resource: "configmaps", Nth: 2}},
+		{in: "expire-continue:resource=deployments,group=apps,namespace=prod", want: replay.Edit{Kind: replay.EditExpireContinue, Resource: "deployments", Group: "apps", Namespace: "prod", Nth: 1},
+			str: "expire-continue:resource=deployments,group=apps,namespace=prod,nth=1"},
 		{in: "error:resource=configmaps,status=500", want: replay.Edit{Kind: replay.EditError, Resource: "configmaps", Nth: 1, Status: 500}, str: "error:resource=configmaps,nth=1,status=500"},
 	} {
 		t.Run(tc.in, func(t *testing.T) {
@@ -62,7 +65,7 @@ func TestParseEdit(t *testing.T) {
 
 func TestParseEditErrors(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
-		{"explode:request=1", `unknown kind "explode"; kinds are drop, dup, error, pause, reset, truncate, warp, watch-error`},
+		{"explode:request=1", `unknown kind "explode"; kinds are drop, dup, error, expire-continue, pause, reset, truncate, warp, watch-error`},
 		{"error:request=1", "missing status; error takes request,match,resource,group,namespace,verb,nth,required status,reason,retry-after"},
 		{"watch-error:resource=configmaps,code=410", "give rv or at with resource"},
 		{"watch-error:resource=configmaps,rv=3,at=1s", "give rv or at with resource"},
@@ -83,6 +86,8 @@ func TestParseEditErrors(t *testing.T) {
 		{"warp:", "give scale or cap"},
 		{"warp:scale=0", "scale=0: scale must be a finite number > 0"},
 		{"drop:request=1,frame", `"frame" is not key=value`},
+		{"expire-continue:nth=2", "missing resource; expire-continue takes required resource,group,namespace,nth"},
+		{"expire-continue:resource=configmaps,rv=3", `unknown key "rv"`},
 	} {
 		t.Run(tc.in, func(t *testing.T) {
 			_, err := replay.ParseEdit(tc.in)

@@ -11,6 +11,7 @@ import (
 	"github.com/kwrec/kwrec/internal/apipath"
 	"github.com/kwrec/kwrec/internal/timeline"
 	"github.com/kwrec/kwrec/internal/wire"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // editState is one resolved edit and whether it fired.
@@ -202,12 +203,16 @@ func (r *Replayer) resolveAnchored(es *editState) error {
 	if e.Namespace != "" {
 		what += " in namespace " + e.Namespace
 	}
-	if e.Kind == EditError {
+	switch e.Kind {
+	case EditError:
 		verb := e.Verb
 		if verb == "" {
 			verb = "any"
 		}
 		es.where = fmt.Sprintf("request %d of %s, verb %s", e.Nth, what, verb)
+		return nil
+	case EditExpireContinue:
+		es.where = fmt.Sprintf("list request %d of %s that carries a continue token", e.Nth, what)
 		return nil
 	}
 	ts := r.anchors(e)
@@ -265,13 +270,14 @@ func verbOf(req *http.Request) (apipath.Path, string) {
 	return rp, ""
 }
 
-// anchoredError counts req against the error edits anchored by resource
-// and returns the plan of the one it fires, nil for none.
+// anchoredError counts req against the edits anchored by resource that
+// answer a request (error, expire-continue) and returns the plan of the
+// one it fires, nil for none.
 func (r *Replayer) anchoredError(req *http.Request) *plan {
 	var rp apipath.Path
 	var verb string
 	for _, es := range r.edits {
-		if es.Kind != EditError || es.Resource == "" {
+		if es.Kind != EditError && es.Kind != EditExpireContinue || es.Resource == "" {
 			continue
 		}
 		if verb == "" {
@@ -279,17 +285,58 @@ func (r *Replayer) anchoredError(req *http.Request) *plan {
 				return nil
 			}
 		}
-		if rp.Resource != es.Resource || rp.Group != es.Group || (es.Namespace != "" && rp.Namespace != es.Namespace) || (es.Verb != "" && es.Verb != verb) {
+		if rp.Resource != es.Resource || rp.Group != es.Group || (es.Namespace != "" && rp.Namespace != es.Namespace) {
 			continue
+		}
+		var expired *metav1.Status
+		switch es.Kind {
+		case EditError:
+			if es.Verb != "" && es.Verb != verb {
+				continue
+			}
+		case EditExpireContinue:
+			if verb != "list" {
+				continue
+			}
+			if expired = continueExpired(req.URL.Query().Get("continue")); expired == nil {
+				continue // no token, or one the server refuses with a 400 anyway
+			}
 		}
 		es.mu.Lock()
 		es.seen++
 		hit := es.seen == es.Nth
 		es.mu.Unlock()
-		if hit {
-			es.fire(req.Method + " " + req.URL.Path)
-			return r.errorPlan(nil, es.Edit)
+		if !hit {
+			continue
 		}
+		es.fire(req.Method + " " + req.URL.Path)
+		if expired != nil {
+			enc, _ := wire.Negotiate(req.Header.Get("Accept"))
+			return r.statusPlan(expired, 0, enc)
+		}
+		return r.errorPlan(nil, es.Edit)
 	}
 	return nil
+}
+
+// continueExpired is kube-apiserver's answer to a paged list whose
+// continue token tok names a compacted resourceVersion: 410 Expired, and
+// in the Status a token that continues from the same key at the latest
+// state (resourceVersion -1). nil when tok is not a token the server would
+// read (it answers those with a 400 whatever was compacted).
+func continueExpired(tok string) *metav1.Status {
+	if tok == "" {
+		return nil
+	}
+	start, _, err := wire.DecodeContinue(tok, "")
+	if err != nil {
+		return nil
+	}
+	latest, err := wire.EncodeContinue(start, "", -1)
+	if err != nil {
+		return nil
+	}
+	st := wire.Status(http.StatusGone, metav1.StatusReasonExpired, wire.ContinueInconsistent, 0)
+	st.Continue = latest
+	return st
 }

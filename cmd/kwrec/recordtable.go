@@ -66,7 +66,7 @@ func recordTable(ctx context.Context, cfg *rest.Config, path, labelSelector, fie
 	backoff := wait.Backoff{Duration: 200 * time.Millisecond, Factor: 2, Cap: 5 * time.Second, Steps: math.MaxInt32}
 	for ctx.Err() == nil {
 		rv, code, err := listTable(get, path)
-		if err != nil && code >= 400 && code < 500 && code != http.StatusTooManyRequests {
+		if err != nil && code >= 400 && code < 500 && code != http.StatusTooManyRequests && code != http.StatusGone {
 			return err // refused for good (forbidden, not found): waiting will not help
 		}
 		if err != nil {
@@ -87,29 +87,45 @@ func recordTable(ctx context.Context, cfg *rest.Config, path, labelSelector, fie
 	return nil
 }
 
-// listTable lists the collection in the Table form and returns the
-// list's resourceVersion, and the HTTP status of a failed answer.
+// listTable lists the collection in the Table form, page by page as
+// kubectl does (limit 500, then each continue token), and returns the
+// list's resourceVersion, and the HTTP status of a failed answer. Every
+// page is recorded, so that a replay has a row for every object and can
+// answer kubectl's own pages as the server did.
 func listTable(get func(url.Values) (*http.Response, error), path string) (string, int, error) {
-	resp, err := get(url.Values{"limit": {"500"}})
-	if err != nil {
-		return "", 0, err
+	rv, cont := "", ""
+	for {
+		q := url.Values{"limit": {"500"}}
+		if cont != "" {
+			q.Set("continue", cont)
+		}
+		resp, err := get(q)
+		if err != nil {
+			return "", 0, err
+		}
+		var list struct {
+			Metadata struct {
+				ResourceVersion string `json:"resourceVersion"`
+				Continue        string `json:"continue"`
+			} `json:"metadata"`
+		}
+		// Read to the end, so the recording ends with the server's EOF
+		// rather than the client closing early.
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err == nil {
+			err = json.Unmarshal(body, &list)
+		}
+		if err != nil || resp.StatusCode != http.StatusOK {
+			return "", resp.StatusCode, fmt.Errorf("table list of %s: %d %v", path, resp.StatusCode, err)
+		}
+		if rv == "" {
+			rv = list.Metadata.ResourceVersion
+		}
+		if cont = list.Metadata.Continue; cont == "" {
+			return rv, 0, nil
+		}
 	}
-	var list struct {
-		Metadata struct {
-			ResourceVersion string `json:"resourceVersion"`
-		} `json:"metadata"`
-	}
-	// Read to the end, so the recording ends with the server's EOF
-	// rather than the client closing early.
-	body, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err == nil {
-		err = json.Unmarshal(body, &list)
-	}
-	if err != nil || resp.StatusCode != http.StatusOK {
-		return "", resp.StatusCode, fmt.Errorf("table list of %s: %d %v", path, resp.StatusCode, err)
-	}
-	return list.Metadata.ResourceVersion, 0, nil
 }
 
 // watchTable reads one Table-form watch from rv to its end and returns the

@@ -60,6 +60,9 @@ type fixtures struct {
 	// proto was recorded in process under a typed informer (protobuf list,
 	// then protobuf watch).
 	proto *recording
+	// paged was recorded by `kwrec record configmaps` over a collection of
+	// four pages (see [recordPaged]).
+	paged *pagedRecording
 }
 
 // recording is one recorded run of the scenario (see [mutate]).
@@ -143,18 +146,27 @@ func recordFixtures() (fx *fixtures, err error) {
 	if err := <-build; err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 240*time.Second)
 	defer cancel()
 	cs, err := kubernetes.NewForConfig(cp.Config)
 	if err != nil {
 		return nil, err
 	}
+	// The paged scenario writes 3,200 objects: not at client-go's default
+	// 5 requests a second.
+	fast := rest.CopyConfig(cp.Config)
+	fast.QPS, fast.Burst = 2000, 2000
+	bulk, err := kubernetes.NewForConfig(fast)
+	if err != nil {
+		return nil, err
+	}
 	var wg sync.WaitGroup
-	var jsonErr, protoErr error
+	var jsonErr, protoErr, pagedErr error
 	wg.Go(func() { fx.json, jsonErr = recordJSON(ctx, cs, fx.kwrec, cp.Kubeconfig) })
 	wg.Go(func() { fx.proto, protoErr = recordProtobuf(ctx, cs, cp) })
+	wg.Go(func() { fx.paged, pagedErr = recordPaged(ctx, bulk, fx.kwrec, cp.Kubeconfig) })
 	wg.Wait()
-	if err := errors.Join(jsonErr, protoErr); err != nil {
+	if err := errors.Join(jsonErr, protoErr, pagedErr); err != nil {
 		return nil, err
 	}
 	return fx, nil

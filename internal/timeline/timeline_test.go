@@ -1,6 +1,8 @@
 package timeline_test
 
 import (
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -153,7 +155,8 @@ func TestAListIsTheStateAtItsResourceVersion(t *testing.T) {
 		{"resourceVersion=99&resourceVersionMatch=Exact", nil, http.StatusGone},
 		{"resourceVersion=103", nil, http.StatusGatewayTimeout},
 		{"resourceVersion=x", nil, http.StatusBadRequest},
-		{"continue=garbage", nil, http.StatusGone},
+		{"continue=garbage", nil, http.StatusBadRequest},
+		{"resourceVersion=101&limit=5", []string{"default/a@90", "default/b@101"}, 0}, // a pager's legacy exact list
 	} {
 		t.Run(tc.query, func(t *testing.T) {
 			q, _ := url.ParseQuery(tc.query)
@@ -179,6 +182,97 @@ func TestAListIsTheStateAtItsResourceVersion(t *testing.T) {
 			}
 			if d := cmp.Diff(tc.want, got); d != "" {
 				t.Errorf("items (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+// token is a continue token as kube-apiserver writes it.
+func token(rv int64, start string) string {
+	b, _ := json.Marshal(struct {
+		V     string `json:"v"`
+		RV    int64  `json:"rv"`
+		Start string `json:"start"`
+	}{"meta.k8s.io/v1", rv, start})
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func TestAPagedListResumesWhereItsTokenSaysWhateverWasPlayedSince(t *testing.T) {
+	gone := "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list."
+	for _, tc := range []struct {
+		name     string
+		query    url.Values
+		advance  int64 // the replay has played up to here first
+		want     []string
+		cont     string // the token handed out, "" for none
+		remain   int64
+		err      string // the Status message of a refused list
+		code     int32
+		errToken string // the token in a refused list's Status
+	}{
+		{name: "the first page carries the server's token for the key after its last item, at the list's resourceVersion",
+			query: url.Values{"limit": {"1"}, "resourceVersion": {"101"}, "resourceVersionMatch": {"NotOlderThan"}},
+			want:  []string{"default/a"}, cont: token(101, "a\x00"), remain: 1},
+		{name: "a token of this replay's resumes at its resourceVersion after the replay moved on",
+			query: url.Values{"limit": {"1"}, "continue": {token(101, "a\x00")}}, advance: 102,
+			want: []string{"default/b"}},
+		{name: "a token recorded from the server resumes the same way",
+			query: url.Values{"limit": {"500"}, "continue": {token(100, "a\x00")}}, advance: 102,
+			want: []string{}},
+		{name: "a token at resourceVersion -1 continues in the latest state",
+			query: url.Values{"continue": {token(-1, "a\x00")}}, advance: 102,
+			want: []string{"default/b"}},
+		{name: "with a label selector the remaining count is not given",
+			query: url.Values{"limit": {"1"}, "labelSelector": {"!x"}, "resourceVersion": {"101"}, "resourceVersionMatch": {"Exact"}},
+			want:  []string{"default/a"}, cont: token(101, "a\x00"), remain: 0},
+		{name: "a token older than the recording is the server's 410 for a compacted one, with a token at -1",
+			query: url.Values{"continue": {token(50, "a\x00")}},
+			code:  http.StatusGone, err: gone, errToken: token(-1, "a\x00")},
+		{name: "a token that is not one is a 400",
+			query: url.Values{"continue": {"kwrec:2209:default%2Fcm-00499"}},
+			code:  http.StatusBadRequest, err: "invalid continue token: continue key is not valid: illegal base64 data at input byte 5"},
+		{name: "a token that climbs out of its collection is a 400",
+			query: url.Values{"continue": {token(100, "../secrets/x")}},
+			code:  http.StatusBadRequest, err: "invalid continue token: continue key is not valid: ../secrets/x"},
+		{name: "a token with resourceVersion 0 is a 400",
+			query: url.Values{"continue": {token(0, "a\x00")}},
+			code:  http.StatusBadRequest, err: "invalid continue token: continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)"},
+		{name: "a token with a resourceVersion is a 400",
+			query: url.Values{"continue": {token(100, "a\x00")}, "resourceVersion": {"100"}},
+			code:  http.StatusBadRequest, err: "specifying resource version is not allowed when using continue"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tl := build(t)
+			if tc.advance > 0 {
+				tl.Advance(tc.advance)
+			}
+			sel, err := tl.Selector(tc.query, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			l, err := tl.List(tc.query, sel)
+			if tc.code != 0 {
+				se, ok := err.(*timeline.StatusError)
+				if !ok {
+					t.Fatalf("err = %v; want a %d Status", err, tc.code)
+				}
+				if se.Status.Code != tc.code || se.Status.Message != tc.err || se.Status.Continue != tc.errToken {
+					t.Errorf("Status = %d %q continue %q; want %d %q continue %q", se.Status.Code, se.Status.Message, se.Status.Continue, tc.code, tc.err, tc.errToken)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := []string{}
+			for _, o := range l.Items {
+				got = append(got, o.Key)
+			}
+			if d := cmp.Diff(tc.want, got); d != "" {
+				t.Errorf("items (-want +got):\n%s", d)
+			}
+			if l.Continue != tc.cont || l.Remaining != tc.remain {
+				t.Errorf("continue %q remaining %d; want %q %d", l.Continue, l.Remaining, tc.cont, tc.remain)
 			}
 		})
 	}

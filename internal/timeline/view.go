@@ -6,7 +6,6 @@ import (
 	"net/url"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/kwrec/kwrec/internal/wire"
@@ -116,6 +115,11 @@ func parseSelector(q url.Values, ns string, anyField bool) (Selector, error) {
 	return s, nil
 }
 
+// Empty reports whether the selector has no label or field requirement
+// (a namespace alone is not one: the server lists a namespace by its key
+// prefix).
+func (s Selector) Empty() bool { return s.labels.Empty() && s.fields.Empty() }
+
 // Matches reports whether o passes the selector.
 func (s Selector) Matches(o *Object) bool {
 	if s.ns != "" && o.Namespace() != s.ns {
@@ -219,28 +223,47 @@ type List struct {
 //   - resourceVersion "" or "0": the latest state, which is now (see
 //     [Timeline.Progress]);
 //   - resourceVersion X (NotOlderThan, the default): state at X or newer;
-//     resourceVersionMatch=Exact: state at exactly X; older than the oldest
+//     resourceVersionMatch=Exact, or a limit without a match (the legacy
+//     exact list a pager makes): state at exactly X; older than the oldest
 //     recorded state: 410 Expired; newer than anything recorded: 504 with
 //     Retry-After 1 (the server waits about 3 s first);
 //   - limit and continue: pages in namespace/name order, the continue
-//     token carrying the list's resourceVersion.
+//     token the server's own (see [wire.EncodeContinue]), carrying the
+//     list's resourceVersion, so a token recorded from the server and one
+//     a replay made page alike. A token stays valid as long as the
+//     timeline holds its resourceVersion, that is for the whole replay,
+//     whatever has been played since: as on a server whose etcd has not
+//     compacted it. remainingItemCount is set when no selector is given.
 func (t *Timeline) List(q url.Values, sel Selector) (List, error) {
-	at, after := t.Progress(), ""
+	at, start := t.Progress(), ""
 	rv, err := rvParam(q)
 	if err != nil {
 		return List{}, err
 	}
+	limit, _ := strconv.ParseInt(q.Get("limit"), 10, 64)
+	prefix := t.keyPrefix(sel)
 	if tok := q.Get("continue"); tok != "" {
-		var ok bool
-		if at, after, ok = parseContinue(tok); !ok {
-			return List{}, statusErr(http.StatusGone, metav1.StatusReasonExpired, 0,
-				"The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.")
+		var crv int64
+		start, crv, err = wire.DecodeContinue(tok, prefix)
+		switch {
+		case err != nil:
+			return List{}, statusErr(http.StatusBadRequest, metav1.StatusReasonBadRequest, 0, "invalid continue token: %v", err)
+		case rv != 0:
+			return List{}, statusErr(http.StatusBadRequest, metav1.StatusReasonBadRequest, 0, "specifying resource version is not allowed when using continue")
+		case crv > t.Newest():
+			return List{}, statusErr(http.StatusGatewayTimeout, metav1.StatusReasonTimeout, 1, "Too large resource version: %d, current: %d", crv, t.Newest())
+		case crv > 0:
+			at = crv
+		}
+		if crv > 0 && crv < t.oldest {
+			return List{}, continueGone(start, prefix)
 		}
 	} else if rv != 0 {
 		switch {
 		case rv > t.Newest():
 			return List{}, statusErr(http.StatusGatewayTimeout, metav1.StatusReasonTimeout, 1, "Too large resource version: %d, current: %d", rv, t.Newest())
-		case q.Get("resourceVersionMatch") == string(metav1.ResourceVersionMatchExact):
+		case q.Get("resourceVersionMatch") == string(metav1.ResourceVersionMatchExact),
+			q.Get("resourceVersionMatch") == "" && limit > 0:
 			at = rv
 		case rv > at:
 			at = rv
@@ -252,16 +275,45 @@ func (t *Timeline) List(q url.Values, sel Selector) (List, error) {
 	}
 	l := List{RV: at}
 	for i := range objs {
-		if objs[i].Key > after && sel.Matches(&objs[i]) {
+		if objs[i].Key >= start && sel.Matches(&objs[i]) {
 			l.Items = append(l.Items, objs[i])
 		}
 	}
-	if limit, _ := strconv.ParseInt(q.Get("limit"), 10, 64); limit > 0 && int64(len(l.Items)) > limit {
+	if limit > 0 && int64(len(l.Items)) > limit {
 		l.Remaining = int64(len(l.Items)) - limit
 		l.Items = l.Items[:limit]
-		l.Continue = continueToken(at, l.Items[limit-1].Key)
+		if l.Continue, err = wire.EncodeContinue(l.Items[limit-1].Key+"\x00", prefix, at); err != nil {
+			return List{}, err
+		}
+		if !sel.Empty() {
+			l.Remaining = 0
+		}
 	}
 	return l, nil
+}
+
+// keyPrefix is what every key of a list with sel starts with: "ns/" for
+// a list in one namespace, "" for one across namespaces or of a
+// cluster-scoped resource. Continue tokens hold keys without it.
+func (t *Timeline) keyPrefix(sel Selector) string {
+	switch {
+	case sel.ns != "":
+		return sel.ns + "/"
+	case t.Res.Namespace != "":
+		return t.Res.Namespace + "/"
+	}
+	return ""
+}
+
+// continueGone is the server's 410 for a continue token whose
+// resourceVersion etcd compacted: a new token in the Status resumes at
+// the same key in the latest state.
+func continueGone(start, prefix string) error {
+	e := statusErr(http.StatusGone, metav1.StatusReasonExpired, 0, "%s", wire.ContinueInconsistent)
+	if tok, err := wire.EncodeContinue(start, prefix, -1); err == nil {
+		e.Status.Continue = tok
+	}
+	return e
 }
 
 // Get returns object ns/name as of now, or the API server's 404.
@@ -286,29 +338,6 @@ func rvParam(q url.Values) (int64, error) {
 		return 0, statusErr(http.StatusBadRequest, metav1.StatusReasonBadRequest, 0, "invalid resourceVersion %q", v)
 	}
 	return rv, nil
-}
-
-// continueToken is kwrec's continue token: the list's resourceVersion and
-// the key of the last item served.
-func continueToken(rv int64, lastKey string) string {
-	return "kwrec:" + strconv.FormatInt(rv, 10) + ":" + url.QueryEscape(lastKey)
-}
-
-func parseContinue(tok string) (rv int64, after string, ok bool) {
-	rest, found := strings.CutPrefix(tok, "kwrec:")
-	if !found {
-		return 0, "", false
-	}
-	rvs, key, found := strings.Cut(rest, ":")
-	if !found {
-		return 0, "", false
-	}
-	rv, err := strconv.ParseInt(rvs, 10, 64)
-	if err != nil {
-		return 0, "", false
-	}
-	after, err = url.QueryUnescape(key)
-	return rv, after, err == nil
 }
 
 // StepKind says what a watch [Step] sends.
