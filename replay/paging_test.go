@@ -99,7 +99,7 @@ func getPage(t *testing.T, r *replay.Replayer, query string) listPage {
 			RemainingItemCount *int64 `json:"remainingItemCount"`
 		} `json:"metadata"`
 		Items   []struct{ Metadata metav1.ObjectMeta } `json:"items"`
-		Message string                                `json:"message"`
+		Message string                                 `json:"message"`
 	}
 	if err := json.Unmarshal(b, &l); err != nil {
 		t.Fatalf("%s: %v", b, err)
@@ -191,7 +191,7 @@ func TestAnExpiredContinueIsAnsweredAsTheServerDoes(t *testing.T) {
 	}
 	defer r.Close()
 	got := getPage(t, r, "limit=2&continue="+url.QueryEscape(serverToken(100, "c1\x00")))
-	want := listPage{Status: http.StatusGone, Continue: serverToken(-1, "c1\x00"),
+	want := listPage{Status: http.StatusGone, Continue: serverToken(-1, "/c1\x00"),
 		Message: "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list."}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("the expired page (-want +got):\n%s", d)

@@ -30,6 +30,7 @@ var editFlagKinds = []struct {
 	{replay.EditPause, "pause", "request=2,before=3,for=5s", "pause before frame K"},
 	{replay.EditDrop, "drop", "request=2,frame=3", "drop frame K"},
 	{replay.EditDup, "dup", "request=2,frame=3", "send frame K twice"},
+	{replay.EditExpireContinue, "expire-continue", "resource=configmaps,nth=1", "answer the Nth continued page of a paged list with the server's 410 for a compacted token"},
 }
 
 func (e *editFlags) add(cmd *cobra.Command) {

@@ -12,10 +12,12 @@ import (
 // The continue token of a paged list, as kube-apiserver writes it
 // (k8s.io/apiserver/pkg/storage/continue.go, v0.37.2): unpadded URL-safe
 // base64 of {"v":"meta.k8s.io/v1","rv":RV,"start":KEY}. KEY is the storage
-// key to resume at, relative to the listed collection's prefix: "name\x00"
-// for a list in a namespace or of a cluster-scoped resource,
-// "namespace/name\x00" for a list across namespaces (the NUL makes it the
-// first key after the last one served). RV is the list's resourceVersion;
+// key to resume at, relative to the listed collection's prefix:
+// "/name\x00" for a list in a namespace or of a cluster-scoped resource,
+// "/namespace/name\x00" for a list across namespaces (the NUL makes it the
+// first key after the last one served). The leading slash is how v1.37.2's
+// watch cache writes it (its prefix has no trailing slash); etcd's store
+// writes the key without one, and the server reads both. RV is the list's resourceVersion;
 // -1 means "continue at the latest state", which the server hands out with
 // a 410 when RV was compacted (see [ContinueExpired]).
 //
@@ -68,7 +70,7 @@ func EncodeContinue(start, prefix string, rv int64) (string, error) {
 	if !ok || rel == "" {
 		return "", errContinueMismatch
 	}
-	b, err := json.Marshal(continueToken{APIVersion: ContinueAPIVersion, ResourceVersion: rv, StartKey: rel})
+	b, err := json.Marshal(continueToken{APIVersion: ContinueAPIVersion, ResourceVersion: rv, StartKey: "/" + rel})
 	if err != nil {
 		return "", err
 	}
