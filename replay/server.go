@@ -2,6 +2,7 @@ package replay
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"crypto/tls"
@@ -49,8 +50,18 @@ import (
 //
 // Set the fields, then call [Server.Start]; or use [NewServer].
 type Server struct {
-	// Replayer answers the requests. Required.
+	// Replayer answers the requests. Required unless Open is set.
 	Replayer *Replayer
+	// Open, when Replayer is nil, opens the Replayer once Start listens, on
+	// a goroutine of its own, so that the server's URL, token and
+	// kubeconfig are there at once while the cassette is read (the read
+	// of 2,000 4 KB objects and 1,200 changes, with discovery and OpenAPI,
+	// takes longer than the rest of a start together). Requests wait for
+	// it as long as their context lets them; if it fails, they are
+	// answered 503 with its error. [Server.Ready] starts and waits for
+	// it; the
+	// Replayer it returns is the Server's, closed by [Server.Close].
+	Open func() (*Replayer, error)
 	// PlainHTTP serves plain HTTP without the token check: clientcmd never
 	// sends credentials over plain HTTP, so a kubeconfig client could not
 	// pass it. Default false: HTTPS with a certificate for 127.0.0.1 signed
@@ -77,6 +88,13 @@ type Server struct {
 	token   string
 	ca      []byte
 	serving sync.WaitGroup
+
+	// opened is closed once r and openErr are set: at Start with a
+	// Replayer, when Open returns without one. open starts Open, once.
+	opened  chan struct{}
+	open    func()
+	r       *Replayer
+	openErr error
 }
 
 // DefaultReadHeaderTimeout is the default [Server.ReadHeaderTimeout].
@@ -105,8 +123,8 @@ func NewServer(r *Replayer) (*Server, error) {
 func (s *Server) Start() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.Replayer == nil {
-		return errors.New("kwrec replay: Server.Replayer is nil")
+	if s.Replayer == nil && s.Open == nil {
+		return errors.New("kwrec replay: Server.Replayer and Server.Open are nil")
 	}
 	if s.ln != nil {
 		return errors.New("kwrec replay: Server already started")
@@ -206,8 +224,48 @@ func (s *Server) Start() error {
 			return fmt.Errorf("kwrec replay: configuring HTTP/2: %w", err)
 		}
 	}
+	s.opened = make(chan struct{})
+	if s.Replayer != nil {
+		s.r = s.Replayer
+		close(s.opened)
+		s.open = func() {}
+	} else {
+		// Open starts at the first request or call of Ready, not here: on
+		// two cores its read would slow the rest of the start (the
+		// kubeconfig a caller writes next) by a third.
+		s.open = sync.OnceFunc(func() {
+			go func() {
+				r, err := s.Open()
+				if err == nil && r == nil {
+					err = errors.New("kwrec replay: Server.Open returned no Replayer")
+				}
+				s.r, s.openErr = r, err
+				close(s.opened)
+			}()
+		})
+	}
 	go s.srv.Serve(ln)
 	return nil
+}
+
+// Ready waits until the Server has its Replayer (at once unless
+// [Server.Open] is set) and returns it, or the error of Open, or ctx's.
+// Open starts at the first call of Ready or the first request, whichever
+// comes first.
+func (s *Server) Ready(ctx context.Context) (*Replayer, error) {
+	s.mu.Lock()
+	opened, open := s.opened, s.open
+	s.mu.Unlock()
+	if opened == nil {
+		return nil, errors.New("kwrec replay: Ready before Start")
+	}
+	open()
+	select {
+	case <-opened:
+		return s.r, s.openErr
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // kube-apiserver's HTTP/2 limits: --http2-max-streams-per-connection as
@@ -228,16 +286,24 @@ func (s *Server) Token() string { s.mu.Lock(); defer s.mu.Unlock(); return s.tok
 func (s *Server) CA() []byte { s.mu.Lock(); defer s.mu.Unlock(); return s.ca }
 
 // Close stops the server, ends every open stream and waits for the
-// handlers to return.
+// handlers to return. A Replayer of [Server.Open]'s is closed too, once
+// Open has returned.
 func (s *Server) Close() error {
 	s.mu.Lock()
-	srv := s.srv
+	srv, opened := s.srv, s.opened
 	s.mu.Unlock()
 	if srv == nil {
 		return nil
 	}
 	err := srv.Close()
 	s.serving.Wait()
+	if s.Replayer == nil {
+		s.open() // so that it returns, if nothing asked for it yet
+		<-opened
+		if s.r != nil {
+			err = errors.Join(err, s.r.Close())
+		}
+	}
 	return err
 }
 
@@ -287,7 +353,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	if !readBody(w, req, out) {
 		return
 	}
-	resp, err := s.Replayer.RoundTrip(out)
+	r, err := s.Ready(req.Context())
+	if err != nil {
+		if req.Context().Err() == nil {
+			writeStatus(w, req, http.StatusServiceUnavailable, metav1.StatusReasonServiceUnavailable, err.Error())
+		}
+		return
+	}
+	resp, err := r.RoundTrip(out)
 	if err != nil {
 		switch {
 		case errors.Is(err, syscall.ECONNRESET):

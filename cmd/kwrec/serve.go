@@ -32,8 +32,10 @@ func newServeCmd() *cobra.Command {
 		Long: `Serve a cassette as a Kubernetes API server on 127.0.0.1, so any client in
 any language (kubectl, a controller binary, a Python client) replays it.
 It serves HTTPS with a CA generated at start and requires a random bearer
-token; --kubeconfig-out writes a kubeconfig with both, once the server is
-ready. Discovery is synthesized when the cassette did not record it. Edit
+token; --kubeconfig-out writes a kubeconfig with both as soon as the server
+listens. The cassette is read meanwhile: requests that come first wait for
+it, and a cassette found bad past its header (cut, corrupt) stops the
+server with the error and removes the kubeconfig. Discovery is synthesized when the cassette did not record it. Edit
 flags and --speed apply as for kwrec replay; an edit reaches every client
 whose watch crosses its point, whatever its request, and when the server
 stops it warns about every edit that never fired. It stops on Ctrl-C or
@@ -84,12 +86,18 @@ times 1000, so that writes fit between recorded events. With the default
 			}
 			endStartGC := startGC(cassetteBytes(args[0]))
 			defer endStartGC()
-			r, err := replay.Open(args[0], opts)
+			// What can be told at once (a missing file, not a cassette, an
+			// unknown version) is, before anything is served.
+			head, err := cassettes.OpenParts(args[0])
 			if err != nil {
 				return err
 			}
-			defer r.Close()
-			srv := &replay.Server{Replayer: r, PlainHTTP: plainHTTP, Addr: listen, AllowRemote: allowRemote}
+			head.Close()
+			// The cassette is read while the server starts and the
+			// kubeconfig is written: clients may connect at once, and
+			// their requests wait for the read.
+			srv := &replay.Server{Open: func() (*replay.Replayer, error) { return replay.Open(args[0], opts) },
+				PlainHTTP: plainHTTP, Addr: listen, AllowRemote: allowRemote}
 			if allowRemote {
 				fmt.Fprintln(cmd.ErrOrStderr(), "kwrec: warning: --allow-remote: anyone who reaches the port with the token can read this cassette")
 			}
@@ -105,6 +113,19 @@ times 1000, so that writes fit between recorded events. With the default
 			fmt.Fprintf(cmd.OutOrStdout(), "serving %s at %s\n", args[0], srv.URL())
 			if kubeconfig != "" {
 				fmt.Fprintf(cmd.OutOrStdout(), "kubeconfig: %s\n", kubeconfig)
+			}
+			r, err := srv.Ready(cmd.Context())
+			if err != nil {
+				if cmd.Context().Err() != nil {
+					return srv.Close()
+				}
+				// A cassette found bad past its header (cut, corrupt, an
+				// edit that names nothing): no kubeconfig is left behind
+				// for a server that never answered.
+				if kubeconfig != "" {
+					os.Remove(kubeconfig)
+				}
+				return err
 			}
 			endStartGC()
 			<-cmd.Context().Done()
