@@ -27,6 +27,9 @@
 //	BenchmarkServeStartsFast                 target 7: kwrec serve of 2,000 ConfigMaps + 1,200 changes, exec to
 //	                                         its ready line (< 50 ms), and its CPU to serve an informer against
 //	                                         the in-process replay's (<= 1.2)
+//	BenchmarkServeStartsFastOnARecording     issue 30: kwrec serve of a real kwrec record cassette (discovery,
+//	                                         OpenAPI, Table form), exec to its kubeconfig (< 50 ms) and to a
+//	                                         first answer, with and without discovery
 //	BenchmarkAMillionEvents                  target 8: peak RSS of recording and of replaying 1,000,000 events
 //	                                         (< 150 MB each), each in a child process
 //	BenchmarkTheMachineIsSteady              the machine, not kwrec: how often 10 ms of CPU work takes over
