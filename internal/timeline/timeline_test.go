@@ -221,7 +221,7 @@ func TestAPagedListResumesWhereItsTokenSaysWhateverWasPlayedSince(t *testing.T) 
 			want: []string{}},
 		{name: "a token as etcd's store writes it, without the leading slash, resumes the same way",
 			query: url.Values{"limit": {"500"}, "continue": {token(101, "a\x00")}},
-			want: []string{"default/b"}},
+			want:  []string{"default/b"}},
 		{name: "a token at resourceVersion -1 continues in the latest state",
 			query: url.Values{"continue": {token(-1, "/a\x00")}}, advance: 102,
 			want: []string{"default/b"}},
