@@ -95,39 +95,45 @@ func BenchmarkServeStartsFast(b *testing.B) {
 
 // serveRound runs kwrec serve and one informer to the final state.
 func serveRound(b *testing.B, bin, path string, final map[string]string) (ready, toFinal, cpu time.Duration) {
-	kc := filepath.Join(b.TempDir(), "kubeconfig")
-	cmd := exec.Command(bin, "serve", path, "--speed", "0", "--kubeconfig-out", kc)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
+	cmd, cfg, start, ready := startServe(b, bin, path)
 	defer cmd.Process.Kill()
-	lines := bufio.NewScanner(out)
-	for lines.Scan() {
-		if strings.HasPrefix(lines.Text(), "kubeconfig:") {
-			break
-		}
-	}
-	ready = time.Since(start)
-	go func() {
-		for lines.Scan() {
-		}
-	}()
-	cfg, err := clientcmd.BuildConfigFromFlags("", kc)
-	if err != nil {
-		b.Fatalf("kwrec serve wrote no kubeconfig: %v", err)
-	}
 	informUntil(b, cfg, final)
 	toFinal = time.Since(start)
 	cmd.Process.Signal(syscall.SIGTERM)
 	cmd.Wait()
 	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 	return ready, toFinal, rusageCPU(ru)
+}
+
+// startServe runs `kwrec serve --speed 0` of path and returns it, a
+// config from the kubeconfig it wrote, when it was started and how long
+// it took to print its "kubeconfig:" line.
+func startServe(b *testing.B, bin, path string) (cmd *exec.Cmd, cfg *rest.Config, start time.Time, ready time.Duration) {
+	kc := filepath.Join(b.TempDir(), "kubeconfig")
+	cmd = exec.Command(bin, "serve", path, "--speed", "0", "--kubeconfig-out", kc)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	start = time.Now()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	lines := bufio.NewScanner(out)
+	for lines.Scan() && !strings.HasPrefix(lines.Text(), "kubeconfig:") {
+	}
+	ready = time.Since(start)
+	go func() {
+		for lines.Scan() {
+		}
+	}()
+	cfg, err = clientcmd.BuildConfigFromFlags("", kc)
+	if err != nil {
+		cmd.Process.Kill()
+		b.Fatalf("kwrec serve wrote no kubeconfig: %v", err)
+	}
+	return cmd, cfg, start, ready
 }
 
 // inProcessRound opens the cassette and runs the informer on it in process.
@@ -425,35 +431,13 @@ func BenchmarkServeStartsFastOnARecording(b *testing.B) {
 
 // startRound starts kwrec serve of path and returns the time from exec to
 // its kubeconfig line, and to the answer of one get through a client made
-// from the kubeconfig beforehand (its TLS setup is not the server's).
+// from the kubeconfig.
 func startRound(b *testing.B, bin, path string) (ready, first time.Duration) {
-	kc := filepath.Join(b.TempDir(), "kubeconfig")
-	cmd := exec.Command(bin, "serve", path, "--speed", "0", "--kubeconfig-out", kc)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
+	cmd, cfg, start, ready := startServe(b, bin, path)
 	defer func() {
 		cmd.Process.Signal(syscall.SIGTERM)
 		cmd.Wait()
 	}()
-	lines := bufio.NewScanner(out)
-	for lines.Scan() && !strings.HasPrefix(lines.Text(), "kubeconfig:") {
-	}
-	ready = time.Since(start)
-	go func() {
-		for lines.Scan() {
-		}
-	}()
-	cfg, err := clientcmd.BuildConfigFromFlags("", kc)
-	if err != nil {
-		b.Fatalf("kwrec serve wrote no kubeconfig: %v", err)
-	}
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		b.Fatal(err)
