@@ -104,7 +104,12 @@ func (r *Replayer) writePlan(req *http.Request, body []byte) *plan {
 	proto = proto && r.codec.CanProtobuf(t)
 	ct := wire.MediaType(req.Header.Get("Content-Type"))
 	if ct == wire.MediaProtobuf {
-		if body, err = r.codec.ToJSON(t, body); err != nil {
+		// A delete's body is DeleteOptions, not an object of the kind.
+		toJSON := r.codec.ToJSON
+		if verb == "delete" {
+			toJSON = deleteOptionsJSON
+		}
+		if body, err = toJSON(t, body); err != nil {
 			return fail(http.StatusBadRequest, metav1.StatusReasonBadRequest, "%v", err)
 		}
 		ct = wire.MediaJSON
@@ -365,4 +370,19 @@ func (r *Replayer) Writes() []*cassettes.Interaction {
 	r.wmu.Lock()
 	defer r.wmu.Unlock()
 	return append([]*cassettes.Interaction(nil), r.written...)
+}
+
+// deleteOptionsJSON returns an enveloped protobuf DeleteOptions (the body
+// of a typed client's delete) as JSON.
+func deleteOptionsJSON(_ *timeline.Timeline, body []byte) ([]byte, error) {
+	_, kind, ms, me, ok := wire.Unenvelope(body)
+	if !ok || kind != "DeleteOptions" {
+		return nil, fmt.Errorf("the request body is not an enveloped protobuf DeleteOptions")
+	}
+	var opts metav1.DeleteOptions
+	if err := opts.Unmarshal(body[ms:me]); err != nil {
+		return nil, fmt.Errorf("decoding the protobuf request body as DeleteOptions: %v", err)
+	}
+	opts.TypeMeta = metav1.TypeMeta{Kind: "DeleteOptions", APIVersion: "meta.k8s.io/v1"}
+	return json.Marshal(&opts)
 }

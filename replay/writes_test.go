@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -324,3 +326,60 @@ func TestAWrittenSecretIsRedactedInTheWritesKept(t *testing.T) {
 		}
 	})
 }
+
+// TestATypedDeleteWithProtobufOptionsIsApplied deletes as typed clients
+// configured for protobuf (controller-runtime's for built-in types) do:
+// the body is an enveloped protobuf DeleteOptions, not an object of the
+// kind. Its options take effect: a wrong UID precondition is the server's
+// 409 (rest.BeforeDelete's wording, which names the kind), a grace period of 0 in the foreground keeps the object with the
+// foregroundDeletion finalizer (no garbage collector runs, as in envtest),
+// and a background delete removes it.
+func TestATypedDeleteWithProtobufOptionsIsApplied(t *testing.T) {
+	r := overlay(t, inMemory)
+	cfg := r.Config()
+	cfg.ContentType = "application/vnd.kubernetes.protobuf"
+	var mu sync.Mutex
+	var deleteTypes []string
+	next := cfg.Transport
+	cfg.Transport = roundTripper(func(req *http.Request) (*http.Response, error) {
+		if req.Method == http.MethodDelete {
+			mu.Lock()
+			deleteTypes = append(deleteTypes, req.Header.Get("Content-Type"))
+			mu.Unlock()
+		}
+		return next.RoundTrip(req)
+	})
+	cms := clientset(t, cfg).CoreV1().ConfigMaps("default")
+	ctx := ctxT(t)
+	for _, name := range []string{"fg", "bg"} {
+		if _, err := cms.Create(ctx, newCM(name, "1"), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wrong := types.UID("wrong")
+	err := cms.Delete(ctx, "bg", metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &wrong}})
+	if !apierrors.IsConflict(err) || !strings.HasPrefix(err.Error(), `Operation cannot be fulfilled on ConfigMap "bg": the UID in the precondition (wrong) does not match the UID in record (`) {
+		t.Errorf("a delete with a wrong UID precondition: err = %v, want the server's 409", err)
+	}
+	zero, fg, bg := int64(0), metav1.DeletePropagationForeground, metav1.DeletePropagationBackground
+	if err := cms.Delete(ctx, "fg", metav1.DeleteOptions{GracePeriodSeconds: &zero, PropagationPolicy: &fg}); err != nil {
+		t.Fatalf("foreground delete: %v", err)
+	}
+	if err := cms.Delete(ctx, "bg", metav1.DeleteOptions{GracePeriodSeconds: &zero, PropagationPolicy: &bg}); err != nil {
+		t.Fatalf("background delete: %v", err)
+	}
+	kept, err := cms.Get(ctx, "fg", metav1.GetOptions{})
+	if err != nil || kept.DeletionTimestamp == nil || !slices.Equal(kept.Finalizers, []string{metav1.FinalizerDeleteDependents}) {
+		t.Errorf("after a foreground delete: %v, err %v; want it kept, deleting, with the foregroundDeletion finalizer", kept, err)
+	}
+	if _, err := cms.Get(ctx, "bg", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("after a background delete: err = %v, want NotFound", err)
+	}
+	if want := slices.Repeat([]string{"application/vnd.kubernetes.protobuf"}, 3); !slices.Equal(deleteTypes, want) {
+		t.Errorf("the deletes' bodies were %q, want protobuf", deleteTypes)
+	}
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
