@@ -116,7 +116,7 @@
 // it. An error anchored by resource fires on the Nth request of that
 // resource and verb whatever its query. An expire-continue makes the Nth
 // continued page of a paged list the server's 410 for a compacted token;
-// without it a continue token (the server's own format, see [Edit]) stays
+// without it a continue token (the API server's own format) stays
 // valid for the whole replay. [Replayer.Edits] reports where each
 // edit sits and whether it fired, so an edit no client reached is not
 // silent; kwrec serve and kwrec replay warn about those when they stop.
