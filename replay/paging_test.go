@@ -49,9 +49,9 @@ func pagedCassette() *cassettes.Cassette {
 		if cont != "" {
 			q.Set("continue", cont)
 		}
-		md := `"resourceVersion":"100"`
+		md, next := `"resourceVersion":"100"`, ""
 		if page < 2 {
-			next := serverToken(100, fmt.Sprintf("c%d\x00", 2*page+1))
+			next = serverToken(100, fmt.Sprintf("c%d\x00", 2*page+1))
 			md += fmt.Sprintf(`,"continue":%q,"remainingItemCount":%d`, next, 3-2*page)
 		}
 		c.Interactions = append(c.Interactions, &cassettes.Interaction{
@@ -61,9 +61,7 @@ func pagedCassette() *cassettes.Cassette {
 			Frames:   []cassettes.Frame{{Data: []byte(`{"kind":"ConfigMapList","apiVersion":"v1","metadata":{` + md + `},"items":[` + strings.Join(items, ",") + "]}\n")}},
 			End:      &cassettes.End{Reason: cassettes.EndEOF},
 		})
-		if page < 2 {
-			cont = serverToken(100, fmt.Sprintf("c%d\x00", 2*page+1))
-		}
+		cont = next
 	}
 	w := watchCassette(cassettes.EndStopped, eventFrame(time.Second, "MODIFIED", cmJSON("c0", 101, "w"))).Interactions[0]
 	w.ID = len(c.Interactions) + 1

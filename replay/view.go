@@ -160,11 +160,7 @@ func (r *Replayer) listView(p *plan, enc encoding, q url.Values, sel timeline.Se
 		for i := range l.Items {
 			vs[i] = r.rowOf(enc.table, p.tl, &l.Items[i])
 		}
-		var remaining *int64
-		if l.Continue != "" {
-			remaining = &l.Remaining
-		}
-		if b, ok := enc.table.List(enc.gv, strconv.FormatInt(l.RV, 10), l.Continue, remaining, vs); ok {
+		if b, ok := enc.table.List(enc.gv, strconv.FormatInt(l.RV, 10), l.Continue, l.Remaining, vs); ok {
 			p.frames = []outFrame{{data: b, rv: l.RV}}
 		}
 	}

@@ -91,7 +91,7 @@ func recordPaged(ctx context.Context, cs kubernetes.Interface, kwrec, kubeconfig
 	}
 	// Both of the recorder's watches (the JSON one and kubectl's Table
 	// form) must be open before anything changes.
-	if err := waitFor(ctx, 60*time.Second, func() bool { return watchesRecorded(rec.Cassette) >= 2 }); err != nil {
+	if err := waitFor(ctx, 60*time.Second, func() bool { return watchesWith(rec.Cassette, 0) >= 2 }); err != nil {
 		return nil, errors.Join(fmt.Errorf("kwrec record opened no watches: %w", err), stop())
 	}
 	l, err := cms.List(ctx, metav1.ListOptions{})
@@ -133,8 +133,11 @@ func recordPaged(ctx context.Context, cs kubernetes.Interface, kwrec, kubeconfig
 	if err == nil {
 		err = waitFor(ctx, 60*time.Second, func() bool { return lines() >= 1+pagedObjects+pagedUpdates+pagedDeletes })
 	}
-	// Let the last events reach the recorder too, then stop it.
-	time.Sleep(time.Second)
+	// The recorder has every change on both its watches (it flushes
+	// every second), then it is stopped.
+	if err == nil {
+		err = waitFor(ctx, 60*time.Second, func() bool { return watchesWith(rec.Cassette, pagedUpdates+pagedDeletes) >= 2 })
+	}
 	stopWatch()
 	kw.Wait()
 	rec.KubectlWatchLive = watchOut.String()
@@ -199,30 +202,48 @@ func waitFor(ctx context.Context, d time.Duration, cond func() bool) error {
 	return nil
 }
 
-// watchesRecorded counts the watches whose response head the (possibly
-// still growing) cassette at path holds.
-func watchesRecorded(path string) int {
+// watchFrames returns, for each watch whose response head the (possibly
+// still growing) cassette at path holds, how many frames it has so far.
+func watchFrames(path string) []int {
 	f, err := os.Open(path)
 	if err != nil {
-		return 0
+		return nil
 	}
 	defer f.Close()
 	r, err := cassettes.NewReader(f, path)
 	if err != nil {
-		return 0
+		return nil
 	}
-	watches, open := map[int]bool{}, 0
+	watches, frames := map[int]bool{}, map[int]int{}
+	var order []int
 	for {
 		e, err := r.Next()
 		switch {
 		case err != nil:
-			return open
+			out := make([]int, len(order))
+			for i, id := range order {
+				out[i] = frames[id]
+			}
+			return out
 		case e.Request != nil && strings.Contains(e.Request.URL, "watch=true"):
 			watches[e.ID] = true
 		case e.Response != nil && watches[e.ID]:
-			open++
+			order = append(order, e.ID)
+		case e.Frame != nil && watches[e.ID]:
+			frames[e.ID]++
 		}
 	}
+}
+
+// watchesWith counts the watches recorded at path with at least n frames.
+func watchesWith(path string, n int) int {
+	k := 0
+	for _, f := range watchFrames(path) {
+		if f >= n {
+			k++
+		}
+	}
+	return k
 }
 
 // TestLivePagedRecordingReplaysAsLive replays a `kwrec record` recording
@@ -293,6 +314,13 @@ func TestLivePagedRecordingReplaysAsLive(t *testing.T) {
 	})
 }
 
+// continueGone is kube-apiserver's message for a continue token whose
+// resourceVersion etcd compacted (k8s.io/apiserver v0.37.2,
+// storage/etcd3/errors.go, inconsistentContinue).
+const continueGone = "The provided continue parameter is too old to display a consistent list result. " +
+	"You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. " +
+	"Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list."
+
 // TestLivePagedExpiredContinue injects the server's 410 for a compacted
 // continue token on the first continued page: kubectl get prints the first
 // page and the server's message and exits 1; client-go's pager falls back
@@ -313,9 +341,7 @@ func TestLivePagedExpiredContinue(t *testing.T) {
 		if !errors.As(err, &ee) || ee.ExitCode() != 1 {
 			t.Fatalf("kubectl get: %v, want exit status 1", err)
 		}
-		want := "Error from server (Expired): The provided continue parameter is too old to display a consistent list result. " +
-			"You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. " +
-			"Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.\n"
+		want := "Error from server (Expired): " + continueGone + "\n"
 		if stderr.String() != want {
 			t.Errorf("kubectl's stderr:\n%s\nwant:\n%s", stderr.String(), want)
 		}
@@ -347,8 +373,8 @@ func TestLivePagedExpiredContinue(t *testing.T) {
 			Message string `json:"message"`
 		}
 		pyRun(t, &got, s.Kubeconfig, rec.Namespace)
-		if got.Error != 410 || got.Reason != "Expired" || !strings.HasPrefix(got.Message, "The provided continue parameter is too old") {
-			t.Errorf("python3-kubernetes met %+v, want the 410 Expired", got)
+		if got.Error != 410 || got.Reason != "Expired" || got.Message != continueGone {
+			t.Errorf("python3-kubernetes met %+v, want the 410 Expired with the server's message", got)
 		}
 	})
 }

@@ -205,14 +205,14 @@ func TestAPagedListResumesWhereItsTokenSaysWhateverWasPlayedSince(t *testing.T) 
 		advance  int64 // the replay has played up to here first
 		want     []string
 		cont     string // the token handed out, "" for none
-		remain   int64
+		remain   *int64 // nil: not given
 		err      string // the Status message of a refused list
 		code     int32
 		errToken string // the token in a refused list's Status
 	}{
 		{name: "the first page carries the server's token for the key after its last item, at the list's resourceVersion",
 			query: url.Values{"limit": {"1"}, "resourceVersion": {"101"}, "resourceVersionMatch": {"NotOlderThan"}},
-			want:  []string{"default/a"}, cont: token(101, "/a\x00"), remain: 1},
+			want:  []string{"default/a"}, cont: token(101, "/a\x00"), remain: new(int64(1))},
 		{name: "a token of this replay's resumes at its resourceVersion after the replay moved on",
 			query: url.Values{"limit": {"1"}, "continue": {token(101, "/a\x00")}}, advance: 102,
 			want: []string{"default/b"}},
@@ -227,7 +227,7 @@ func TestAPagedListResumesWhereItsTokenSaysWhateverWasPlayedSince(t *testing.T) 
 			want: []string{"default/b"}},
 		{name: "with a label selector the remaining count is not given",
 			query: url.Values{"limit": {"1"}, "labelSelector": {"!x"}, "resourceVersion": {"101"}, "resourceVersionMatch": {"Exact"}},
-			want:  []string{"default/a"}, cont: token(101, "/a\x00"), remain: 0},
+			want:  []string{"default/a"}, cont: token(101, "/a\x00")},
 		{name: "a token older than the recording is the server's 410 for a compacted one, with a token at -1",
 			query: url.Values{"continue": {token(50, "/a\x00")}},
 			code:  http.StatusGone, err: gone, errToken: token(-1, "/a\x00")},
@@ -274,8 +274,8 @@ func TestAPagedListResumesWhereItsTokenSaysWhateverWasPlayedSince(t *testing.T) 
 			if d := cmp.Diff(tc.want, got); d != "" {
 				t.Errorf("items (-want +got):\n%s", d)
 			}
-			if l.Continue != tc.cont || l.Remaining != tc.remain {
-				t.Errorf("continue %q remaining %d; want %q %d", l.Continue, l.Remaining, tc.cont, tc.remain)
+			if l.Continue != tc.cont || !cmp.Equal(l.Remaining, tc.remain) {
+				t.Errorf("continue %q remaining %v; want %q %v", l.Continue, l.Remaining, tc.cont, tc.remain)
 			}
 		})
 	}

@@ -210,12 +210,13 @@ func (t *Timeline) stateOf(rv int64, ws []Event, key string) (objs []Object, ok 
 	return objs, true
 }
 
-// List is a list answer: the items at RV, and the continue token and
-// count of the rest for a paged list.
+// List is a list answer: the items at RV, and for a paged list the
+// continue token and the count of the rest (nil where the server omits
+// it: a list filtered by a selector).
 type List struct {
 	RV        int64
 	Continue  string
-	Remaining int64
+	Remaining *int64
 	Items     []Object
 }
 
@@ -280,13 +281,12 @@ func (t *Timeline) List(q url.Values, sel Selector) (List, error) {
 		}
 	}
 	if limit > 0 && int64(len(l.Items)) > limit {
-		l.Remaining = int64(len(l.Items)) - limit
+		if sel.Empty() {
+			l.Remaining = new(int64(len(l.Items)) - limit)
+		}
 		l.Items = l.Items[:limit]
 		if l.Continue, err = wire.EncodeContinue(l.Items[limit-1].Key+"\x00", prefix, at); err != nil {
 			return List{}, err
-		}
-		if !sel.Empty() {
-			l.Remaining = 0
 		}
 	}
 	return l, nil

@@ -92,8 +92,9 @@ func BookmarkObjectJSON(kind, apiVersion string, rv int64, initialEnd bool) []by
 }
 
 // ListJSON is a list body around items (each an object's JSON as in a
-// list: no kind or apiVersion needed).
-func ListJSON(listKind, apiVersion string, rv int64, cont string, remaining int64, items [][]byte) []byte {
+// list: no kind or apiVersion needed). remaining is written with cont,
+// unless nil (the server omits it when a selector filtered the list).
+func ListJSON(listKind, apiVersion string, rv int64, cont string, remaining *int64, items [][]byte) []byte {
 	n := 128
 	for _, it := range items {
 		n += len(it) + 1
@@ -101,7 +102,10 @@ func ListJSON(listKind, apiVersion string, rv int64, cont string, remaining int6
 	b := make([]byte, 0, n)
 	b = fmt.Appendf(b, `{"kind":%q,"apiVersion":%q,"metadata":{"resourceVersion":"%d"`, listKind, apiVersion, rv)
 	if cont != "" {
-		b = fmt.Appendf(b, `,"continue":%q,"remainingItemCount":%d`, cont, remaining)
+		b = fmt.Appendf(b, `,"continue":%q`, cont)
+		if remaining != nil {
+			b = fmt.Appendf(b, `,"remainingItemCount":%d`, *remaining)
+		}
 	}
 	b = append(b, `},"items":[`...)
 	for i, it := range items {

@@ -165,14 +165,16 @@ func ListRVProto(msg []byte) string {
 }
 
 // ListMetaProto is a ListMeta message: resourceVersion (2), continue (3),
-// remainingItemCount (4).
-func ListMetaProto(rv, cont string, remaining int64) []byte {
+// remainingItemCount (4, with cont unless nil).
+func ListMetaProto(rv, cont string, remaining *int64) []byte {
 	var b []byte
 	b = AppendBytesField(b, 2, []byte(rv))
 	if cont != "" {
 		b = AppendBytesField(b, 3, []byte(cont))
-		b = protowire.AppendTag(b, 4, protowire.VarintType)
-		b = protowire.AppendVarint(b, uint64(remaining))
+		if remaining != nil {
+			b = protowire.AppendTag(b, 4, protowire.VarintType)
+			b = protowire.AppendVarint(b, uint64(*remaining))
+		}
 	}
 	return b
 }
