@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -20,6 +22,8 @@ import (
 	"github.com/kwrec/kwrec/recorder"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // WriteMode says what a [Replayer] does with a write (POST, PUT, PATCH or
@@ -117,7 +121,11 @@ func (r *Replayer) writePlan(req *http.Request, body []byte) *plan {
 	w := write.Request{Verb: verb, Subresource: sub, Group: rp.Group, Version: rp.Version, Resource: rp.Resource, Kind: kind,
 		Namespaced: namespaced, StatusSubresource: info.Status, Namespace: rp.Namespace, Name: rp.Name, ContentType: ct, Body: body,
 		Query: req.URL.Query(), UserAgent: req.Header.Get("User-Agent")}
-	dry := req.URL.Query().Get("dryRun") == "All"
+	dry, err := dryRun(verb, req.URL.Query())
+	if err != nil {
+		return r.writeError(err, proto)
+	}
+	w.DryRun = dry
 	for range writeRetries {
 		name := rp.Name
 		suffix, uid := r.nameSuffix()
@@ -132,7 +140,13 @@ func (r *Replayer) writePlan(req *http.Request, body []byte) *plan {
 				return fail(http.StatusInternalServerError, metav1.StatusReasonInternalError, "kwrec replay: %v", err)
 			}
 		}
-		res, err := r.writes.Apply(w, curJSON, write.Stamp{Now: r.clock.Now(), UID: uid, Suffix: suffix})
+		st := write.Stamp{Now: r.clock.Now(), UID: uid, Suffix: suffix}
+		if dry && exists {
+			// Nothing is stored: the answer carries the version it was
+			// computed from, as the server's dry-run storage answers.
+			st.RV = strconv.FormatInt(cur.RV, 10)
+		}
+		res, err := r.writes.Apply(w, curJSON, st)
 		if err != nil {
 			return r.writeError(err, proto)
 		}
@@ -159,6 +173,23 @@ func (r *Replayer) writePlan(req *http.Request, body []byte) *plan {
 	}
 	return fail(http.StatusConflict, metav1.StatusReasonConflict,
 		"kwrec replay: the object changed %d times while the write was computed; try again", writeRetries)
+}
+
+// dryRun reads a write's dryRun parameter: true for "All", an error with
+// the server's 422 for any other value.
+func dryRun(verb string, q url.Values) (bool, error) {
+	vs := q["dryRun"]
+	for _, v := range vs {
+		if v != metav1.DryRunAll {
+			kind := map[string]string{"create": "CreateOptions", "update": "UpdateOptions", "patch": "PatchOptions"}[verb]
+			if kind == "" {
+				kind = "DeleteOptions"
+			}
+			return false, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: kind}, "",
+				field.ErrorList{field.NotSupported(field.NewPath("dryRun"), vs, []string{metav1.DryRunAll})})
+		}
+	}
+	return len(vs) > 0, nil
 }
 
 // writeOf splits a write's path: the resource, the subresource ("" for
@@ -375,9 +406,14 @@ func (r *Replayer) Writes() []*cassettes.Interaction {
 // deleteOptionsJSON returns an enveloped protobuf DeleteOptions (the body
 // of a typed client's delete) as JSON.
 func deleteOptionsJSON(_ *timeline.Timeline, body []byte) ([]byte, error) {
-	_, kind, ms, me, ok := wire.Unenvelope(body)
-	if !ok || kind != "DeleteOptions" {
+	apiVersion, kind, ms, me, ok := wire.Unenvelope(body)
+	if !ok {
 		return nil, fmt.Errorf("the request body is not an enveloped protobuf DeleteOptions")
+	}
+	if kind != "DeleteOptions" {
+		// The server's words: its decoder knows only the options kinds
+		// (the scheme is named by where apimachinery made it).
+		return nil, fmt.Errorf("no kind %q is registered for version %q in scheme \"pkg/runtime/scheme.go:111\"", kind, apiVersion)
 	}
 	var opts metav1.DeleteOptions
 	if err := opts.Unmarshal(body[ms:me]); err != nil {

@@ -2,6 +2,8 @@ package timeline
 
 import (
 	"fmt"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"net/http"
 	"net/url"
 	"sort"
@@ -321,11 +323,8 @@ func (t *Timeline) Get(ns, name string) (Object, error) {
 	if o, ok := t.Current(ns + "/" + name); ok {
 		return o, nil
 	}
-	res := t.Res.Resource
-	if t.Res.Group != "" {
-		res += "." + t.Res.Group
-	}
-	return Object{}, statusErr(http.StatusNotFound, metav1.StatusReasonNotFound, 0, "%s %q not found", res, name)
+	st := apierrors.NewNotFound(schema.GroupResource{Group: t.Res.Group, Resource: t.Res.Resource}, name).Status()
+	return Object{}, &StatusError{Status: &st}
 }
 
 func rvParam(q url.Values) (int64, error) {

@@ -7,6 +7,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -29,9 +30,12 @@ func (w *write) create() (Result, error) {
 	if err := w.ensureNamespace(obj); err != nil {
 		return Result{}, err
 	}
-	if obj.GetResourceVersion() != "" {
+	if obj.GetResourceVersion() != "" && !w.req.DryRun {
 		// etcd3 store.Create refuses it with a plain error: a 500.
 		return Result{}, statusError(errors.New("resourceVersion should not be set on objects to be created"))
+	}
+	if err := w.roundTrip(obj, createdByManager); err != nil {
+		return Result{}, statusError(err)
 	}
 	if err := w.trackUpdate(obj, w.newEmpty()); err != nil {
 		return Result{}, err
@@ -73,7 +77,7 @@ func (w *write) beforeCreate(obj *object) error {
 	}
 	obj.SetUID(types.UID(w.st.UID))
 	obj.SetCreationTimestamp(metav1.NewTime(w.st.Now))
-	return nil
+	return w.roundTrip(obj, func(o runtime.Object) { setDefaults(o); prepareForCreate(o, w.st.UID) })
 }
 
 // created finishes a write that creates the object.
@@ -81,7 +85,9 @@ func (w *write) created(obj *object) (Result, error) {
 	if err := w.normalize(obj); err != nil {
 		return Result{}, statusError(err)
 	}
-	obj.SetResourceVersion(w.st.RV)
+	if !w.req.DryRun {
+		obj.SetResourceVersion(w.st.RV)
+	}
 	stampManagedFields(obj, nil, metav1.NewTime(w.st.Now))
 	data, err := encode(obj)
 	if err != nil {
@@ -97,7 +103,7 @@ func (w *write) created(obj *object) (Result, error) {
 func (w *write) newEmpty() *object {
 	u := &object{Object: map[string]any{}}
 	u.SetGroupVersionKind(w.gvk)
-	_ = w.normalize(u)
+	_ = w.roundTrip(u, nil)
 	return u
 }
 

@@ -24,12 +24,12 @@ const fieldManagerMaxLength = 128
 // .status; the status subresource owns only .status).
 func (w *write) fieldManager() (*managedfields.FieldManager, error) {
 	conv := unstructuredConvertor{}
-	creater := unstructuredCreater{}
+	creater := unstructuredCreater{w}
 	reset := w.resetFields()
 	if w.kind.typed {
-		return managedfields.NewDefaultFieldManager(w.engine.typeConverter(true), conv, noDefaulter{}, creater, w.gvk, w.gvk.GroupVersion(), w.req.Subresource, reset)
+		return managedfields.NewDefaultFieldManager(w.engine.typeConverter(true), conv, serverDefaulter{w}, creater, w.gvk, w.gvk.GroupVersion(), w.req.Subresource, reset)
 	}
-	return managedfields.NewDefaultCRDFieldManager(w.engine.typeConverter(false), conv, noDefaulter{}, creater, w.gvk, w.gvk.GroupVersion(), w.req.Subresource, reset)
+	return managedfields.NewDefaultCRDFieldManager(w.engine.typeConverter(false), conv, serverDefaulter{w}, creater, w.gvk, w.gvk.GroupVersion(), w.req.Subresource, reset)
 }
 
 func (w *write) resetFields() map[fieldpath.APIVersion]fieldpath.Filter {
@@ -129,21 +129,25 @@ func (unstructuredConvertor) ConvertFieldLabel(gvk schema.GroupVersionKind, labe
 	return label, value, nil
 }
 
-// unstructuredCreater creates empty unstructured objects of a kind.
-type unstructuredCreater struct{}
+// unstructuredCreater creates the empty object of the write's kind as the
+// server's scheme does (for a built-in kind its Go type's zero value), so
+// that the fields it holds are nobody's before the first apply.
+type unstructuredCreater struct{ w *write }
 
 var _ runtime.ObjectCreater = unstructuredCreater{}
 
-func (unstructuredCreater) New(gvk schema.GroupVersionKind) (runtime.Object, error) {
-	u := &unstructured.Unstructured{Object: map[string]any{}}
-	u.SetGroupVersionKind(gvk)
-	return u, nil
+func (c unstructuredCreater) New(schema.GroupVersionKind) (runtime.Object, error) {
+	return c.w.newEmpty(), nil
 }
 
-// noDefaulter applies no defaults: client-go's scheme registers no
-// defaulting functions, and the engine does not import the server's.
-type noDefaulter struct{}
+// serverDefaulter sets the server's defaults (see [setDefaults]) on the
+// objects the field manager makes, as the server's scheme does.
+type serverDefaulter struct{ w *write }
 
-var _ runtime.ObjectDefaulter = noDefaulter{}
+var _ runtime.ObjectDefaulter = serverDefaulter{}
 
-func (noDefaulter) Default(runtime.Object) {}
+func (d serverDefaulter) Default(obj runtime.Object) {
+	if u, ok := obj.(*object); ok {
+		_ = d.w.normalize(u)
+	}
+}

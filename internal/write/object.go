@@ -102,6 +102,12 @@ func (w *write) decodeBody() (*object, error) {
 // fields are dropped and empty ones omitted as the server's storage does.
 // Custom resources are left as they are.
 func (w *write) normalize(obj *object) error {
+	return w.roundTrip(obj, setDefaults)
+}
+
+// roundTrip is normalize with change (nil for none) made to the typed
+// object.
+func (w *write) roundTrip(obj *object, change func(runtime.Object)) error {
 	if !w.kind.typed {
 		return nil
 	}
@@ -115,6 +121,9 @@ func (w *write) normalize(obj *object) error {
 	}
 	if err := kjson.UnmarshalCaseSensitivePreserveInts(data, typed); err != nil {
 		return err
+	}
+	if change != nil {
+		change(typed)
 	}
 	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(typed)
 	if err != nil {

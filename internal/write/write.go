@@ -57,10 +57,13 @@ type Request struct {
 	// optional DeleteOptions.
 	Body []byte
 	// Query holds the URL's query: fieldManager, force, and for a delete
-	// propagationPolicy. dryRun is the caller's business (it does not store
-	// the result); fieldValidation is ignored (unknown fields of built-in
+	// propagationPolicy (dryRun is [Request.DryRun]); fieldValidation is ignored (unknown fields of built-in
 	// types are dropped, as the server's default "Warn" does).
 	Query url.Values
+	// DryRun says the write is not stored (dryRun=All): a create then keeps
+	// the body's resourceVersion, as the server's dry-run storage does, and
+	// the caller does not commit the result.
+	DryRun bool
 	// UserAgent is the request's User-Agent; the field manager defaults to
 	// its part before the first "/" when the query has no fieldManager.
 	UserAgent string

@@ -1,0 +1,154 @@
+package conformance_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+)
+
+// The recorded world: made on the server before the recording, so the
+// overlay starts where the server is.
+const (
+	ns  = "/api/v1/namespaces/conf"
+	ns2 = "/api/v1/namespaces/conf2"
+	apps = "/apis/apps/v1/namespaces/conf"
+)
+
+func seedRows(t *testing.T) []row {
+	csr := func(name string) string {
+		req, _ := json.Marshal(csrPEM(t, name))
+		return fmt.Sprintf(`{"apiVersion":"certificates.k8s.io/v1","kind":"CertificateSigningRequest","metadata":{"name":%q},"spec":{"request":%s,"signerName":"example.com/signer","usages":["digital signature"]}}`, name, req)
+	}
+	return []row{
+		{name: "namespace conf", method: "POST", path: "/api/v1/namespaces", body: `{"metadata":{"name":"conf"}}`},
+		{name: "namespace conf2", method: "POST", path: "/api/v1/namespaces", body: `{"metadata":{"name":"conf2"}}`},
+		{name: "cm a", method: "POST", path: ns + "/configmaps", body: `{"metadata":{"name":"a","labels":{"app":"x"}},"data":{"k":"1"}}`},
+		{name: "cm b", method: "POST", path: ns + "/configmaps", body: `{"metadata":{"name":"b","labels":{"app":"y"}},"data":{"k":"2"}}`},
+		{name: "cm c", method: "POST", path: ns2 + "/configmaps", body: `{"metadata":{"name":"c","labels":{"app":"x"}},"data":{"k":"3"}}`},
+		{name: "deployment web", method: "POST", path: apps + "/deployments", body: deployment("web", 1)},
+		{name: "rc rc", method: "POST", path: ns + "/replicationcontrollers", body: `{"metadata":{"name":"rc"},"spec":{"replicas":1,"selector":{"app":"rc"},"template":{"metadata":{"labels":{"app":"rc"}},"spec":{"containers":[{"name":"c","image":"busybox"}]}}}}`},
+		{name: "pod solo", method: "POST", path: ns + "/pods", body: pod("solo")},
+		{name: "pod solo2", method: "POST", path: ns + "/pods", body: pod("solo2")},
+		{name: "pod solo3", method: "POST", path: ns + "/pods", body: pod("solo3")},
+		{name: "serviceaccount sa", method: "POST", path: ns + "/serviceaccounts", body: `{"metadata":{"name":"sa"}}`},
+		{name: "csr csr1", method: "POST", path: "/apis/certificates.k8s.io/v1/certificatesigningrequests", body: csr("csr1")},
+		{name: "csr csr2", method: "POST", path: "/apis/certificates.k8s.io/v1/certificatesigningrequests", body: csr("csr2")},
+	}
+}
+
+// recordedCollections are listed across all namespaces into the cassette.
+// StatefulSets are not: writes to a resource the recording never saw.
+var recordedCollections = []string{
+	"/api/v1/namespaces", "/api/v1/configmaps", "/apis/apps/v1/deployments", "/api/v1/replicationcontrollers",
+	"/api/v1/pods", "/api/v1/serviceaccounts", "/apis/certificates.k8s.io/v1/certificatesigningrequests",
+}
+
+func deployment(name string, replicas int) string {
+	return fmt.Sprintf(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":%q,"labels":{"app":%q}},"spec":{"replicas":%d,"selector":{"matchLabels":{"app":%q}},"template":{"metadata":{"labels":{"app":%q}},"spec":{"containers":[{"name":"c","image":"busybox"}]}}}}`, name, name, replicas, name, name)
+}
+
+func statefulset(name string) string {
+	return fmt.Sprintf(`{"apiVersion":"apps/v1","kind":"StatefulSet","metadata":{"name":%q,"labels":{"app":"ss"}},"spec":{"replicas":1,"serviceName":"s","selector":{"matchLabels":{"app":%q}},"template":{"metadata":{"labels":{"app":%q}},"spec":{"containers":[{"name":"c","image":"busybox"}]}}}}`, name, name, name)
+}
+
+func pod(name string) string {
+	return fmt.Sprintf(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":%q},"spec":{"containers":[{"name":"c","image":"busybox"}]}}`, name)
+}
+
+func TestLiveOverlayAnswersAsTheAPIServer(t *testing.T) {
+	w := startWorld(t, seedRows(t), recordedCollections)
+	cm := func(name, extra string) string {
+		return fmt.Sprintf(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":%q%s},"data":{"a":"1"}}`, name, extra)
+	}
+	w.run(t, []row{
+		// Reads of the recorded world.
+		{name: "read: get a ConfigMap", method: "GET", path: ns + "/configmaps/a"},
+		{name: "read: get a ConfigMap as protobuf", method: "GET", path: ns + "/configmaps/a", accept: "pb"},
+		{name: "read: get a missing ConfigMap", method: "GET", path: ns + "/configmaps/zz"},
+		{name: "read: list a namespace's ConfigMaps", method: "GET", path: ns + "/configmaps"},
+		{name: "read: list ConfigMaps by label across namespaces", method: "GET", path: "/api/v1/configmaps?labelSelector=app%3Dx"},
+		{name: "read: list ConfigMaps by field", method: "GET", path: ns + "/configmaps?fieldSelector=metadata.name%3Db"},
+		{name: "read: list ConfigMaps as protobuf", method: "GET", path: ns + "/configmaps", accept: "pb"},
+		{name: "read: get the Deployment", method: "GET", path: apps + "/deployments/web"},
+
+		// Creates, updates, patches and deletes of a ConfigMap, in JSON.
+		{name: "write: create x", method: "POST", path: ns + "/configmaps", body: cm("x", "")},
+		{name: "write: create x again", method: "POST", path: ns + "/configmaps", body: cm("x", "")},
+		{name: "write: create with generateName", method: "POST", path: ns + "/configmaps", body: `{"metadata":{"generateName":"g-"}}`},
+		{name: "write: create without a name", method: "POST", path: ns + "/configmaps", body: `{"data":{"a":"1"}}`},
+		{name: "write: create malformed JSON", method: "POST", path: ns + "/configmaps", body: `{"metadata":`},
+		{name: "write: create with a wrong apiVersion", method: "POST", path: ns + "/configmaps", body: `{"apiVersion":"v2","kind":"ConfigMap","metadata":{"name":"v"}}`},
+		{name: "write: create with a resourceVersion", method: "POST", path: ns + "/configmaps", body: cm("rv", `,"resourceVersion":"5"`)},
+		{name: "write: create into a namespace the body contradicts", method: "POST", path: ns + "/configmaps", body: cm("n", `,"namespace":"conf2"`)},
+		{name: "write: update x", method: "PUT", path: ns + "/configmaps/x", body: `{"metadata":{"name":"x"},"data":{"a":"2"}}`},
+		{name: "write: update x unchanged", method: "PUT", path: ns + "/configmaps/x", body: `{"metadata":{"name":"x"},"data":{"a":"2"}}`},
+		{name: "write: update x with a stale resourceVersion", method: "PUT", path: ns + "/configmaps/x", body: `{"metadata":{"name":"x","resourceVersion":"1"},"data":{"a":"3"}}`},
+		{name: "write: update with a name the path contradicts", method: "PUT", path: ns + "/configmaps/x", body: `{"metadata":{"name":"y"},"data":{"a":"3"}}`},
+		{name: "write: update a missing ConfigMap", method: "PUT", path: ns + "/configmaps/nope", body: `{"metadata":{"name":"nope"}}`},
+		{name: "write: merge patch x", method: "PATCH", path: ns + "/configmaps/x", body: `{"data":{"b":"1"}}`, ct: "merge"},
+		{name: "write: strategic merge patch x", method: "PATCH", path: ns + "/configmaps/x", body: `{"data":{"b":null,"c":"1"}}`, ct: "smp"},
+		{name: "write: JSON patch x", method: "PATCH", path: ns + "/configmaps/x", body: `[{"op":"add","path":"/data/d","value":"1"}]`, ct: "jsonpatch"},
+		{name: "write: JSON patch x at a missing path", method: "PATCH", path: ns + "/configmaps/x", body: `[{"op":"replace","path":"/data/zz","value":"1"}]`, ct: "jsonpatch"},
+		{name: "write: JSON patch x with a failing test", method: "PATCH", path: ns + "/configmaps/x", body: `[{"op":"test","path":"/data/a","value":"9"}]`, ct: "jsonpatch"},
+		{name: "write: patch with an unknown patch type", method: "PATCH", path: ns + "/configmaps/x", body: `{}`, ct: "apply"},
+		{name: "write: patch a missing ConfigMap", method: "PATCH", path: ns + "/configmaps/nope", body: `{}`, ct: "merge"},
+		{name: "write: apply x as m1", method: "PATCH", path: ns + "/configmaps/x?fieldManager=m1", body: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  a: m1\n", ct: "apply"},
+		{name: "write: apply x as m2 over m1's field", method: "PATCH", path: ns + "/configmaps/x?fieldManager=m2", body: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  a: m2\n", ct: "apply"},
+		{name: "write: apply x as m2 with force", method: "PATCH", path: ns + "/configmaps/x?fieldManager=m2&force=true", body: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  a: m2\n", ct: "apply"},
+		{name: "write: apply a missing ConfigMap", method: "PATCH", path: ns + "/configmaps/ap?fieldManager=m1", body: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ap\ndata:\n  k: v\n", ct: "apply"},
+		{name: "write: apply without a field manager", method: "PATCH", path: ns + "/configmaps/ap", body: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ap\n", ct: "apply"},
+		{name: "write: create f with a finalizer", method: "POST", path: ns + "/configmaps", body: cm("f", `,"finalizers":["example.com/f"]`)},
+		{name: "write: delete f", method: "DELETE", path: ns + "/configmaps/f"},
+		{name: "write: delete f again", method: "DELETE", path: ns + "/configmaps/f"},
+		{name: "write: update f while it is deleted", method: "PATCH", path: ns + "/configmaps/f", body: `{"data":{"z":"1"}}`, ct: "merge"},
+		{name: "write: remove f's finalizer", method: "PATCH", path: ns + "/configmaps/f", body: `{"metadata":{"finalizers":null}}`, ct: "merge"},
+		{name: "write: get f after its finalizer went", method: "GET", path: ns + "/configmaps/f"},
+		{name: "write: delete x with a stale precondition", method: "DELETE", path: ns + "/configmaps/x", body: `{"preconditions":{"resourceVersion":"1"}}`},
+		{name: "write: delete x with a wrong UID precondition", method: "DELETE", path: ns + "/configmaps/x", body: `{"preconditions":{"uid":"00000000-0000-0000-0000-000000000000"}}`},
+		{name: "write: delete x", method: "DELETE", path: ns + "/configmaps/x"},
+		{name: "write: delete x again", method: "DELETE", path: ns + "/configmaps/x"},
+		{name: "write: delete a recorded ConfigMap", method: "DELETE", path: ns + "/configmaps/b"},
+		{name: "write: list after the writes", method: "GET", path: ns + "/configmaps"},
+
+		// The same through protobuf, as a typed client sends it.
+		{name: "protobuf: create p", method: "POST", path: ns + "/configmaps", body: cm("p", ""), ct: "pb", accept: "pb"},
+		{name: "protobuf: create p again", method: "POST", path: ns + "/configmaps", body: cm("p", ""), ct: "pb", accept: "pb"},
+		{name: "protobuf: update p", method: "PUT", path: ns + "/configmaps/p", body: `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"p"},"data":{"a":"2"}}`, ct: "pb", accept: "pb"},
+		{name: "protobuf: get p", method: "GET", path: ns + "/configmaps/p", accept: "pb"},
+		{name: "protobuf: merge patch p", method: "PATCH", path: ns + "/configmaps/p", body: `{"data":{"b":"1"}}`, ct: "merge", accept: "pb"},
+		{name: "protobuf: delete p with DeleteOptions", method: "DELETE", path: ns + "/configmaps/p", body: `{"apiVersion":"v1","kind":"DeleteOptions","gracePeriodSeconds":0,"propagationPolicy":"Foreground"}`, ct: "pb", accept: "pb"},
+		{name: "protobuf: delete p again", method: "DELETE", path: ns + "/configmaps/p", body: `{"apiVersion":"v1","kind":"DeleteOptions"}`, ct: "pb", accept: "pb"},
+		{name: "protobuf: create a Deployment", method: "POST", path: apps + "/deployments", body: deployment("pbd", 2), ct: "pb", accept: "pb"},
+		{name: "protobuf: delete a Deployment with apps DeleteOptions", method: "DELETE", path: apps + "/deployments/pbd", body: `{"apiVersion":"apps/v1","kind":"DeleteOptions","propagationPolicy":"Background"}`, ct: "pb", accept: "pb"},
+		{name: "protobuf: delete with a body of the wrong kind", method: "DELETE", path: ns + "/configmaps/a", body: cm("a", ""), ct: "pb", accept: "pb"},
+		{name: "protobuf: JSON DeleteOptions", method: "DELETE", path: ns + "/configmaps/g", body: `{"kind":"DeleteOptions","apiVersion":"v1","gracePeriodSeconds":0}`},
+
+		// Workloads: the server's defaults, in JSON and protobuf.
+		{name: "workload: create a Deployment", method: "POST", path: apps + "/deployments", body: deployment("d1", 1)},
+		{name: "workload: create a Deployment with its own strategy", method: "POST", path: apps + "/deployments", body: `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d2"},"spec":{"strategy":{"type":"Recreate"},"selector":{"matchLabels":{"app":"d2"}},"template":{"metadata":{"labels":{"app":"d2"}},"spec":{"containers":[{"name":"c","image":"nginx:1.27","ports":[{"containerPort":80}],"readinessProbe":{"httpGet":{"port":80}},"env":[{"name":"N","valueFrom":{"fieldRef":{"fieldPath":"metadata.name"}}}]}],"volumes":[{"name":"v"},{"name":"cm","configMap":{"name":"a"}}]}}}}`},
+		{name: "workload: update a Deployment's image", method: "PUT", path: apps + "/deployments/d1", body: `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d1","labels":{"app":"d1"}},"spec":{"selector":{"matchLabels":{"app":"d1"}},"template":{"metadata":{"labels":{"app":"d1"}},"spec":{"containers":[{"name":"c","image":"busybox:1.36"}]}}}}`},
+		{name: "workload: patch a Deployment's replicas", method: "PATCH", path: apps + "/deployments/d1", body: `{"spec":{"replicas":3}}`, ct: "merge"},
+		{name: "workload: strategic merge patch a Deployment's containers", method: "PATCH", path: apps + "/deployments/d1", body: `{"spec":{"template":{"spec":{"containers":[{"name":"side","image":"busybox"}]}}}}`, ct: "smp"},
+		{name: "workload: apply a Deployment", method: "PATCH", path: apps + "/deployments/d3?fieldManager=ssa", body: "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d3\nspec:\n  selector:\n    matchLabels: {app: d3}\n  template:\n    metadata:\n      labels: {app: d3}\n    spec:\n      containers:\n      - name: c\n        image: busybox\n", ct: "apply"},
+		{name: "workload: apply a Deployment again with more replicas", method: "PATCH", path: apps + "/deployments/d3?fieldManager=ssa", body: "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d3\nspec:\n  replicas: 2\n  selector:\n    matchLabels: {app: d3}\n  template:\n    metadata:\n      labels: {app: d3}\n    spec:\n      containers:\n      - name: c\n        image: busybox\n", ct: "apply"},
+		{name: "workload: create a ReplicaSet", method: "POST", path: apps + "/replicasets", body: `{"apiVersion":"apps/v1","kind":"ReplicaSet","metadata":{"name":"rs1"},"spec":{"selector":{"matchLabels":{"app":"rs1"}},"template":{"metadata":{"labels":{"app":"rs1"}},"spec":{"containers":[{"name":"c","image":"busybox"}]}}}}`},
+		{name: "workload: create a DaemonSet", method: "POST", path: apps + "/daemonsets", body: `{"apiVersion":"apps/v1","kind":"DaemonSet","metadata":{"name":"ds1"},"spec":{"selector":{"matchLabels":{"app":"ds1"}},"template":{"metadata":{"labels":{"app":"ds1"}},"spec":{"containers":[{"name":"c","image":"busybox"}]}}}}`},
+		{name: "workload: create a StatefulSet", method: "POST", path: apps + "/statefulsets", body: statefulset("ss1")},
+		{name: "workload: create a Pod", method: "POST", path: ns + "/pods", body: `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p1"},"spec":{"containers":[{"name":"c","image":"busybox","resources":{"limits":{"cpu":"100m"}}}]}}`},
+		{name: "workload: create a Pod as protobuf", method: "POST", path: ns + "/pods", body: pod("p2"), ct: "pb", accept: "pb"},
+		{name: "workload: create a ReplicationController", method: "POST", path: ns + "/replicationcontrollers", body: `{"apiVersion":"v1","kind":"ReplicationController","metadata":{"name":"rc2"},"spec":{"template":{"metadata":{"labels":{"app":"rc2"}},"spec":{"containers":[{"name":"c","image":"busybox"}]}}}}`},
+		{name: "workload: create a Job", method: "POST", path: "/apis/batch/v1/namespaces/conf/jobs", body: `{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"j1"},"spec":{"template":{"spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"busybox"}]}}}}`},
+		{name: "workload: create a CronJob", method: "POST", path: "/apis/batch/v1/namespaces/conf/cronjobs", body: `{"apiVersion":"batch/v1","kind":"CronJob","metadata":{"name":"cj1"},"spec":{"schedule":"* * * * *","jobTemplate":{"spec":{"template":{"spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"busybox"}]}}}}}}`},
+
+		// Dry runs.
+		{name: "dryrun: create", method: "POST", path: ns + "/configmaps?dryRun=All", body: cm("dry", "")},
+		{name: "dryrun: get what a dry run created", method: "GET", path: ns + "/configmaps/dry"},
+		{name: "dryrun: create with a resourceVersion", method: "POST", path: ns + "/configmaps?dryRun=All", body: cm("dry", `,"resourceVersion":"5"`)},
+		{name: "dryrun: update", method: "PUT", path: ns + "/configmaps/a?dryRun=All", body: `{"metadata":{"name":"a"},"data":{"k":"dry"}}`},
+		{name: "dryrun: patch", method: "PATCH", path: ns + "/configmaps/a?dryRun=All", body: `{"data":{"k":"dry"}}`, ct: "merge"},
+		{name: "dryrun: delete", method: "DELETE", path: ns + "/configmaps/a?dryRun=All"},
+		{name: "dryrun: a is untouched", method: "GET", path: ns + "/configmaps/a"},
+		{name: "dryrun: delete a missing ConfigMap", method: "DELETE", path: ns + "/configmaps/nope?dryRun=All"},
+		{name: "dryrun: an unknown dryRun value", method: "POST", path: ns + "/configmaps?dryRun=Some", body: cm("dry", "")},
+	})
+}
