@@ -93,6 +93,10 @@ type plan struct {
 	steps   *timeline.Steps    // a timeline watch, after frames
 	follow  *timeline.Follower // the writes a timeline watch sends, interleaved with steps
 	watch   bool               // a watch: Options.Hold holds its recorded changes
+	// partial sends every frame in its metadata-only form
+	// (PartialObjectMetadata); shape says what a frame holds.
+	partial bool
+	shape   wire.Shape
 	// table serves the watch steps in kubectl's Table form, version tableGV.
 	table   *table.Index
 	tableGV table.GroupVersion
@@ -654,6 +658,14 @@ func (b *body) closeFrames() {
 // encode returns data as it goes on the wire (gzip-compressed and flushed
 // when the client asked for gzip).
 func (b *body) encode(data []byte) []byte {
+	if b.p.partial {
+		pd, err := wire.PartialMetadata(data, b.p.shape, b.p.proto)
+		if err != nil {
+			b.err = fmt.Errorf("kwrec replay: the metadata-only form of a %s: %w", b.p.tl.Kind, err)
+			return nil
+		}
+		data = pd
+	}
 	if b.gz == nil {
 		return data
 	}

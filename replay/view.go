@@ -39,7 +39,15 @@ func (r *Replayer) timelineFor(rp apipath.Path) (*timeline.Timeline, string) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.empties[rp.Collection()], ""
+	if t := r.empties[rp.Collection()]; t != nil {
+		return t, ""
+	}
+	if rp.Namespace != "" {
+		if t := r.empties[all.Collection()]; t != nil {
+			return t, rp.Namespace
+		}
+	}
+	return nil, ""
 }
 
 // viewPlan answers a GET list, watch or get of a recorded collection from
@@ -55,7 +63,7 @@ func (r *Replayer) viewPlan(req *http.Request) (*plan, string) {
 	}
 	t, ns := r.timelineFor(rp)
 	if t == nil {
-		if t = r.emptyTimeline(rp); t == nil {
+		if t, ns = r.emptyTimeline(rp); t == nil {
 			st := wire.Status(http.StatusNotFound, metav1.StatusReasonNotFound,
 				fmt.Sprintf("the server could not find the requested resource (kwrec: the cassette records no list or watch of %s)", rp.Collection()), 0)
 			return r.statusPlan(st, 0, false), ""
@@ -86,11 +94,15 @@ func (r *Replayer) viewPlan(req *http.Request) (*plan, string) {
 	switch {
 	case rp.Name != "":
 		err = r.getView(p, enc, rp)
+		p.shape = wire.ShapeObject
 	case !wire.IsWatch(q):
 		err = r.listView(p, enc, q, sel)
+		p.shape = wire.ShapeList
 	default:
 		err = r.watchView(p, enc, q, sel)
+		p.shape = wire.ShapeWatch
 	}
+	p.partial = enc.partial
 	if err != nil {
 		return r.errorPlanOf(err, enc.proto), ""
 	}
@@ -102,6 +114,9 @@ func (r *Replayer) viewPlan(req *http.Request) (*plan, string) {
 // Table version gv, where every object in the answer has one.
 type encoding struct {
 	proto bool
+	// partial: the client asked for the metadata-only form
+	// (PartialObjectMetadata), in protobuf when proto.
+	partial bool
 	table *table.Index
 	gv    table.GroupVersion
 }
@@ -115,6 +130,9 @@ func (r *Replayer) negotiate(t *timeline.Timeline, accept string) (enc encoding,
 		if x := r.table(t.Path); x != nil && x.Len() > 0 && (!r.overlay() || x.CanAdd()) {
 			enc.table, enc.gv = x, gv
 		}
+	}
+	if partial, proto := wire.AcceptsPartial(accept); partial {
+		return encoding{partial: true, proto: proto && r.codec.CanProtobuf(t)}, true
 	}
 	enc.proto, ok = wire.Negotiate(accept)
 	if enc.proto && !r.codec.CanProtobuf(t) {
@@ -192,26 +210,33 @@ func (r *Replayer) watchView(p *plan, enc encoding, q url.Values, sel timeline.S
 // describes): no objects, as of the newest resourceVersion recorded of any
 // collection (they are one etcd revision sequence). nil for a resource the
 // server's discovery does not know.
-func (r *Replayer) emptyTimeline(rp apipath.Path) *timeline.Timeline {
+func (r *Replayer) emptyTimeline(rp apipath.Path) (*timeline.Timeline, string) {
 	docs, err := r.discoveryDocs()
 	if err != nil {
-		return nil
+		return nil, ""
 	}
 	info, ok := docs.Lookup(rp.Group, rp.Version, rp.Resource)
 	kind := info.Kind
 	if !ok || !info.Namespaced && rp.Namespace != "" {
-		return nil
+		return nil, ""
 	}
-	if rp.Namespace == "" {
+	if rp.Namespace == "" && r.recordedSome(rp) {
 		// All namespaces, where only some were recorded: not empty, but
 		// not known either.
-		for _, t := range r.tlOrder {
-			if t.Res.Group == rp.Group && t.Res.Version == rp.Version && t.Res.Resource == rp.Resource {
-				return nil
-			}
-		}
+		return nil, ""
 	}
 	return r.made(rp, kind)
+}
+
+// recordedSome reports whether the cassette records a collection of rp's
+// resource in some namespace.
+func (r *Replayer) recordedSome(rp apipath.Path) bool {
+	for _, t := range r.tlOrder {
+		if t.Res.Group == rp.Group && t.Res.Version == rp.Version && t.Res.Resource == rp.Resource {
+			return true
+		}
+	}
+	return false
 }
 
 // tableVersion names an object's row in a table index: by its recorded

@@ -77,6 +77,7 @@ func (r *Replayer) writePlan(req *http.Request, body []byte) *plan {
 		return nil
 	}
 	proto := wire.Accepts(req.Header.Get("Accept"), wire.MediaProtobuf) && !wire.Accepts(req.Header.Get("Accept"), wire.MediaJSON)
+	partial, _ := wire.AcceptsPartial(req.Header.Get("Accept"))
 	fail := func(code int, reason metav1.StatusReason, format string, a ...any) *plan {
 		return r.statusPlan(wire.Status(code, reason, fmt.Sprintf(format, a...), 0), 0, false)
 	}
@@ -151,7 +152,7 @@ func (r *Replayer) writePlan(req *http.Request, body []byte) *plan {
 			return r.writeError(err, proto)
 		}
 		if dry || res.Event == "" {
-			return r.writeAnswer(t, res.Code, res.Body, proto)
+			return r.writeAnswer(t, res.Code, res.Body, proto, partial)
 		}
 		m, err := wire.MetaJSON(res.Object)
 		if err != nil {
@@ -169,7 +170,7 @@ func (r *Replayer) writePlan(req *http.Request, body []byte) *plan {
 			answer = stored
 		}
 		r.noteWrite(req, body, res.Code, answer)
-		return r.writeAnswer(t, res.Code, answer, proto)
+		return r.writeAnswer(t, res.Code, answer, proto, partial)
 	}
 	return fail(http.StatusConflict, metav1.StatusReasonConflict,
 		"kwrec replay: the object changed %d times while the write was computed; try again", writeRetries)
@@ -233,20 +234,28 @@ func (r *Replayer) writeTimeline(rp apipath.Path, kind string) *timeline.Timelin
 	if t, _ := r.timelineFor(rp); t != nil {
 		return t
 	}
-	return r.made(rp, kind)
+	t, _ := r.made(rp, kind)
+	return t
 }
 
 // made returns the timeline of a collection the cassette never recorded,
-// of a resource of kind kind: empty as of the newest resourceVersion
-// recorded, made at its first request and kept (in Overlay mode the code
-// under test writes to it).
-func (r *Replayer) made(rp apipath.Path, kind string) *timeline.Timeline {
+// of a resource of kind kind, and the namespace to filter it by: empty as
+// of the newest resourceVersion recorded, made at its first request and
+// kept (in Overlay mode the code under test writes to it). A resource
+// never recorded in any namespace has one timeline, of all namespaces, so
+// that what is written in one namespace is listed and watched across all
+// of them, as on the server.
+func (r *Replayer) made(rp apipath.Path, kind string) (*timeline.Timeline, string) {
 	rp.Name = ""
+	ns := ""
+	if rp.Namespace != "" && !r.recordedSome(rp) {
+		ns, rp.Namespace = rp.Namespace, ""
+	}
 	path := rp.Collection()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if t := r.empties[path]; t != nil {
-		return t
+		return t, ns
 	}
 	var objs [][]byte
 	rv := r.newestRV()
@@ -255,7 +264,7 @@ func (r *Replayer) made(rp apipath.Path, kind string) *timeline.Timeline {
 	}
 	t := timeline.Empty(path, rp, kind, rv, r.overlay(), objs...)
 	r.empties[path] = t
-	return t
+	return t, ns
 }
 
 // namespaces returns the Namespace objects of a recording that never
@@ -297,9 +306,15 @@ func (r *Replayer) objectJSON(t *timeline.Timeline, o *timeline.Object) ([]byte,
 	return bytes.TrimRight(b, "\n"), err
 }
 
-// writeAnswer answers a write with the object (or Status) JSON b.
-func (r *Replayer) writeAnswer(t *timeline.Timeline, code int, b []byte, proto bool) *plan {
+// writeAnswer answers a write with the object (or Status) JSON b: in its
+// metadata-only form when partial.
+func (r *Replayer) writeAnswer(t *timeline.Timeline, code int, b []byte, proto, partial bool) *plan {
 	ct := wire.MediaJSON
+	if partial {
+		if pb, err := wire.PartialMetadata(b, wire.ShapeObject, false); err == nil {
+			b, proto = pb, false
+		}
+	}
 	if proto {
 		if m, err := wire.MetaJSON(b); err == nil && m.Kind == t.Kind {
 			o := timeline.Object{Ref: timeline.Ref{Enc: timeline.JSON, Typed: true}}

@@ -140,6 +140,35 @@ func TestLiveOverlayAnswersAsTheAPIServer(t *testing.T) {
 		{name: "workload: create a Job", method: "POST", path: "/apis/batch/v1/namespaces/conf/jobs", body: `{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"j1"},"spec":{"template":{"spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"busybox"}]}}}}`},
 		{name: "workload: create a CronJob", method: "POST", path: "/apis/batch/v1/namespaces/conf/cronjobs", body: `{"apiVersion":"batch/v1","kind":"CronJob","metadata":{"name":"cj1"},"spec":{"schedule":"* * * * *","jobTemplate":{"spec":{"template":{"spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"busybox"}]}}}}}}`},
 
+		// Views across namespaces, of a resource recorded (Deployments) and
+		// of one never recorded (StatefulSets, DaemonSets).
+		{name: "namespaces: create a StatefulSet in another namespace", method: "POST", path: "/apis/apps/v1/namespaces/conf2/statefulsets", body: statefulset("ss2"), ct: "pb", accept: "pb"},
+		{name: "namespaces: list StatefulSets across namespaces", method: "GET", path: "/apis/apps/v1/statefulsets"},
+		{name: "namespaces: list StatefulSets across namespaces as protobuf", method: "GET", path: "/apis/apps/v1/statefulsets", accept: "pb"},
+		{name: "namespaces: list StatefulSets across namespaces as metadata", method: "GET", path: "/apis/apps/v1/statefulsets", accept: "list"},
+		{name: "namespaces: list StatefulSets across namespaces by label", method: "GET", path: "/apis/apps/v1/statefulsets?labelSelector=app%3Dss"},
+		{name: "namespaces: list StatefulSets across namespaces a page at a time", method: "GET", path: "/apis/apps/v1/statefulsets?limit=1"},
+		{name: "namespaces: list StatefulSets in one namespace", method: "GET", path: "/apis/apps/v1/namespaces/conf2/statefulsets"},
+		{name: "namespaces: list StatefulSets in a namespace with none", method: "GET", path: "/apis/apps/v1/namespaces/default/statefulsets"},
+		{name: "namespaces: get a StatefulSet", method: "GET", path: "/apis/apps/v1/namespaces/conf2/statefulsets/ss2"},
+		{name: "namespaces: watch StatefulSets across namespaces", method: "GET", path: "/apis/apps/v1/statefulsets?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true"},
+		{name: "namespaces: watch StatefulSets in one namespace", method: "GET", path: "/apis/apps/v1/namespaces/conf/statefulsets?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true"},
+		{name: "namespaces: list DaemonSets across namespaces", method: "GET", path: "/apis/apps/v1/daemonsets"},
+		{name: "namespaces: list Deployments across namespaces", method: "GET", path: "/apis/apps/v1/deployments"},
+		{name: "namespaces: list Deployments across namespaces by label", method: "GET", path: "/apis/apps/v1/deployments?labelSelector=app%3Dd1"},
+		{name: "namespaces: list Deployments across namespaces as metadata", method: "GET", path: "/apis/apps/v1/deployments", accept: "list"},
+		{name: "namespaces: watch Deployments across namespaces", method: "GET", path: "/apis/apps/v1/deployments?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true"},
+		{name: "namespaces: list Jobs across namespaces", method: "GET", path: "/apis/batch/v1/jobs"},
+
+		// Metadata-only views.
+		{name: "metadata: get a ConfigMap", method: "GET", path: ns + "/configmaps/a", accept: "meta"},
+		{name: "metadata: get a ConfigMap as protobuf", method: "GET", path: ns + "/configmaps/a", accept: "metapb"},
+		{name: "metadata: get a written Deployment", method: "GET", path: apps + "/deployments/d1", accept: "meta"},
+		{name: "metadata: list ConfigMaps", method: "GET", path: ns + "/configmaps", accept: "list"},
+		{name: "metadata: watch ConfigMaps", method: "GET", path: ns + "/configmaps?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true", accept: "meta"},
+		{name: "metadata: watch Deployments", method: "GET", path: apps + "/deployments?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true", accept: "meta"},
+		{name: "metadata: patch a ConfigMap's annotations", method: "PATCH", path: ns + "/configmaps/a", body: `{"metadata":{"annotations":{"note":"1"}}}`, ct: "merge", accept: "meta"},
+
 		// Dry runs.
 		{name: "dryrun: create", method: "POST", path: ns + "/configmaps?dryRun=All", body: cm("dry", "")},
 		{name: "dryrun: get what a dry run created", method: "GET", path: ns + "/configmaps/dry"},

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"reflect"
 	"strconv"
 
 	"github.com/kwrec/kwrec/internal/wire"
@@ -160,6 +162,9 @@ func (c Codec) WatchEvent(t *Timeline, typ string, o *Object, raw []byte, proto 
 // Bookmark returns a BOOKMARK frame at rv; initialEnd marks the end of a
 // streaming list's initial events.
 func (c Codec) Bookmark(t *Timeline, rv int64, initialEnd, proto bool) []byte {
+	if b, ok := typedBookmark(t, rv, initialEnd, proto); ok {
+		return b
+	}
 	if !proto {
 		return wire.WatchEventJSON("BOOKMARK", wire.BookmarkObjectJSON(t.Kind, t.APIVersion, rv, initialEnd))
 	}
@@ -173,6 +178,45 @@ func (c Codec) Bookmark(t *Timeline, rv int64, initialEnd, proto bool) []byte {
 	}
 	msg := wire.AppendBytesField(nil, 1, om)
 	return wire.WatchEventProto("BOOKMARK", wire.Envelope(t.APIVersion, t.Kind, msg))
+}
+
+// typedBookmark is the BOOKMARK frame of a built-in kind as the server
+// writes it: the kind's empty Go value (with the fields it always
+// encodes) holding only the resourceVersion and the initial-events-end
+// annotation.
+func typedBookmark(t *Timeline, rv int64, initialEnd, proto bool) ([]byte, bool) {
+	obj, err := t.newObject()
+	if err != nil {
+		return nil, false
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, false
+	}
+	m.SetResourceVersion(strconv.FormatInt(rv, 10))
+	// The server makes it from its internal type, where spec.replicas is
+	// not a pointer: it reads 0, not null.
+	if sp := reflect.ValueOf(obj).Elem().FieldByName("Spec"); sp.IsValid() {
+		if rep := sp.FieldByName("Replicas"); rep.IsValid() && rep.Type() == reflect.TypeFor[*int32]() && rep.IsNil() {
+			rep.Set(reflect.ValueOf(new(int32)))
+		}
+	}
+	if initialEnd {
+		m.SetAnnotations(map[string]string{wire.InitialEventsEnd: "true"})
+	}
+	if proto {
+		b, err := obj.Marshal()
+		if err != nil {
+			return nil, false
+		}
+		return wire.WatchEventProto("BOOKMARK", wire.Envelope(t.APIVersion, t.Kind, b)), true
+	}
+	obj.GetObjectKind().SetGroupVersionKind(t.gvk())
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return nil, false
+	}
+	return wire.WatchEventJSON("BOOKMARK", b), true
 }
 
 // ErrorEvent returns an ERROR frame carrying st.
