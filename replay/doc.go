@@ -136,13 +136,34 @@
 // AlreadyExists; update with 409 Conflict on a stale resourceVersion;
 // JSON merge, strategic merge (built-in types), JSON patch and server-side
 // apply with field managers and conflicts; delete with finalizers
-// (deletionTimestamp, removal with the last finalizer); the status
-// subresource; dryRun=All; uid, creationTimestamp, generation,
-// managedFields and resourceVersion set by the server. Every watch of the
-// collection sends the write (the writer's own informer included), in the
-// encoding it negotiated, and later lists and gets hold it. A collection
-// the cassette never recorded (Events, Leases, a controller's CRD objects)
-// starts empty and takes writes. Reads of recorded collections are then
+// (deletionTimestamp, removal with the last finalizer); deletecollection
+// with label and field selectors; the status subresource; the scale
+// subresource of Deployments, ReplicaSets, StatefulSets and
+// ReplicationControllers (GET, PUT, merge, JSON and strategic merge
+// patches); a Pod's eviction (allowed: PodDisruptionBudgets are not
+// weighed) and binding; a ServiceAccount's token (a fake, non-JWT token;
+// the default audience is https://kubernetes.default.svc.cluster.local,
+// since a recording does not hold the server's issuer); a CSR's approval;
+// dryRun=All; the server's defaults for Pods and workloads (Deployments,
+// ReplicaSets, StatefulSets, DaemonSets, ReplicationControllers, Jobs,
+// CronJobs) and what its admission sets on a Pod (priority, the
+// not-ready and unreachable tolerations, phase Pending, QoS class); uid,
+// creationTimestamp, generation, managedFields and resourceVersion set by
+// the server. Request bodies are read in JSON and in protobuf, as typed
+// clients send them (DeleteOptions, Scale, Eviction, Binding,
+// TokenRequest). Every watch of the collection sends the write (the
+// writer's own informer included), in the encoding it negotiated, and
+// later lists and gets hold it, in full or metadata-only
+// (as=PartialObjectMetadata) form. A resource the cassette never recorded
+// (Events, Leases, a controller's CRD objects) starts empty and takes
+// writes, in one timeline of all namespaces, so what is written in one
+// namespace is listed and watched across all of them. Not simulated:
+// server-side validation of built-in types (an invalid object is
+// stored), fieldValidation=Strict and its Warn warnings, apply to the
+// scale subresource, Services' cluster IP allocation, garbage collection
+// of dependents, and other subresources (exec, log, proxy), which answer
+// 405. internal/conformance compares each of these answers with
+// kube-apiserver's. Reads of recorded collections are then
 // always views of their timelines, never recorded bytes, since the world
 // now holds the writes; kubectl's Table form is left to kubectl.
 //

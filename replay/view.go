@@ -59,6 +59,9 @@ func (r *Replayer) viewPlan(req *http.Request) (*plan, string) {
 	}
 	rp, ok := apipath.Parse(req.URL.Path)
 	if !ok {
+		if p := r.scaleView(req); p != nil {
+			return p, ""
+		}
 		return nil, "not a resource path"
 	}
 	t, ns := r.timelineFor(rp)
@@ -117,8 +120,8 @@ type encoding struct {
 	// partial: the client asked for the metadata-only form
 	// (PartialObjectMetadata), in protobuf when proto.
 	partial bool
-	table *table.Index
-	gv    table.GroupVersion
+	table   *table.Index
+	gv      table.GroupVersion
 }
 
 // negotiate picks the encoding of an answer about t for a client with

@@ -81,13 +81,9 @@ func (r *Replayer) writePlan(req *http.Request, body []byte) *plan {
 	fail := func(code int, reason metav1.StatusReason, format string, a ...any) *plan {
 		return r.statusPlan(wire.Status(code, reason, fmt.Sprintf(format, a...), 0), 0, false)
 	}
-	if sub != "" && sub != "status" {
+	if sub != "" && sub != "status" && !simulated(rp, sub, verb) {
 		return fail(http.StatusMethodNotAllowed, metav1.StatusReasonMethodNotAllowed,
-			"kwrec replay: writes to the %s subresource are not simulated (only status is)", sub)
-	}
-	if verb == "deletecollection" {
-		return fail(http.StatusMethodNotAllowed, metav1.StatusReasonMethodNotAllowed,
-			"kwrec replay: deletecollection is not simulated; delete the objects one by one")
+			"kwrec replay: %s of the %s subresource of %s is not simulated", verb, sub, rp.Resource)
 	}
 	docs, err := r.discoveryDocs()
 	if err != nil {
@@ -109,10 +105,13 @@ func (r *Replayer) writePlan(req *http.Request, body []byte) *plan {
 	proto = proto && r.codec.CanProtobuf(t)
 	ct := wire.MediaType(req.Header.Get("Content-Type"))
 	if ct == wire.MediaProtobuf {
-		// A delete's body is DeleteOptions, not an object of the kind.
+		// A delete's body is DeleteOptions, a subresource's its own kind,
+		// not an object of the resource's kind.
 		toJSON := r.codec.ToJSON
-		if verb == "delete" {
+		if verb == "delete" || verb == "deletecollection" {
 			toJSON = deleteOptionsJSON
+		} else if sub != "" && sub != "status" && sub != write.SubresourceApproval {
+			toJSON = envelopedJSON
 		}
 		if body, err = toJSON(t, body); err != nil {
 			return fail(http.StatusBadRequest, metav1.StatusReasonBadRequest, "%v", err)
@@ -127,53 +126,77 @@ func (r *Replayer) writePlan(req *http.Request, body []byte) *plan {
 		return r.writeError(err, proto)
 	}
 	w.DryRun = dry
-	for range writeRetries {
-		name := rp.Name
-		suffix, uid := r.nameSuffix()
-		if verb == "create" {
-			name = createName(body, suffix)
+	if p := r.subresourcePlan(t, w, proto); p != nil {
+		return p
+	}
+	if verb == "deletecollection" {
+		return r.deleteCollection(req, t, w, proto)
+	}
+	res, stored, err := r.applyWrite(t, w)
+	if err != nil {
+		return r.writeError(err, proto)
+	}
+	answer := res.Body
+	if stored != nil {
+		switch {
+		case sub == write.SubresourceScale:
+			if answer, err = write.ScaleOf(stored); err != nil {
+				return r.writeError(err, proto)
+			}
+		case bytes.Equal(res.Body, res.Object):
+			answer = stored
 		}
-		key := rp.Namespace + "/" + name
+		r.noteWrite(req, body, res.Code, answer)
+	}
+	return r.writeAnswer(t, res.Code, answer, proto, partial)
+}
+
+// applyWrite computes w from the current object and commits it to t,
+// again if a recorded event changed the object meanwhile. stored is the
+// object as committed, with its resourceVersion; nil for a dry run or a
+// write that changed nothing.
+func (r *Replayer) applyWrite(t *timeline.Timeline, w write.Request) (res write.Result, stored []byte, err error) {
+	for range writeRetries {
+		name := w.Name
+		suffix, uid := r.nameSuffix()
+		if w.Verb == "create" {
+			name = createName(w.Body, suffix)
+		}
+		key := w.Namespace + "/" + name
 		cur, exists := t.Current(key)
 		var curJSON []byte
 		if exists {
 			if curJSON, err = r.objectJSON(t, &cur); err != nil {
-				return fail(http.StatusInternalServerError, metav1.StatusReasonInternalError, "kwrec replay: %v", err)
+				return res, nil, err
 			}
 		}
 		st := write.Stamp{Now: r.clock.Now(), UID: uid, Suffix: suffix}
-		if dry && exists {
+		if w.DryRun && exists {
 			// Nothing is stored: the answer carries the version it was
 			// computed from, as the server's dry-run storage answers.
 			st.RV = strconv.FormatInt(cur.RV, 10)
 		}
-		res, err := r.writes.Apply(w, curJSON, st)
-		if err != nil {
-			return r.writeError(err, proto)
+		if res, err = r.writes.Apply(w, curJSON, st); err != nil {
+			return res, nil, err
 		}
-		if dry || res.Event == "" {
-			return r.writeAnswer(t, res.Code, res.Body, proto, partial)
+		if w.DryRun || res.Event == "" {
+			return res, nil, nil
 		}
 		m, err := wire.MetaJSON(res.Object)
 		if err != nil {
-			return fail(http.StatusInternalServerError, metav1.StatusReasonInternalError, "kwrec replay: the written object: %v", err)
+			return res, nil, fmt.Errorf("the written object: %v", err)
 		}
-		_, stored, err := t.Commit(res.Event, m.Key(), m.Labels, cur.RV, res.Object)
+		_, stored, err = t.Commit(res.Event, m.Key(), m.Labels, cur.RV, res.Object)
 		switch {
 		case errors.Is(err, timeline.ErrStale):
 			continue
 		case err != nil:
-			return fail(http.StatusInternalServerError, metav1.StatusReasonInternalError, "kwrec replay: %s: %v", t.Path, err)
+			return res, nil, fmt.Errorf("%s: %v", t.Path, err)
 		}
-		answer := res.Body
-		if bytes.Equal(res.Body, res.Object) {
-			answer = stored
-		}
-		r.noteWrite(req, body, res.Code, answer)
-		return r.writeAnswer(t, res.Code, answer, proto, partial)
+		return res, stored, nil
 	}
-	return fail(http.StatusConflict, metav1.StatusReasonConflict,
-		"kwrec replay: the object changed %d times while the write was computed; try again", writeRetries)
+	return res, nil, apierrors.NewConflict(schema.GroupResource{Group: w.Group, Resource: w.Resource}, w.Name,
+		fmt.Errorf("kwrec replay: the object changed %d times while the write was computed; try again", writeRetries))
 }
 
 // dryRun reads a write's dryRun parameter: true for "All", an error with

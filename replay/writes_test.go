@@ -272,8 +272,10 @@ func TestBadWritesGetTheAPIServersAnswers(t *testing.T) {
 			{"an unknown patch type", "PATCH", "configmaps/a", "text/plain", `x`, 415, metav1.StatusReasonUnsupportedMediaType, "415: Unsupported Media Type"},
 			{"an update of an object that does not exist", "PUT", "configmaps/nope", "application/json",
 				`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"nope"}}`, 404, metav1.StatusReasonNotFound, `configmaps "nope" not found`},
-			{"a subresource kwrec does not simulate", "POST", "pods/p/eviction", "application/json", `{}`, 405, metav1.StatusReasonMethodNotAllowed,
-				"kwrec replay: writes to the eviction subresource are not simulated (only status is)"},
+			{"a subresource kwrec does not simulate", "POST", "pods/p/exec", "application/json", `{}`, 405, metav1.StatusReasonMethodNotAllowed,
+				"kwrec replay: create of the exec subresource of pods is not simulated"},
+			{"an eviction of a Pod that does not exist", "POST", "pods/p/eviction", "application/json",
+				`{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"p"}}`, 404, metav1.StatusReasonNotFound, `pods "p" not found`},
 			{"a resource no discovery knows", "POST", "widgets", "application/json", `{}`, 404, metav1.StatusReasonNotFound,
 				"the server could not find the requested resource"},
 		}

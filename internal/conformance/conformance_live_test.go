@@ -9,8 +9,8 @@ import (
 // The recorded world: made on the server before the recording, so the
 // overlay starts where the server is.
 const (
-	ns  = "/api/v1/namespaces/conf"
-	ns2 = "/api/v1/namespaces/conf2"
+	ns   = "/api/v1/namespaces/conf"
+	ns2  = "/api/v1/namespaces/conf2"
 	apps = "/apis/apps/v1/namespaces/conf"
 )
 
@@ -168,6 +168,45 @@ func TestLiveOverlayAnswersAsTheAPIServer(t *testing.T) {
 		{name: "metadata: watch ConfigMaps", method: "GET", path: ns + "/configmaps?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true", accept: "meta"},
 		{name: "metadata: watch Deployments", method: "GET", path: apps + "/deployments?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true", accept: "meta"},
 		{name: "metadata: patch a ConfigMap's annotations", method: "PATCH", path: ns + "/configmaps/a", body: `{"metadata":{"annotations":{"note":"1"}}}`, ct: "merge", accept: "meta"},
+
+		// Subresources.
+		{name: "scale: get a Deployment's scale", method: "GET", path: apps + "/deployments/web/scale"},
+		{name: "scale: update a Deployment's scale", method: "PUT", path: apps + "/deployments/web/scale", body: `{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"web","namespace":"conf"},"spec":{"replicas":3}}`},
+		{name: "scale: the Deployment after its scale changed", method: "GET", path: apps + "/deployments/web"},
+		{name: "scale: update a scale with a stale resourceVersion", method: "PUT", path: apps + "/deployments/web/scale", body: `{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"web","resourceVersion":"1"},"spec":{"replicas":4}}`},
+		{name: "scale: merge patch a Deployment's scale", method: "PATCH", path: apps + "/deployments/web/scale", body: `{"spec":{"replicas":5}}`, ct: "merge"},
+		{name: "scale: JSON patch a Deployment's scale", method: "PATCH", path: apps + "/deployments/web/scale", body: `[{"op":"replace","path":"/spec/replicas","value":6}]`, ct: "jsonpatch"},
+		{name: "scale: strategic merge patch a Deployment's scale", method: "PATCH", path: apps + "/deployments/web/scale", body: `{"spec":{"replicas":2}}`, ct: "smp"},
+		{name: "scale: patch a scale to what it is", method: "PATCH", path: apps + "/deployments/web/scale", body: `{"spec":{"replicas":2}}`, ct: "merge"},
+		{name: "scale: update a scale as protobuf", method: "PUT", path: apps + "/deployments/web/scale", body: `{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"web","namespace":"conf"},"spec":{"replicas":1}}`, ct: "pb", accept: "pb"},
+		{name: "scale: get a ReplicationController's scale", method: "GET", path: ns + "/replicationcontrollers/rc/scale"},
+		{name: "scale: patch a ReplicationController's scale", method: "PATCH", path: ns + "/replicationcontrollers/rc/scale", body: `{"spec":{"replicas":2}}`, ct: "merge"},
+		{name: "scale: get a StatefulSet's scale", method: "GET", path: apps + "/statefulsets/ss1/scale"},
+		{name: "scale: patch a StatefulSet's scale", method: "PATCH", path: apps + "/statefulsets/ss1/scale", body: `{"spec":{"replicas":3}}`, ct: "merge"},
+		{name: "scale: patch a ReplicaSet's scale", method: "PATCH", path: apps + "/replicasets/rs1/scale", body: `{"spec":{"replicas":0}}`, ct: "merge"},
+		{name: "scale: get a missing Deployment's scale", method: "GET", path: apps + "/deployments/nope/scale"},
+		{name: "scale: patch a missing Deployment's scale", method: "PATCH", path: apps + "/deployments/nope/scale", body: `{"spec":{"replicas":1}}`, ct: "merge"},
+		{name: "eviction: evict a Pod", method: "POST", path: ns + "/pods/solo/eviction", body: `{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"solo","namespace":"conf"}}`},
+		{name: "eviction: the evicted Pod is gone", method: "GET", path: ns + "/pods/solo"},
+		{name: "eviction: evict a missing Pod", method: "POST", path: ns + "/pods/solo/eviction", body: `{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"solo","namespace":"conf"}}`},
+		{name: "eviction: evict a Pod as protobuf with options", method: "POST", path: ns + "/pods/p2/eviction", body: `{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"p2","namespace":"conf"},"deleteOptions":{"gracePeriodSeconds":0}}`, ct: "pb", accept: "pb"},
+		{name: "binding: bind a Pod to a node", method: "POST", path: ns + "/pods/solo2/binding", body: `{"apiVersion":"v1","kind":"Binding","metadata":{"name":"solo2"},"target":{"kind":"Node","name":"node-1"}}`},
+		{name: "binding: the bound Pod", method: "GET", path: ns + "/pods/solo2"},
+		{name: "binding: bind a bound Pod again", method: "POST", path: ns + "/pods/solo2/binding", body: `{"apiVersion":"v1","kind":"Binding","metadata":{"name":"solo2"},"target":{"kind":"Node","name":"node-2"}}`},
+		{name: "binding: bind a missing Pod", method: "POST", path: ns + "/pods/nope/binding", body: `{"apiVersion":"v1","kind":"Binding","metadata":{"name":"nope"},"target":{"kind":"Node","name":"node-1"}}`},
+		{name: "token: request a ServiceAccount token", method: "POST", path: ns + "/serviceaccounts/sa/token", body: `{"apiVersion":"authentication.k8s.io/v1","kind":"TokenRequest","spec":{"audiences":["api"],"expirationSeconds":3600}}`},
+		{name: "token: request a token of the default lifetime", method: "POST", path: ns + "/serviceaccounts/sa/token", body: `{"apiVersion":"authentication.k8s.io/v1","kind":"TokenRequest","spec":{"audiences":["api"]}}`, ct: "pb"},
+		{name: "token: request a missing ServiceAccount's token", method: "POST", path: ns + "/serviceaccounts/nope/token", body: `{"apiVersion":"authentication.k8s.io/v1","kind":"TokenRequest","spec":{}}`},
+		{name: "approval: approve a CSR", method: "PUT", path: "/apis/certificates.k8s.io/v1/certificatesigningrequests/csr1/approval", body: `{"apiVersion":"certificates.k8s.io/v1","kind":"CertificateSigningRequest","metadata":{"name":"csr1"},"status":{"conditions":[{"type":"Approved","status":"True","reason":"KwrecTest","message":"approved by the test","lastUpdateTime":"2026-01-01T00:00:00Z"}]}}`},
+		{name: "approval: the approved CSR", method: "GET", path: "/apis/certificates.k8s.io/v1/certificatesigningrequests/csr1"},
+
+		// Collection deletes.
+		{name: "deletecollection: ConfigMaps by label", method: "DELETE", path: ns + "/configmaps?labelSelector=app%3Dx"},
+		{name: "deletecollection: what is left", method: "GET", path: ns + "/configmaps"},
+		{name: "deletecollection: Pods by field", method: "DELETE", path: ns + "/pods?fieldSelector=metadata.name%3Dsolo3"},
+		{name: "deletecollection: nothing matches", method: "DELETE", path: ns + "/configmaps?labelSelector=app%3Dnone"},
+		{name: "deletecollection: every StatefulSet in a namespace", method: "DELETE", path: "/apis/apps/v1/namespaces/conf2/statefulsets"},
+		{name: "deletecollection: StatefulSets across namespaces", method: "GET", path: "/apis/apps/v1/statefulsets"},
 
 		// Dry runs.
 		{name: "dryrun: create", method: "POST", path: ns + "/configmaps?dryRun=All", body: cm("dry", "")},

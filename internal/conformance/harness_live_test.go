@@ -182,6 +182,9 @@ func (w *world) run(t *testing.T, rows []row) {
 			over := w.do(t, w.overlay, w.oHost, r)
 			if d := diffAnswers(live, over); d != "" {
 				t.Errorf("%s %s\n(-server +overlay):\n%s", r.method, r.path, d)
+				lb, _ := json.Marshal(live)
+				ob, _ := json.Marshal(over)
+				t.Logf("server: %s\noverlay: %s", lb, ob)
 			}
 		})
 		if !ok {

@@ -76,7 +76,7 @@ func (c Codec) body(t *Timeline, o *Object, raw []byte, proto, typed bool) ([]by
 		case typed && !o.Ref.Typed:
 			return wire.WithTypeMeta(raw, t.Kind, t.APIVersion), nil
 		case !typed && o.Ref.Typed:
-			return withoutTypeMeta(raw), nil
+			return wire.WithoutTypeMeta(raw), nil
 		}
 		return raw, nil
 	}
@@ -97,45 +97,6 @@ func (c Codec) body(t *Timeline, o *Object, raw []byte, proto, typed bool) ([]by
 		obj.GetObjectKind().SetGroupVersionKind(t.gvk())
 	}
 	return json.Marshal(obj)
-}
-
-// withoutTypeMeta drops the kind and apiVersion the API server writes
-// first on a watch event's object (and a write's object carries), so it
-// reads as a list item does.
-func withoutTypeMeta(raw []byte) []byte {
-	if b, ok := cutTypeMeta(raw); ok {
-		return b
-	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(raw, &m) != nil {
-		return raw
-	}
-	delete(m, "kind")
-	delete(m, "apiVersion")
-	b, err := json.Marshal(m)
-	if err != nil {
-		return raw
-	}
-	return b
-}
-
-// cutTypeMeta is withoutTypeMeta for an object that starts with kind and
-// apiVersion, as the server writes them.
-func cutTypeMeta(raw []byte) ([]byte, bool) {
-	rest, ok := bytes.CutPrefix(raw, []byte(`{"kind":"`))
-	if !ok {
-		return nil, false
-	}
-	i := bytes.Index(rest, []byte(`","apiVersion":"`))
-	if i < 0 || bytes.IndexByte(rest[:i], '"') >= 0 {
-		return nil, false
-	}
-	rest = rest[i+len(`","apiVersion":"`):]
-	j := bytes.IndexByte(rest, '"')
-	if j < 0 || len(rest) < j+2 || rest[j+1] != ',' {
-		return nil, false
-	}
-	return append([]byte{'{'}, rest[j+2:]...), true
 }
 
 // Object returns o (its recorded bytes raw) as the body of a get.

@@ -184,3 +184,42 @@ func ScanRV(data []byte) int64 {
 	}
 	return n
 }
+
+// WithoutTypeMeta drops the kind and apiVersion the API server writes
+// first on a watch event's object (and a write's object carries), so it
+// reads as a list item does.
+func WithoutTypeMeta(raw []byte) []byte {
+	if b, ok := cutTypeMeta(raw); ok {
+		return b
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return raw
+	}
+	delete(m, "kind")
+	delete(m, "apiVersion")
+	b, err := json.Marshal(m)
+	if err != nil {
+		return raw
+	}
+	return b
+}
+
+// cutTypeMeta is WithoutTypeMeta for an object that starts with kind and
+// apiVersion, as the server writes them.
+func cutTypeMeta(raw []byte) ([]byte, bool) {
+	rest, ok := bytes.CutPrefix(raw, []byte(`{"kind":"`))
+	if !ok {
+		return nil, false
+	}
+	i := bytes.Index(rest, []byte(`","apiVersion":"`))
+	if i < 0 || bytes.IndexByte(rest[:i], '"') >= 0 {
+		return nil, false
+	}
+	rest = rest[i+len(`","apiVersion":"`):]
+	j := bytes.IndexByte(rest, '"')
+	if j < 0 || len(rest) < j+2 || rest[j+1] != ',' {
+		return nil, false
+	}
+	return append([]byte{'{'}, rest[j+2:]...), true
+}

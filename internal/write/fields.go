@@ -1,7 +1,9 @@
 package write
 
 import (
+	"cmp"
 	"errors"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -82,6 +84,11 @@ func stampManagedFields(obj, old *object, now metav1.Time) {
 		return
 	}
 	for i, e := range mf {
+		if e.Subresource == SubresourceScale {
+			// The server's scale handler writes its entry without a time.
+			mf[i].Time = nil
+			continue
+		}
 		p, ok := prev[key{e.Manager, string(e.Operation), e.Subresource, e.APIVersion}]
 		if ok && p.Time.Equal(e.Time) && fieldsEqual(p.FieldsV1, e.FieldsV1) {
 			continue
@@ -89,6 +96,18 @@ func stampManagedFields(obj, old *object, now metav1.Time) {
 		t := now
 		mf[i].Time = &t
 	}
+	// The server's order: applies first, then by time (none first),
+	// manager, apiVersion and subresource.
+	slices.SortStableFunc(mf, func(p, q metav1.ManagedFieldsEntry) int {
+		sec := func(e metav1.ManagedFieldsEntry) int64 {
+			if e.Time == nil {
+				return 0
+			}
+			return e.Time.Unix()
+		}
+		return cmp.Or(cmp.Compare(p.Operation, q.Operation), cmp.Compare(sec(p), sec(q)), cmp.Compare(p.Manager, q.Manager),
+			cmp.Compare(p.APIVersion, q.APIVersion), cmp.Compare(p.Subresource, q.Subresource))
+	})
 	obj.SetManagedFields(mf)
 }
 

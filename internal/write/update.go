@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -119,6 +120,30 @@ func (w *write) updated(obj *object) (Result, error) {
 // managedFields, as the custom resource status strategy does.
 func (w *write) prepareForUpdate(obj *object) *object {
 	cur := w.cur
+	if w.req.Subresource == SubresourceApproval {
+		// The approval strategy takes only status.conditions.
+		out := deepCopy(cur)
+		conds, ok, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
+		if ok {
+			// The strategy dates the conditions that carry no time.
+			now := metav1.NewTime(w.st.Now).Rfc3339Copy().UTC().Format(time.RFC3339)
+			for _, c := range conds {
+				if m, isMap := c.(map[string]any); isMap {
+					for _, k := range []string{"lastUpdateTime", "lastTransitionTime"} {
+						if v, _ := m[k].(string); v == "" {
+							m[k] = now
+						}
+					}
+				}
+			}
+			_ = unstructured.SetNestedField(out.Object, conds, "status", "conditions")
+		} else {
+			unstructured.RemoveNestedField(out.Object, "status", "conditions")
+		}
+		out.SetManagedFields(obj.GetManagedFields())
+		out.SetResourceVersion(obj.GetResourceVersion())
+		return out
+	}
 	if w.req.Subresource == "status" {
 		out := deepCopy(cur)
 		if st, ok := obj.Object["status"]; ok {

@@ -32,7 +32,9 @@ const (
 type Request struct {
 	// Verb is "create", "update" (PUT), "patch" or "delete".
 	Verb string
-	// Subresource is "" for the main resource or "status".
+	// Subresource is "" for the main resource, "status", or one of
+	// [SubresourceScale] and [SubresourceApproval] where the resource has
+	// it (see [HasSubresource]).
 	Subresource string
 	// Group, Version and Resource are the URL's resource ("" for the core
 	// group); Kind is its Kind, which the caller knows from discovery.
@@ -141,6 +143,9 @@ func (e *Engine) Apply(req Request, cur []byte, st Stamp) (res Result, err error
 		return Result{}, err
 	}
 	w.engine = e
+	if req.Subresource == SubresourceScale {
+		return w.scale()
+	}
 	switch req.Verb {
 	case VerbCreate:
 		return w.create()

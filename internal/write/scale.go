@@ -1,0 +1,166 @@
+package write
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	kjson "sigs.k8s.io/json"
+)
+
+// The subresources the engine writes besides status.
+const (
+	SubresourceScale    = "scale"
+	SubresourceApproval = "approval"
+)
+
+// scaled are the built-in resources with a scale subresource.
+var scaled = map[schema.GroupResource]bool{
+	{Group: "apps", Resource: "deployments"}:  true,
+	{Group: "apps", Resource: "replicasets"}:  true,
+	{Group: "apps", Resource: "statefulsets"}: true,
+	{Resource: "replicationcontrollers"}:      true,
+}
+
+// HasSubresource reports whether the engine writes subresource sub of
+// resource gr (status is decided by [Request.StatusSubresource]).
+func HasSubresource(gr schema.GroupResource, sub string) bool {
+	switch sub {
+	case SubresourceScale:
+		return scaled[gr]
+	case SubresourceApproval:
+		return gr == schema.GroupResource{Group: "certificates.k8s.io", Resource: "certificatesigningrequests"}
+	}
+	return false
+}
+
+// ScaleOf returns the autoscaling/v1 Scale of obj, the JSON of a
+// Deployment, ReplicaSet, StatefulSet or ReplicationController, as a GET of
+// its scale subresource answers.
+func ScaleOf(obj []byte) ([]byte, error) {
+	m := map[string]any{}
+	if err := kjson.UnmarshalCaseSensitivePreserveInts(obj, &m); err != nil {
+		return nil, err
+	}
+	s, err := scaleOf(&object{Object: m})
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(s)
+}
+
+func scaleOf(o *object) (*autoscalingv1.Scale, error) {
+	replicas, _, _ := unstructured.NestedInt64(o.Object, "spec", "replicas")
+	status, _, _ := unstructured.NestedInt64(o.Object, "status", "replicas")
+	var sel string
+	if o.GetKind() == "ReplicationController" {
+		set, _, _ := unstructured.NestedStringMap(o.Object, "spec", "selector")
+		sel = labels.SelectorFromSet(set).String()
+	} else if m, ok, _ := unstructured.NestedMap(o.Object, "spec", "selector"); ok {
+		var ls metav1.LabelSelector
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &ls); err != nil {
+			return nil, err
+		}
+		s, err := metav1.LabelSelectorAsSelector(&ls)
+		if err != nil {
+			return nil, err
+		}
+		sel = s.String()
+	}
+	s := &autoscalingv1.Scale{
+		TypeMeta: metav1.TypeMeta{Kind: "Scale", APIVersion: "autoscaling/v1"},
+		ObjectMeta: metav1.ObjectMeta{Name: o.GetName(), Namespace: o.GetNamespace(), UID: o.GetUID(),
+			ResourceVersion: o.GetResourceVersion(), CreationTimestamp: o.GetCreationTimestamp()},
+		Spec:   autoscalingv1.ScaleSpec{Replicas: int32(replicas)},
+		Status: autoscalingv1.ScaleStatus{Replicas: int32(status), Selector: sel},
+	}
+	return s, nil
+}
+
+// scale handles an update or a patch of the scale subresource: the Scale
+// the request makes from the current one sets the object's spec.replicas,
+// recorded in managedFields as the scale subresource's, and the answer is
+// the new Scale.
+func (w *write) scale() (Result, error) {
+	if w.cur == nil {
+		return Result{}, apierrors.NewNotFound(w.gr, w.req.Name)
+	}
+	cur, err := scaleOf(w.cur)
+	if err != nil {
+		return Result{}, statusError(err)
+	}
+	curJS, err := json.Marshal(cur)
+	if err != nil {
+		return Result{}, err
+	}
+	var next []byte
+	switch w.req.Verb {
+	case VerbUpdate:
+		next = w.req.Body
+	case VerbPatch:
+		switch types.PatchType(w.req.ContentType) {
+		case types.MergePatchType:
+			next, err = jsonpatch.MergePatch(curJS, w.req.Body)
+		case types.JSONPatchType:
+			var ops jsonpatch.Patch
+			if ops, err = jsonpatch.DecodePatch(w.req.Body); err == nil {
+				next, err = ops.Apply(curJS)
+			}
+		case types.StrategicMergePatchType:
+			next, err = strategicpatch.StrategicMergePatch(curJS, w.req.Body, &autoscalingv1.Scale{})
+		default:
+			return Result{}, apierrors.NewBadRequest(fmt.Sprintf("kwrec: %s patches of the scale subresource are not simulated", w.req.ContentType))
+		}
+		if err != nil {
+			return Result{}, apierrors.NewBadRequest(err.Error())
+		}
+	default:
+		return Result{}, apierrors.NewMethodNotSupported(w.gr, w.req.Verb)
+	}
+	var s autoscalingv1.Scale
+	if err := kjson.UnmarshalCaseSensitivePreserveInts(next, &s); err != nil {
+		return Result{}, apierrors.NewBadRequest(fmt.Sprintf("Scale in version \"v1\" cannot be handled as a Scale: %v", err))
+	}
+	if s.Name != "" && s.Name != w.req.Name {
+		return Result{}, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", s.Name, w.req.Name))
+	}
+	obj := deepCopy(w.cur)
+	if err := unstructured.SetNestedField(obj.Object, int64(s.Spec.Replicas), "spec", "replicas"); err != nil {
+		return Result{}, statusError(err)
+	}
+	rv := s.ResourceVersion
+	if rv == "" {
+		rv = w.cur.GetResourceVersion() // a Scale without one updates unconditionally
+	}
+	obj.SetResourceVersion(rv)
+	if err := w.trackUpdate(obj, w.cur); err != nil {
+		return Result{}, err
+	}
+	res, err := w.updated(obj)
+	if err != nil {
+		return Result{}, err
+	}
+	m := map[string]any{}
+	if err := kjson.UnmarshalCaseSensitivePreserveInts(res.Object, &m); err != nil {
+		return Result{}, statusError(err)
+	}
+	answer, err := scaleOf(&object{Object: m})
+	if err != nil {
+		return Result{}, statusError(err)
+	}
+	if res.Body, err = json.Marshal(answer); err != nil {
+		return Result{}, err
+	}
+	res.Code = http.StatusOK
+	return res, nil
+}

@@ -1,0 +1,335 @@
+package replay
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+
+	"github.com/kwrec/kwrec/internal/apipath"
+	"github.com/kwrec/kwrec/internal/timeline"
+	"github.com/kwrec/kwrec/internal/wire"
+	"github.com/kwrec/kwrec/internal/write"
+)
+
+// simulated reports whether Overlay mode answers verb on subresource sub
+// of rp's resource: scale (update, patch), CSR approval (update), and the
+// POSTs of a Pod's eviction and binding and a ServiceAccount's token.
+func simulated(rp apipath.Path, sub, verb string) bool {
+	gr := schema.GroupResource{Group: rp.Group, Resource: rp.Resource}
+	switch {
+	case write.HasSubresource(gr, sub):
+		return verb == "update" || verb == "patch"
+	case rp.Group == "" && rp.Resource == "pods":
+		return (sub == "eviction" || sub == "binding") && verb == "create"
+	case rp.Group == "" && rp.Resource == "serviceaccounts":
+		return sub == "token" && verb == "create"
+	}
+	return false
+}
+
+// envelopedJSON returns an enveloped protobuf body of a built-in kind (a
+// Scale, Eviction, Binding or TokenRequest) as JSON.
+func envelopedJSON(_ *timeline.Timeline, body []byte) ([]byte, error) {
+	apiVersion, kind, ms, me, ok := wire.Unenvelope(body)
+	if !ok {
+		return nil, fmt.Errorf("the request body is not enveloped protobuf")
+	}
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		return nil, err
+	}
+	obj, err := clientgoscheme.Scheme.New(gv.WithKind(kind))
+	if err != nil {
+		return nil, fmt.Errorf("no kind %q is registered for version %q in scheme \"pkg/runtime/scheme.go:111\"", kind, apiVersion)
+	}
+	pm, ok := obj.(interface{ Unmarshal([]byte) error })
+	if !ok {
+		return nil, fmt.Errorf("%s has no protobuf form", kind)
+	}
+	if err := pm.Unmarshal(body[ms:me]); err != nil {
+		return nil, fmt.Errorf("decoding the protobuf request body as %s: %v", kind, err)
+	}
+	obj.GetObjectKind().SetGroupVersionKind(gv.WithKind(kind))
+	return json.Marshal(obj)
+}
+
+// success is the Status a Pod's eviction and binding answer with.
+func success(code int) *metav1.Status {
+	return &metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusSuccess, Code: int32(code)}
+}
+
+// subresourcePlan answers the POST subresources (a Pod's eviction and
+// binding, a ServiceAccount's token); nil for any other write.
+func (r *Replayer) subresourcePlan(t *timeline.Timeline, w write.Request, proto bool) *plan {
+	if w.Verb != "create" || w.Subresource == "" || w.Subresource == "status" {
+		return nil
+	}
+	var err error
+	var answer []byte
+	switch w.Subresource {
+	case "eviction":
+		answer, err = r.evict(t, w)
+	case "binding":
+		answer, err = r.bind(t, w)
+	case "token":
+		answer, err = r.token(t, w)
+	default:
+		return nil
+	}
+	if err != nil {
+		return r.writeError(err, proto)
+	}
+	return r.writeAnswer(t, http.StatusCreated, answer, false, false)
+}
+
+// current returns the current JSON of object w.Namespace/w.Name of t, or
+// the server's 404.
+func (r *Replayer) current(t *timeline.Timeline, w write.Request) (timeline.Object, []byte, error) {
+	o, ok := t.Current(w.Namespace + "/" + w.Name)
+	if !ok {
+		return o, nil, apierrors.NewNotFound(schema.GroupResource{Group: w.Group, Resource: w.Resource}, w.Name)
+	}
+	b, err := r.objectJSON(t, &o)
+	return o, b, err
+}
+
+// evict deletes the Pod as its eviction asks. kwrec does not weigh
+// PodDisruptionBudgets: every eviction is allowed, as on a cluster with
+// none.
+func (r *Replayer) evict(t *timeline.Timeline, w write.Request) ([]byte, error) {
+	var ev policyv1.Eviction
+	if err := json.Unmarshal(w.Body, &ev); err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("Eviction in version \"v1\" cannot be handled as a Eviction: %v", err))
+	}
+	if ev.Name != "" && ev.Name != w.Name {
+		return nil, apierrors.NewBadRequest("name in URL does not match name in Eviction object")
+	}
+	del := w
+	del.Verb, del.Subresource, del.Body, del.ContentType = "delete", "", nil, wire.MediaJSON
+	if ev.DeleteOptions != nil {
+		b, err := json.Marshal(ev.DeleteOptions)
+		if err != nil {
+			return nil, err
+		}
+		del.Body = b
+	}
+	if _, _, err := r.applyWrite(t, del); err != nil {
+		return nil, err
+	}
+	return wire.StatusJSON(success(http.StatusCreated)), nil
+}
+
+// bind sets the Pod's node, as the scheduler's binding does: spec.nodeName,
+// the binding's annotations, and the PodScheduled condition.
+func (r *Replayer) bind(t *timeline.Timeline, w write.Request) ([]byte, error) {
+	var b corev1.Binding
+	if err := json.Unmarshal(w.Body, &b); err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("Binding in version \"v1\" cannot be handled as a Binding: %v", err))
+	}
+	gr := schema.GroupResource{Resource: "pods/binding"}
+	if b.Target.Kind != "" && b.Target.Kind != "Node" {
+		return nil, apierrors.NewInvalid(schema.GroupKind{Kind: "Binding"}, b.Name, nil)
+	}
+	for range writeRetries {
+		o, cur, err := r.current(t, w)
+		if err != nil {
+			return nil, err
+		}
+		var pod corev1.Pod
+		if err := json.Unmarshal(cur, &pod); err != nil {
+			return nil, err
+		}
+		if pod.DeletionTimestamp != nil {
+			return nil, apierrors.NewConflict(gr, w.Name, fmt.Errorf("pod %s is being deleted, cannot be assigned to a host", w.Name))
+		}
+		if pod.Spec.NodeName != "" {
+			return nil, apierrors.NewConflict(gr, w.Name, fmt.Errorf("pod %s is already assigned to node %q", w.Name, pod.Spec.NodeName))
+		}
+		pod.Spec.NodeName = b.Target.Name
+		for k, v := range b.Annotations {
+			if pod.Annotations == nil {
+				pod.Annotations = map[string]string{}
+			}
+			pod.Annotations[k] = v
+		}
+		setPodScheduled(&pod, metav1.NewTime(r.clock.Now().Truncate(time.Second)))
+		next, err := json.Marshal(&pod)
+		if err != nil {
+			return nil, err
+		}
+		m, err := wire.MetaJSON(next)
+		if err != nil {
+			return nil, err
+		}
+		if _, _, err := t.Commit("MODIFIED", m.Key(), m.Labels, o.RV, next); err == nil {
+			return wire.StatusJSON(success(http.StatusCreated)), nil
+		} else if !errors.Is(err, timeline.ErrStale) {
+			return nil, err
+		}
+	}
+	return nil, apierrors.NewConflict(gr, w.Name, fmt.Errorf("kwrec replay: the pod changed %d times while it was bound; try again", writeRetries))
+}
+
+func setPodScheduled(pod *corev1.Pod, now metav1.Time) {
+	for i, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodScheduled {
+			if c.Status != corev1.ConditionTrue {
+				pod.Status.Conditions[i].Status, pod.Status.Conditions[i].LastTransitionTime = corev1.ConditionTrue, now
+			}
+			return
+		}
+	}
+	pod.Status.Conditions = append(pod.Status.Conditions, corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: now})
+}
+
+// fakeTokenPrefix starts every token kwrec hands out: clearly not a JWT,
+// so that no verifier accepts it.
+const fakeTokenPrefix = "kwrec-fake-token."
+
+// token answers a TokenRequest for an existing ServiceAccount with a
+// clearly fake token (not a JWT: nothing validates it).
+func (r *Replayer) token(t *timeline.Timeline, w write.Request) ([]byte, error) {
+	var tr authenticationv1.TokenRequest
+	if err := json.Unmarshal(w.Body, &tr); err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("TokenRequest in version \"v1\" cannot be handled as a TokenRequest: %v", err))
+	}
+	_, cur, err := r.current(t, w)
+	if err != nil {
+		return nil, err
+	}
+	var sa corev1.ServiceAccount
+	if err := json.Unmarshal(cur, &sa); err != nil {
+		return nil, err
+	}
+	if tr.Spec.ExpirationSeconds == nil {
+		tr.Spec.ExpirationSeconds = new(int64)
+		*tr.Spec.ExpirationSeconds = 3600
+	}
+	// The fields the request set (expirationSeconds after defaulting) are
+	// its manager's, as the create handler records them.
+	fields := map[string]any{"f:expirationSeconds": map[string]any{}}
+	if len(tr.Spec.Audiences) > 0 {
+		fields["f:audiences"] = map[string]any{}
+	}
+	if tr.Spec.BoundObjectRef != nil {
+		fields["f:boundObjectRef"] = map[string]any{".": map[string]any{}}
+	}
+	if len(tr.Spec.Audiences) == 0 {
+		// The server's own audience is its issuer, which a recording does
+		// not hold: kwrec answers with the usual in-cluster one.
+		tr.Spec.Audiences = []string{"https://kubernetes.default.svc.cluster.local"}
+	}
+	fv, err := json.Marshal(map[string]any{"f:spec": fields})
+	if err != nil {
+		return nil, err
+	}
+	now := metav1.NewTime(r.clock.Now().UTC().Truncate(time.Second))
+	tr.TypeMeta = metav1.TypeMeta{Kind: "TokenRequest", APIVersion: "authentication.k8s.io/v1"}
+	tr.ObjectMeta = metav1.ObjectMeta{Name: sa.Name, Namespace: sa.Namespace, UID: sa.UID, CreationTimestamp: now,
+		ManagedFields: []metav1.ManagedFieldsEntry{{Manager: manager(w), Operation: metav1.ManagedFieldsOperationUpdate,
+			APIVersion: "authentication.k8s.io/v1", Time: &now, FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(string(fv)), Subresource: "token"}}}
+	tr.Status = authenticationv1.TokenRequestStatus{
+		Token:               fakeTokenPrefix + strings.ReplaceAll(url.PathEscape(sa.Namespace+"."+sa.Name), "%", ""),
+		ExpirationTimestamp: metav1.NewTime(now.Add(time.Duration(*tr.Spec.ExpirationSeconds) * time.Second)),
+	}
+	return json.Marshal(&tr)
+}
+
+// deleteCollection deletes every object of w's collection its label and
+// field selectors match, each as a delete with the request's options, and
+// answers with the list of what it deleted, as the server does.
+func (r *Replayer) deleteCollection(req *http.Request, t *timeline.Timeline, w write.Request, proto bool) *plan {
+	q := req.URL.Query()
+	sel, err := t.Selector(url.Values{"labelSelector": q["labelSelector"], "fieldSelector": q["fieldSelector"]}, w.Namespace)
+	if err != nil {
+		return r.errorPlanOf(err, proto)
+	}
+	l, err := t.List(url.Values{}, sel)
+	if err != nil {
+		return r.errorPlanOf(err, proto)
+	}
+	var items [][]byte
+	var rv int64
+	for _, o := range l.Items {
+		del := w
+		del.Verb, del.Namespace, del.Name = "delete", o.Namespace(), o.Name()
+		res, stored, err := r.applyWrite(t, del)
+		if apierrors.IsNotFound(err) {
+			continue // deleted meanwhile
+		}
+		if err != nil {
+			return r.writeError(err, proto)
+		}
+		item := res.Object
+		if stored != nil {
+			item = stored
+			if m, err := wire.MetaJSON(stored); err == nil {
+				if n, err := m.RV(); err == nil {
+					rv = max(rv, n)
+				}
+			}
+		}
+		items = append(items, wire.WithoutTypeMeta(item))
+		r.noteWrite(req, nil, res.Code, item)
+	}
+	if rv == 0 {
+		rv = t.Newest()
+	}
+	b := wire.ListJSON(t.ListKind, t.APIVersion, rv, "", nil, items)
+	return r.writeAnswer(t, http.StatusOK, b, false, false)
+}
+
+// scaleView answers a GET of the scale subresource of a Deployment,
+// ReplicaSet, StatefulSet or ReplicationController from its current
+// version; nil for any other request.
+func (r *Replayer) scaleView(req *http.Request) *plan {
+	path := strings.TrimSuffix(req.URL.Path, "/")
+	parent, ok := strings.CutSuffix(path, "/"+write.SubresourceScale)
+	if !ok {
+		return nil
+	}
+	rp, ok := apipath.Parse(parent)
+	if !ok || rp.Name == "" || !write.HasSubresource(schema.GroupResource{Group: rp.Group, Resource: rp.Resource}, write.SubresourceScale) {
+		return nil
+	}
+	t, _ := r.timelineFor(rp)
+	if t == nil {
+		t, _ = r.emptyTimeline(rp)
+	}
+	if t == nil {
+		return nil
+	}
+	w := write.Request{Group: rp.Group, Resource: rp.Resource, Namespace: rp.Namespace, Name: rp.Name}
+	_, cur, err := r.current(t, w)
+	if err != nil {
+		return r.writeError(err, false)
+	}
+	b, err := write.ScaleOf(cur)
+	if err != nil {
+		return r.writeError(err, false)
+	}
+	return r.dataPlan(http.StatusOK, wire.MediaJSON, append(b, '\n'))
+}
+
+// manager is the field manager of w: its fieldManager parameter, else the
+// user agent's part before the first "/".
+func manager(w write.Request) string {
+	if m := w.Query.Get("fieldManager"); m != "" {
+		return m
+	}
+	m, _, _ := strings.Cut(w.UserAgent, "/")
+	return m
+}
+
