@@ -332,4 +332,3 @@ func manager(w write.Request) string {
 	m, _, _ := strings.Cut(w.UserAgent, "/")
 	return m
 }
-

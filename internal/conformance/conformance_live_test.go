@@ -200,6 +200,22 @@ func TestLiveOverlayAnswersAsTheAPIServer(t *testing.T) {
 		{name: "approval: approve a CSR", method: "PUT", path: "/apis/certificates.k8s.io/v1/certificatesigningrequests/csr1/approval", body: `{"apiVersion":"certificates.k8s.io/v1","kind":"CertificateSigningRequest","metadata":{"name":"csr1"},"status":{"conditions":[{"type":"Approved","status":"True","reason":"KwrecTest","message":"approved by the test","lastUpdateTime":"2026-01-01T00:00:00Z"}]}}`},
 		{name: "approval: the approved CSR", method: "GET", path: "/apis/certificates.k8s.io/v1/certificatesigningrequests/csr1"},
 
+		{name: "scale: get a Deployment's scale as protobuf", method: "GET", path: apps + "/deployments/web/scale", accept: "pb"},
+		{name: "binding: bind a Pod as protobuf", method: "POST", path: ns + "/pods/p1/binding", body: `{"apiVersion":"v1","kind":"Binding","metadata":{"name":"p1"},"target":{"kind":"Node","name":"node-1"}}`, ct: "pb", accept: "pb"},
+		{name: "binding: the Pod bound through protobuf", method: "GET", path: ns + "/pods/p1", accept: "pb"},
+
+		// More reads of what was recorded and written.
+		{name: "read: list Pods across namespaces", method: "GET", path: "/api/v1/pods"},
+		{name: "read: list Pods as protobuf metadata", method: "GET", path: ns + "/pods", accept: "listpb"},
+		{name: "read: get a CSR", method: "GET", path: "/apis/certificates.k8s.io/v1/certificatesigningrequests/csr2"},
+		{name: "read: list CSRs", method: "GET", path: "/apis/certificates.k8s.io/v1/certificatesigningrequests", accept: "pb"},
+		{name: "read: get a ServiceAccount", method: "GET", path: ns + "/serviceaccounts/sa"},
+		{name: "read: get a namespace", method: "GET", path: "/api/v1/namespaces/conf"},
+		{name: "read: list ReplicationControllers across namespaces", method: "GET", path: "/api/v1/replicationcontrollers"},
+		{name: "read: watch Pods in a namespace", method: "GET", path: ns + "/pods?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true"},
+		{name: "write: patch a Pod's labels", method: "PATCH", path: ns + "/pods/p1", body: `{"metadata":{"labels":{"tier":"a"}}}`, ct: "smp"},
+		{name: "write: patch a Pod's status", method: "PATCH", path: ns + "/pods/p1/status", body: `{"status":{"phase":"Running"}}`, ct: "merge"},
+
 		// Collection deletes.
 		{name: "deletecollection: ConfigMaps by label", method: "DELETE", path: ns + "/configmaps?labelSelector=app%3Dx"},
 		{name: "deletecollection: what is left", method: "GET", path: ns + "/configmaps"},
@@ -207,6 +223,9 @@ func TestLiveOverlayAnswersAsTheAPIServer(t *testing.T) {
 		{name: "deletecollection: nothing matches", method: "DELETE", path: ns + "/configmaps?labelSelector=app%3Dnone"},
 		{name: "deletecollection: every StatefulSet in a namespace", method: "DELETE", path: "/apis/apps/v1/namespaces/conf2/statefulsets"},
 		{name: "deletecollection: StatefulSets across namespaces", method: "GET", path: "/apis/apps/v1/statefulsets"},
+		{name: "deletecollection: with protobuf DeleteOptions", method: "DELETE", path: "/apis/apps/v1/namespaces/conf/daemonsets", body: `{"apiVersion":"apps/v1","kind":"DeleteOptions","propagationPolicy":"Background"}`, ct: "pb", accept: "pb"},
+		{name: "deletecollection: dry run", method: "DELETE", path: ns + "/configmaps?dryRun=All"},
+		{name: "deletecollection: the dry run left them", method: "GET", path: ns + "/configmaps"},
 
 		// Dry runs.
 		{name: "dryrun: create", method: "POST", path: ns + "/configmaps?dryRun=All", body: cm("dry", "")},

@@ -49,7 +49,7 @@ type row struct {
 	ct string
 	// accept is "" (JSON), "pb" (client-go's protobuf-first header), "meta"
 	// (PartialObjectMetadata JSON), "metapb" (PartialObjectMetadata
-	// protobuf) or "table".
+	// protobuf), "list" and "listpb" (PartialObjectMetadataList).
 	accept string
 }
 
@@ -72,6 +72,7 @@ var accepts = map[string]string{
 	"meta":   "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json",
 	"metapb": "application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json",
 	"list":   "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json",
+	"listpb": "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json",
 }
 
 // world is a server and an overlay replay of its recording, with clients
