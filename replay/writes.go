@@ -23,6 +23,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -148,7 +149,13 @@ func (r *Replayer) writePlan(req *http.Request, body []byte) *plan {
 		}
 		r.noteWrite(req, body, res.Code, answer)
 	}
-	return r.writeAnswer(t, res.Code, answer, proto, partial)
+	p := r.writeAnswer(t, res.Code, answer, proto, partial)
+	for _, w := range res.Warnings {
+		if h, err := utilnet.NewWarningHeader(299, "-", w); err == nil {
+			p.header.Add("Warning", h)
+		}
+	}
+	return p
 }
 
 // applyWrite computes w from the current object and commits it to t,

@@ -227,6 +227,23 @@ func TestLiveOverlayAnswersAsTheAPIServer(t *testing.T) {
 		{name: "deletecollection: dry run", method: "DELETE", path: ns + "/configmaps?dryRun=All"},
 		{name: "deletecollection: the dry run left them", method: "GET", path: ns + "/configmaps"},
 
+		// fieldValidation: Warning headers under Warn (the default), 400
+		// or 422 under Strict, nothing under Ignore.
+		{name: "fields: create with an unknown field", method: "POST", path: ns + "/configmaps", body: `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"u1"},"spec":{"x":1},"data":{"a":"1"}}`},
+		{name: "fields: create with a duplicate field", method: "POST", path: ns + "/configmaps", body: `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"u2"},"data":{"a":"1","a":"2"}}`},
+		{name: "fields: create with an unknown field under Strict", method: "POST", path: ns + "/configmaps?fieldValidation=Strict", body: `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"u3","bogus":true},"data":{"a":"1"}}`},
+		{name: "fields: create with an unknown field under Ignore", method: "POST", path: ns + "/configmaps?fieldValidation=Ignore", body: `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"u4"},"spec":{"x":1}}`},
+		{name: "fields: create a Deployment with an unknown nested field", method: "POST", path: apps + "/deployments", body: `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"u5"},"spec":{"selector":{"matchLabels":{"app":"u5"}},"template":{"metadata":{"labels":{"app":"u5"}},"spec":{"containers":[{"name":"c","image":"busybox","imagePolicy":"x"}]}}}}`},
+		{name: "fields: update with an unknown field", method: "PUT", path: ns + "/configmaps/u1", body: `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"u1"},"extra":1,"data":{"a":"2"}}`},
+		{name: "fields: update with an unknown field under Strict", method: "PUT", path: ns + "/configmaps/u1?fieldValidation=Strict", body: `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"u1"},"extra":1,"data":{"a":"3"}}`},
+		{name: "fields: merge patch with an unknown field", method: "PATCH", path: ns + "/configmaps/u1", body: `{"extra":1,"data":{"b":"1"}}`, ct: "merge"},
+		{name: "fields: merge patch with an unknown field under Strict", method: "PATCH", path: ns + "/configmaps/u1?fieldValidation=Strict", body: `{"extra":1}`, ct: "merge"},
+		{name: "fields: merge patch with a duplicate field", method: "PATCH", path: ns + "/configmaps/u1", body: `{"data":{"c":"1","c":"2"}}`, ct: "merge"},
+		{name: "fields: JSON patch adding an unknown field", method: "PATCH", path: ns + "/configmaps/u1", body: `[{"op":"add","path":"/extra","value":1}]`, ct: "jsonpatch"},
+		{name: "fields: strategic merge patch with an unknown field", method: "PATCH", path: ns + "/configmaps/u1", body: `{"extra":1,"data":{"d":"1"}}`, ct: "smp"},
+		{name: "fields: strategic merge patch with an unknown field under Strict", method: "PATCH", path: ns + "/configmaps/u1?fieldValidation=Strict", body: `{"extra":1}`, ct: "smp"},
+		{name: "fields: dry-run create with an unknown field", method: "POST", path: ns + "/configmaps?dryRun=All", body: `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"u6"},"spec":{"x":1}}`},
+
 		// Dry runs.
 		{name: "dryrun: create", method: "POST", path: ns + "/configmaps?dryRun=All", body: cm("dry", "")},
 		{name: "dryrun: get what a dry run created", method: "GET", path: ns + "/configmaps/dry"},

@@ -90,12 +90,33 @@ func (w *write) decodeBody() (*object, error) {
 	if err := kjson.UnmarshalCaseSensitivePreserveInts(w.req.Body, &m); err != nil {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", w.gvk.Kind, w.gvk.Version, w.gvk.Kind, err))
 	}
+	if err := w.checkBody(w.strictErrors(w.req.Body)); err != nil {
+		return nil, err
+	}
 	obj := &object{Object: m}
 	obj.SetGroupVersionKind(w.gvk)
 	if err := w.normalize(obj); err != nil {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", w.gvk.Kind, w.gvk.Version, w.gvk.Kind, err))
 	}
 	return obj, nil
+}
+
+// encodeTyped returns obj's JSON as the server encodes it: for a built-in
+// kind through its Go type, so fields come in the type's order (a patch
+// handler's error quotes these bytes).
+func (w *write) encodeTyped(obj *object) ([]byte, error) {
+	if !w.kind.typed {
+		return encode(obj)
+	}
+	typed, err := scheme.Scheme.New(w.gvk)
+	if err != nil {
+		return encode(obj)
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, typed); err != nil {
+		return encode(obj)
+	}
+	typed.GetObjectKind().SetGroupVersionKind(w.gvk)
+	return json.Marshal(typed)
 }
 
 // normalize round-trips a built-in object through its Go type, so unknown

@@ -1,6 +1,7 @@
 package write
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/mergepatch"
@@ -100,11 +102,28 @@ func (w *write) validatePatchOptions(pt types.PatchType) error {
 // jsonPatch applies a JSON patch or a JSON merge patch to the current
 // object's JSON, as the handler's jsonPatcher does.
 func (w *write) jsonPatch(pt types.PatchType) (*object, error) {
-	curJS, err := encode(w.cur)
+	curJS, err := w.encodeTyped(w.cur)
 	if err != nil {
 		return nil, err
 	}
 	var patched []byte
+	var applied []error // the patch's own strict errors
+	if w.kind.typed && w.fieldValidation() != metav1.FieldValidationIgnore {
+		var v any = map[string]any{}
+		if pt == types.JSONPatchType {
+			v = []map[string]any{}
+		}
+		errs, err := kjson.UnmarshalStrict(w.req.Body, &v)
+		if err != nil {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
+		}
+		for _, e := range errs {
+			if pt == types.JSONPatchType {
+				e = fmt.Errorf("json patch %v", e)
+			}
+			applied = append(applied, e)
+		}
+	}
 	if pt == types.JSONPatchType {
 		ops, err := jsonpatch.DecodePatch(w.req.Body)
 		if err != nil {
@@ -124,6 +143,9 @@ func (w *write) jsonPatch(pt types.PatchType) (*object, error) {
 		if err != nil {
 			return nil, statusError(err)
 		}
+	}
+	if err := w.checkPatchedStrict(patched, append(applied, w.strictErrors(patched)...)); err != nil {
+		return nil, err
 	}
 	return w.decodePatched(patched)
 }
@@ -185,6 +207,24 @@ func (w *write) strategicMergePatch() (*object, error) {
 			return nil, apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", err.Error(), 0, false)
 		}
 		return nil, statusError(err)
+	}
+	if w.fieldValidation() != metav1.FieldValidationIgnore {
+		var dups []error
+		if errs, err := kjson.UnmarshalStrict(w.req.Body, &map[string]any{}); err == nil {
+			dups = errs
+		}
+		js, err := json.Marshal(patched)
+		if err != nil {
+			return nil, statusError(err)
+		}
+		if errs := append(dups, w.strictErrors(js)...); len(errs) > 0 {
+			if w.fieldValidation() == metav1.FieldValidationStrict {
+				return nil, apierrors.NewInvalid(schema.GroupKind{}, "", field.ErrorList{
+					field.Invalid(field.NewPath("patch"), fmt.Sprintf("%+v", patchMap), runtime.NewStrictDecodingError(errs).Error()),
+				})
+			}
+			w.warn(errs)
+		}
 	}
 	obj := &object{Object: patched}
 	if err := w.checkKind(obj); err != nil {

@@ -58,9 +58,9 @@ type Request struct {
 	// Body is the request body: the object, the patch, or for a delete
 	// optional DeleteOptions.
 	Body []byte
-	// Query holds the URL's query: fieldManager, force, and for a delete
-	// propagationPolicy (dryRun is [Request.DryRun]); fieldValidation is ignored (unknown fields of built-in
-	// types are dropped, as the server's default "Warn" does).
+	// Query holds the URL's query: fieldManager, force, fieldValidation
+	// (Ignore, Warn or Strict, for built-in kinds), and for a delete
+	// propagationPolicy (dryRun is [Request.DryRun]).
 	Query url.Values
 	// DryRun says the write is not stored (dryRun=All): a create then keeps
 	// the body's resourceVersion, as the server's dry-run storage does, and
@@ -100,6 +100,10 @@ type Result struct {
 	// Code is the HTTP status: 201 when the write created the object, 200
 	// otherwise.
 	Code int
+	// Warnings are the texts of the Warning headers the server answers
+	// with: the unknown and duplicate fields of a built-in object under
+	// fieldValidation=Warn, the server's default.
+	Warnings []string
 	// Event is the watch event the write makes: [EventAdded],
 	// [EventModified], [EventDeleted], or "" when nothing changed (the
 	// server neither bumps the resourceVersion nor notifies watchers then).
@@ -143,6 +147,7 @@ func (e *Engine) Apply(req Request, cur []byte, st Stamp) (res Result, err error
 		return Result{}, err
 	}
 	w.engine = e
+	defer func() { res.Warnings = w.warnings }()
 	if req.Subresource == SubresourceScale {
 		return w.scale()
 	}
@@ -169,4 +174,6 @@ type write struct {
 	gr     schema.GroupResource
 	kind   kindFacts
 	cur    *object // nil when absent
+	// warnings are the Warning headers the answer carries.
+	warnings []string
 }
