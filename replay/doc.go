@@ -157,12 +157,17 @@
 // (as=PartialObjectMetadata) form. A resource the cassette never recorded
 // (Events, Leases, a controller's CRD objects) starts empty and takes
 // writes, in one timeline of all namespaces, so what is written in one
-// namespace is listed and watched across all of them. Not simulated:
-// server-side validation of built-in types (an invalid object is
-// stored), fieldValidation=Strict and its Warn warnings, apply to the
-// scale subresource, Services' cluster IP allocation, garbage collection
-// of dependents, and other subresources (exec, log, proxy), which answer
-// 405. internal/conformance compares each of these answers with
+// namespace is listed and watched across all of them. Validation answers
+// 422 Invalid with the server's field errors for what kwrec models:
+// every object's metadata (names by the resource's rule, labels,
+// annotations), ConfigMap and Secret keys, Pod containers (in Pods and
+// templates) and workloads' replicas and selectors (immutable on update);
+// fieldValidation warns of unknown and duplicate fields of built-in kinds
+// (Warning headers, the default) or refuses them (Strict). Not simulated:
+// the rest of the server's validation (such an invalid object is stored),
+// custom resources' schemas, apply to the scale subresource, Services'
+// cluster IP allocation, garbage collection of dependents, and other
+// subresources (exec, log, proxy), which answer 405. internal/conformance compares each of these answers with
 // kube-apiserver's. Reads of recorded collections are then
 // always views of their timelines, never recorded bytes, since the world
 // now holds the writes; kubectl's Table form is left to kubectl.

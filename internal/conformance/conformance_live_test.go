@@ -244,6 +244,25 @@ func TestLiveOverlayAnswersAsTheAPIServer(t *testing.T) {
 		{name: "fields: strategic merge patch with an unknown field under Strict", method: "PATCH", path: ns + "/configmaps/u1?fieldValidation=Strict", body: `{"extra":1}`, ct: "smp"},
 		{name: "fields: dry-run create with an unknown field", method: "POST", path: ns + "/configmaps?dryRun=All", body: `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"u6"},"spec":{"x":1}}`},
 
+		// Validation of built-in kinds: 422 Invalid with the server's
+		// field errors.
+		{name: "invalid: a ConfigMap name", method: "POST", path: ns + "/configmaps", body: cm("Bad_Name", "")},
+		{name: "invalid: a ConfigMap generateName", method: "POST", path: ns + "/configmaps", body: `{"metadata":{"generateName":"Bad_"}}`},
+		{name: "invalid: a label value", method: "POST", path: ns + "/configmaps", body: cm("badlabel", `,"labels":{"app":"a b"}`)},
+		{name: "invalid: a label key", method: "POST", path: ns + "/configmaps", body: cm("badkey", `,"labels":{"-x":"1"}`)},
+		{name: "invalid: an annotation key", method: "POST", path: ns + "/configmaps", body: cm("badann", `,"annotations":{"a b":"1"}`)},
+		{name: "invalid: a ConfigMap data key", method: "POST", path: ns + "/configmaps", body: `{"metadata":{"name":"baddata"},"data":{"a b":"1"}}`},
+		{name: "invalid: a Deployment without containers", method: "POST", path: apps + "/deployments", body: `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"nocontainers"},"spec":{"selector":{"matchLabels":{"app":"n"}},"template":{"metadata":{"labels":{"app":"n"}},"spec":{"containers":[]}}}}`},
+		{name: "invalid: a Deployment whose selector does not match", method: "POST", path: apps + "/deployments", body: `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"nomatch"},"spec":{"selector":{"matchLabels":{"app":"x"}},"template":{"metadata":{"labels":{"app":"y"}},"spec":{"containers":[{"name":"c","image":"busybox"}]}}}}`},
+		{name: "invalid: a Deployment without a selector", method: "POST", path: apps + "/deployments", body: `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"nosel"},"spec":{"template":{"metadata":{"labels":{"app":"y"}},"spec":{"containers":[{"name":"c","image":"busybox"}]}}}}`},
+		{name: "invalid: negative replicas", method: "POST", path: apps + "/deployments", body: `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"neg"},"spec":{"replicas":-1,"selector":{"matchLabels":{"app":"n"}},"template":{"metadata":{"labels":{"app":"n"}},"spec":{"containers":[{"name":"c","image":"busybox"}]}}}}`},
+		{name: "invalid: a Pod without an image", method: "POST", path: ns + "/pods", body: `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"noimage"},"spec":{"containers":[{"name":"c"}]}}`},
+		{name: "invalid: a Pod container name", method: "POST", path: ns + "/pods", body: `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"badc"},"spec":{"containers":[{"name":"C_1","image":"busybox"}]}}`},
+		{name: "invalid: a namespace name", method: "POST", path: "/api/v1/namespaces", body: `{"metadata":{"name":"bad.ns"}}`},
+		{name: "invalid: a change to a Deployment's selector", method: "PATCH", path: apps + "/deployments/d1", body: `{"spec":{"selector":{"matchLabels":{"app":"d1","x":"y"}},"template":{"metadata":{"labels":{"x":"y"}}}}}`, ct: "merge"},
+		{name: "invalid: a dry-run create", method: "POST", path: apps + "/deployments?dryRun=All", body: `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"nocontainers"},"spec":{"selector":{"matchLabels":{"app":"n"}},"template":{"metadata":{"labels":{"app":"n"}},"spec":{"containers":[]}}}}`},
+		{name: "invalid: a label set by a patch", method: "PATCH", path: ns + "/configmaps/u1", body: `{"metadata":{"labels":{"app":"a b"}}}`, ct: "merge"},
+
 		// Dry runs.
 		{name: "dryrun: create", method: "POST", path: ns + "/configmaps?dryRun=All", body: cm("dry", "")},
 		{name: "dryrun: get what a dry run created", method: "GET", path: ns + "/configmaps/dry"},

@@ -238,8 +238,37 @@ func (w *world) do(t *testing.T, hc *http.Client, host string, r row) answer {
 	if err != nil {
 		t.Fatalf("%s %s: reading the answer: %v", r.method, r.path, err)
 	}
-	a.Body = w.decode(t, b, ct)
+	a.Body = maskGenerated(w.decode(t, b, ct), r.body)
 	return a
+}
+
+// maskGenerated replaces the random suffix of a name made from the
+// body's generateName, wherever it appears (an error message quotes it).
+func maskGenerated(v any, body string) any {
+	var m struct {
+		Metadata struct{ GenerateName string }
+	}
+	if json.Unmarshal([]byte(body), &m) != nil || m.Metadata.GenerateName == "" {
+		return v
+	}
+	re := regexp.MustCompile(regexp.QuoteMeta(m.Metadata.GenerateName) + `[a-z0-9]{5}`)
+	var walk func(any) any
+	walk = func(v any) any {
+		switch x := v.(type) {
+		case string:
+			return re.ReplaceAllString(x, m.Metadata.GenerateName+"xxxxx")
+		case map[string]any:
+			for k, e := range x {
+				x[k] = walk(e)
+			}
+		case []any:
+			for i := range x {
+				x[i] = walk(x[i])
+			}
+		}
+		return v
+	}
+	return walk(v)
 }
 
 // initialEvents reads a watch opened with sendInitialEvents up to the

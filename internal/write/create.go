@@ -77,7 +77,10 @@ func (w *write) beforeCreate(obj *object) error {
 	}
 	obj.SetUID(types.UID(w.st.UID))
 	obj.SetCreationTimestamp(metav1.NewTime(w.st.Now))
-	return w.roundTrip(obj, func(o runtime.Object) { setDefaults(o); prepareForCreate(o, w.st.UID) })
+	if err := w.roundTrip(obj, func(o runtime.Object) { setDefaults(o); prepareForCreate(o, w.st.UID) }); err != nil {
+		return err
+	}
+	return w.validate(obj, nil)
 }
 
 // created finishes a write that creates the object.

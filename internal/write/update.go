@@ -98,6 +98,9 @@ func (w *write) updated(obj *object) (Result, error) {
 	if err := w.normalize(obj); err != nil {
 		return Result{}, statusError(err)
 	}
+	if err := w.validate(obj, cur); err != nil {
+		return Result{}, err
+	}
 	obj.SetResourceVersion(cur.GetResourceVersion())
 	if cur.GetDeletionTimestamp() != nil && len(obj.GetFinalizers()) == 0 {
 		return w.deletedByUpdate(obj)

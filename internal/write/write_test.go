@@ -145,7 +145,7 @@ func TestApplySucceeds(t *testing.T) {
 		{
 			name: "a Deployment spec change bumps generation and keeps status",
 			req:  with(deploy("patch", "d"), `{"spec":{"replicas":3},"status":{"replicas":1}}`, "application/merge-patch+json", nil),
-			cur:  `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d","namespace":"default","uid":"u","resourceVersion":"5","generation":4},"spec":{"replicas":2},"status":{"replicas":2}}`,
+			cur:  `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d","namespace":"default","uid":"u","resourceVersion":"5","generation":4},"spec":{"replicas":2,"selector":{"matchLabels":{"a":"b"}},"template":{"metadata":{"labels":{"a":"b"}},"spec":{"containers":[{"name":"c","image":"i"}]}}},"status":{"replicas":2}}`,
 			code: 200, event: EventModified,
 			want: map[string]any{"metadata.generation": float64(5), "status.replicas": float64(2), "spec.replicas": float64(3)},
 		},
@@ -156,7 +156,7 @@ func TestApplySucceeds(t *testing.T) {
 				r.Subresource = "status"
 				return r
 			}(),
-			cur:  `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d","namespace":"default","uid":"u","resourceVersion":"5","generation":4},"spec":{"replicas":2},"status":{"replicas":2}}`,
+			cur:  `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d","namespace":"default","uid":"u","resourceVersion":"5","generation":4},"spec":{"replicas":2,"selector":{"matchLabels":{"a":"b"}},"template":{"metadata":{"labels":{"a":"b"}},"spec":{"containers":[{"name":"c","image":"i"}]}}},"status":{"replicas":2}}`,
 			code: 200, event: EventModified,
 			want: map[string]any{"metadata.generation": float64(4), "status.replicas": float64(1), "spec.replicas": float64(2), "metadata.labels": nil},
 		},
@@ -301,6 +301,32 @@ func TestApplyFails(t *testing.T) {
 			got := [3]any{se.ErrStatus.Code, string(se.ErrStatus.Reason), se.ErrStatus.Message}
 			if diff := cmp.Diff([3]any{tt.code, tt.reason, tt.message}, got); diff != "" {
 				t.Errorf("status (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestInvalidObjectsGetTheServersFieldErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		req  Request
+		want string
+	}{
+		{"a ConfigMap name with an underscore", with(cm("create", ""), `{"metadata":{"name":"a_b"}}`, "", nil),
+			`ConfigMap "a_b" is invalid: metadata.name: Invalid value: "a_b": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`},
+		{"a ConfigMap data key with a space", with(cm("create", ""), `{"metadata":{"name":"k"},"data":{"a b":"1"}}`, "", nil),
+			`ConfigMap "k" is invalid: data[a b]: Invalid value: "a b": a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')`},
+		{"a Deployment without containers", with(deploy("create", ""), `{"metadata":{"name":"d"},"spec":{"selector":{"matchLabels":{"a":"b"}},"template":{"metadata":{"labels":{"a":"b"}},"spec":{"containers":[]}}}}`, "", nil),
+			`Deployment.apps "d" is invalid: spec.template.spec.containers: Required value`},
+		{"a Deployment without a selector", with(deploy("create", ""), `{"metadata":{"name":"d"},"spec":{"template":{"metadata":{"labels":{"a":"b"}},"spec":{"containers":[{"name":"c","image":"i"}]}}}}`, "", nil),
+			"Deployment.apps \"d\" is invalid: [spec.selector: Required value, spec.template.metadata.labels: Invalid value: {\"a\":\"b\"}: `selector` does not match template `labels`]"},
+	}
+	var e Engine
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := e.Apply(tt.req, nil, stamp("7"))
+			if !apierrors.IsInvalid(err) || err.Error() != tt.want {
+				t.Errorf("got %v\nwant 422 %s", err, tt.want)
 			}
 		})
 	}
