@@ -166,8 +166,20 @@
 // (Warning headers, the default) or refuses them (Strict). Not simulated:
 // the rest of the server's validation (such an invalid object is stored),
 // custom resources' schemas, apply to the scale subresource, Services'
-// cluster IP allocation, garbage collection of dependents, and other
-// subresources (exec, log, proxy), which answer 405. internal/conformance compares each of these answers with
+// cluster IP allocation, and other subresources (exec, log, proxy), which
+// answer 405.
+//
+// Garbage collection is kwrec's addition (a bare API server and envtest
+// have none): what a write deletes takes its dependents with it, as
+// kube-controller-manager's garbage collector does on a cluster, by their
+// ownerReferences. Background propagation deletes them after the owner,
+// foreground first (the owner keeps the foregroundDeletion finalizer until
+// no dependent with blockOwnerDeletion is left), orphan removes their
+// references; a dependent with another owner only loses its reference.
+// Every watch sends the events these writes make. Only what the code
+// under test deleted is collected (a recorded deletion brought its
+// recorded consequences), and the collector's writes are not in
+// [Replayer.Writes]. [Options.DisableGarbageCollection] turns it off. internal/conformance compares each of these answers with
 // kube-apiserver's. Reads of recorded collections are then
 // always views of their timelines, never recorded bytes, since the world
 // now holds the writes; kubectl's Table form is left to kubectl.

@@ -89,6 +89,13 @@ type Options struct {
 	// Writes says what happens to a write that matches no recorded one.
 	// Default [WritesStrict]: it fails with [ErrNoMatch].
 	Writes WriteMode
+	// DisableGarbageCollection, in [WritesOverlay] mode, leaves the
+	// dependents of what the code under test deletes as they are, as a bare
+	// API server and envtest do. By default kwrec collects them as
+	// kube-controller-manager's garbage collector does on a cluster
+	// (ownerReferences with background, foreground and orphan
+	// propagation); see the package documentation, "Writes".
+	DisableGarbageCollection bool
 	// WritesOut, in [WritesOverlay] mode, receives every write applied, as
 	// an interaction with its request and answer (see [Replayer.Writes]).
 	// The Replayer does not close it. Default nil.

@@ -23,6 +23,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -158,11 +159,34 @@ func (r *Replayer) writePlan(req *http.Request, body []byte) *plan {
 	return p
 }
 
-// applyWrite computes w from the current object and commits it to t,
+// applyWrite is applyOnce, then the garbage collector when the write
+// deleted an object or marked it for deletion with its dependents.
+func (r *Replayer) applyWrite(t *timeline.Timeline, w write.Request) (res write.Result, stored []byte, err error) {
+	res, stored, err = r.applyOnce(t, w)
+	if err != nil || stored == nil || r.opts.DisableGarbageCollection {
+		return res, stored, err
+	}
+	var o struct {
+		Metadata metav1.ObjectMeta `json:"metadata"`
+	}
+	if json.Unmarshal(stored, &o) != nil {
+		return res, stored, nil
+	}
+	m := o.Metadata
+	switch {
+	case res.Event == write.EventDeleted:
+		r.collectGarbage([]types.UID{m.UID})
+	case m.DeletionTimestamp != nil && (slices.Contains(m.Finalizers, metav1.FinalizerDeleteDependents) || slices.Contains(m.Finalizers, metav1.FinalizerOrphanDependents)):
+		r.collectGarbage(nil)
+	}
+	return res, stored, nil
+}
+
+// applyOnce computes w from the current object and commits it to t,
 // again if a recorded event changed the object meanwhile. stored is the
 // object as committed, with its resourceVersion; nil for a dry run or a
 // write that changed nothing.
-func (r *Replayer) applyWrite(t *timeline.Timeline, w write.Request) (res write.Result, stored []byte, err error) {
+func (r *Replayer) applyOnce(t *timeline.Timeline, w write.Request) (res write.Result, stored []byte, err error) {
 	for range writeRetries {
 		name := w.Name
 		suffix, uid := r.nameSuffix()

@@ -25,6 +25,7 @@ func newServeCmd() *cobra.Command {
 		strict      bool
 		writes      string
 		writesOut   string
+		noGC        bool
 	)
 	cmd := &cobra.Command{
 		Use:   "serve FILE",
@@ -42,10 +43,13 @@ stops it warns about every edit that never fired. It stops on Ctrl-C or
 SIGTERM.
 
 With --writes overlay, a write that matches no recorded one (create,
-update, patch including server-side apply, delete, the status subresource)
-is applied to the recorded world as the API server would, and every watch,
+update, patch including server-side apply, delete, deletecollection, the
+status, scale, eviction, binding, token and approval subresources) is
+applied to the recorded world as the API server would, and every watch,
 list and get sees it from then on; --writes-out keeps those writes as a
-cassette that kwrec show reads. resourceVersions are then the recorded ones
+cassette that kwrec show reads. What a write deletes takes its dependents
+with it, as kube-controller-manager's garbage collector does on a cluster;
+--no-garbage-collection leaves them, as envtest does. resourceVersions are then the recorded ones
 times 1000, so that writes fit between recorded events. With the default
 --writes strict, a write must match a recorded one; any other is answered
 500 InternalError naming the nearest recorded requests.`,
@@ -71,7 +75,10 @@ times 1000, so that writes fit between recorded events. With the default
 			if writesOut != "" && mode != replay.WritesOverlay {
 				return errors.New("--writes-out needs --writes overlay")
 			}
-			opts := replay.Options{Speed: speed, Edits: es, Strict: strict, Writes: mode}
+			if noGC && mode != replay.WritesOverlay {
+				return errors.New("--no-garbage-collection needs --writes overlay")
+			}
+			opts := replay.Options{Speed: speed, Edits: es, Strict: strict, Writes: mode, DisableGarbageCollection: noGC}
 			if writesOut != "" {
 				w, err := cassettes.Create(writesOut, cassettes.Header{RecordedAt: time.Now().UTC(), Labels: map[string]string{"writes-of": args[0]}}, cassettes.WriterOptions{})
 				if err != nil {
@@ -143,6 +150,7 @@ times 1000, so that writes fit between recorded events. With the default
 	f.BoolVar(&strict, "strict", false, "answer recorded requests only (no Kubernetes-aware recovery)")
 	f.StringVar(&writes, "writes", "strict", "what a write that matches no recorded one does: strict (fails) or overlay (is applied to the recorded world)")
 	f.StringVar(&writesOut, "writes-out", "", "with --writes overlay, keep the writes applied as a cassette here")
+	f.BoolVar(&noGC, "no-garbage-collection", false, "with --writes overlay, leave the dependents of deleted objects, as envtest does")
 	edits.add(cmd)
 	return cmd
 }

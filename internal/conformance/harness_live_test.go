@@ -150,7 +150,7 @@ func startWorld(t *testing.T, seed []row, recorded []string) *world {
 	if err := cw.Close(); err != nil {
 		t.Fatal(err)
 	}
-	r, err := replay.Open(path, replay.Options{Writes: replay.WritesOverlay})
+	r, err := replay.Open(path, replay.Options{Writes: replay.WritesOverlay, DisableGarbageCollection: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,269 @@
+package replay
+
+import (
+	"encoding/json"
+	"net/url"
+	"slices"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kwrec/kwrec/internal/apipath"
+	"github.com/kwrec/kwrec/internal/timeline"
+	"github.com/kwrec/kwrec/internal/wire"
+	"github.com/kwrec/kwrec/internal/write"
+)
+
+// gcUserAgent is what the garbage collector's writes carry, as
+// kube-controller-manager's do; their field manager is its first part.
+const gcUserAgent = "kube-controller-manager/v1.37.2 (linux/amd64) kubernetes/gc"
+
+// gcMaxRounds bounds the garbage collector's passes after one write: each
+// pass follows the owner references one level further down.
+const gcMaxRounds = 64
+
+// live is an object of the overlay world as the garbage collector sees it.
+type live struct {
+	t    *timeline.Timeline
+	res  apipath.Path // its collection; Namespace and Name are the object's
+	meta metav1.ObjectMeta
+}
+
+// collectGarbage is kube-controller-manager's garbage collector, run over
+// the overlay world after a write deleted an object or marked it for
+// deletion (kwrec's addition: a bare API server, and envtest, have none;
+// [Options.DisableGarbageCollection] turns it off). Until nothing changes:
+//   - an object deleted by a write or by the collector takes with it each
+//     dependent that has no other owner left (in the background), and a
+//     dependent with other owners loses its reference to it;
+//   - an object marked with the foregroundDeletion finalizer has its
+//     dependents deleted (in the foreground), and loses the finalizer once
+//     none of those with blockOwnerDeletion is left;
+//   - an object marked with the orphan finalizer has every reference to it
+//     removed from its dependents, then loses the finalizer.
+//
+// Only what the code under test deleted is collected: a recorded deletion
+// brought its recorded consequences with it.
+func (r *Replayer) collectGarbage(gone []types.UID) {
+	deleted := map[types.UID]bool{}
+	for _, u := range gone {
+		deleted[u] = true
+	}
+	for range gcMaxRounds {
+		world := r.liveObjects()
+		exists := map[types.UID]bool{}
+		for _, o := range world {
+			exists[o.meta.UID] = true
+		}
+		changed := false
+		for _, o := range world {
+			if o.meta.DeletionTimestamp == nil {
+				continue
+			}
+			switch {
+			case slices.Contains(o.meta.Finalizers, metav1.FinalizerOrphanDependents):
+				for _, d := range dependents(world, o) {
+					changed = r.gcDropOwner(d, o.meta.UID) || changed
+				}
+				changed = r.gcDropFinalizer(o, metav1.FinalizerOrphanDependents, deleted) || changed
+			case slices.Contains(o.meta.Finalizers, metav1.FinalizerDeleteDependents):
+				blocked := false
+				for _, d := range dependents(world, o) {
+					switch {
+					case solidOwner(world, d, o.meta.UID):
+						// Another owner keeps it: it only loses this one.
+						changed = r.gcDropOwner(d, o.meta.UID) || changed
+						continue
+					case d.meta.DeletionTimestamp != nil:
+					case len(dependents(world, d)) > 0:
+						changed = r.gcDelete(d, metav1.DeletePropagationForeground, deleted) || changed
+					default:
+						changed = r.gcDelete(d, metav1.DeletePropagationBackground, deleted) || changed
+					}
+					blocked = blocked || blocks(d, o.meta.UID)
+				}
+				if !blocked {
+					changed = r.gcDropFinalizer(o, metav1.FinalizerDeleteDependents, deleted) || changed
+				}
+			}
+		}
+		for _, d := range world {
+			var dangling, others bool
+			for _, ref := range d.meta.OwnerReferences {
+				if deleted[ref.UID] && !exists[ref.UID] {
+					dangling = true
+				} else {
+					others = true
+				}
+			}
+			switch {
+			case !dangling:
+			case others:
+				for _, ref := range d.meta.OwnerReferences {
+					if deleted[ref.UID] && !exists[ref.UID] {
+						changed = r.gcDropOwner(d, ref.UID) || changed
+					}
+				}
+			case d.meta.DeletionTimestamp == nil:
+				changed = r.gcDelete(d, metav1.DeletePropagationBackground, deleted) || changed
+			}
+		}
+		if !changed {
+			return
+		}
+	}
+}
+
+// dependents are the objects of world that name owner in their
+// ownerReferences (in its namespace, for a namespaced owner).
+func dependents(world []live, owner live) []live {
+	var out []live
+	for _, d := range world {
+		if owner.meta.Namespace != "" && d.meta.Namespace != owner.meta.Namespace {
+			continue
+		}
+		for _, ref := range d.meta.OwnerReferences {
+			if ref.UID == owner.meta.UID {
+				out = append(out, d)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// solidOwner reports whether d has an owner other than owner that exists
+// and is not being deleted.
+func solidOwner(world []live, d live, owner types.UID) bool {
+	for _, ref := range d.meta.OwnerReferences {
+		if ref.UID == owner {
+			continue
+		}
+		for _, o := range world {
+			if o.meta.UID == ref.UID && o.meta.DeletionTimestamp == nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// blocks reports whether d holds back the foreground deletion of owner.
+func blocks(d live, owner types.UID) bool {
+	for _, ref := range d.meta.OwnerReferences {
+		if ref.UID == owner && ref.BlockOwnerDeletion != nil && *ref.BlockOwnerDeletion {
+			return true
+		}
+	}
+	return false
+}
+
+// liveObjects returns every object of every collection that takes
+// writes, as of now, each once (a namespace's timeline and the
+// all-namespaces one may both hold it).
+func (r *Replayer) liveObjects() []live {
+	r.mu.Lock()
+	tls := append([]*timeline.Timeline(nil), r.tlOrder...)
+	for _, t := range r.empties {
+		tls = append(tls, t)
+	}
+	r.mu.Unlock()
+	seen := map[types.UID]bool{}
+	var out []live
+	for _, t := range tls {
+		if !t.Takes() || t.Broken() != "" {
+			continue
+		}
+		sel, err := t.Selector(url.Values{}, "")
+		if err != nil {
+			continue
+		}
+		l, err := t.List(url.Values{}, sel)
+		if err != nil {
+			continue
+		}
+		for i := range l.Items {
+			b, err := r.objectJSON(t, &l.Items[i])
+			if err != nil {
+				continue
+			}
+			var o struct {
+				Metadata metav1.ObjectMeta `json:"metadata"`
+			}
+			if json.Unmarshal(b, &o) != nil || seen[o.Metadata.UID] {
+				continue
+			}
+			seen[o.Metadata.UID] = true
+			res := t.Res
+			res.Namespace, res.Name = o.Metadata.Namespace, o.Metadata.Name
+			out = append(out, live{t: t, res: res, meta: o.Metadata})
+		}
+	}
+	return out
+}
+
+// gcWrite applies one write of the garbage collector to o; it reports
+// whether it changed anything, and notes what it deleted.
+func (r *Replayer) gcWrite(o live, verb, contentType string, body []byte, deleted map[types.UID]bool) bool {
+	docs, err := r.discoveryDocs()
+	if err != nil {
+		return false
+	}
+	info, ok := docs.Lookup(o.res.Group, o.res.Version, o.res.Resource)
+	if !ok {
+		return false
+	}
+	w := write.Request{Verb: verb, Group: o.res.Group, Version: o.res.Version, Resource: o.res.Resource, Kind: info.Kind,
+		Namespaced: info.Namespaced, StatusSubresource: info.Status, Namespace: o.res.Namespace, Name: o.res.Name,
+		ContentType: contentType, Body: body, Query: url.Values{}, UserAgent: gcUserAgent}
+	res, stored, err := r.applyOnce(r.writeTimeline(o.res, info.Kind), w)
+	if err != nil || stored == nil {
+		return false
+	}
+	if res.Event == write.EventDeleted {
+		deleted[o.meta.UID] = true
+	}
+	return true
+}
+
+// gcDelete deletes o with policy, preconditioned on its uid.
+func (r *Replayer) gcDelete(o live, policy metav1.DeletionPropagation, deleted map[types.UID]bool) bool {
+	b, err := json.Marshal(metav1.DeleteOptions{PropagationPolicy: &policy, Preconditions: &metav1.Preconditions{UID: &o.meta.UID}})
+	if err != nil {
+		return false
+	}
+	return r.gcWrite(o, "delete", wire.MediaJSON, b, deleted)
+}
+
+// gcDropOwner removes the reference to owner from o's ownerReferences.
+func (r *Replayer) gcDropOwner(o live, owner types.UID) bool {
+	refs := slices.DeleteFunc(slices.Clone(o.meta.OwnerReferences), func(ref metav1.OwnerReference) bool { return ref.UID == owner })
+	return r.gcPatchMeta(o, map[string]any{"ownerReferences": nilIfEmpty(refs)}, nil)
+}
+
+// gcDropFinalizer removes finalizer f from o, which deletes an object
+// marked for deletion when it was the last.
+func (r *Replayer) gcDropFinalizer(o live, f string, deleted map[types.UID]bool) bool {
+	fs := slices.DeleteFunc(slices.Clone(o.meta.Finalizers), func(x string) bool { return x == f })
+	return r.gcPatchMeta(o, map[string]any{"finalizers": nilIfEmpty(fs)}, deleted)
+}
+
+// gcPatchMeta merge-patches o's metadata with m, preconditioned on its uid.
+func (r *Replayer) gcPatchMeta(o live, m map[string]any, deleted map[types.UID]bool) bool {
+	m["uid"] = o.meta.UID
+	b, err := json.Marshal(map[string]any{"metadata": m})
+	if err != nil {
+		return false
+	}
+	if deleted == nil {
+		deleted = map[types.UID]bool{}
+	}
+	return r.gcWrite(o, "patch", "application/merge-patch+json", b, deleted)
+}
+
+func nilIfEmpty[T any](s []T) any {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
+}
