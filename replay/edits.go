@@ -228,7 +228,9 @@ func (r *Replayer) resolveAnchored(es *editState) error {
 	var paths []string
 	for _, t := range ts {
 		t.AddMark(es.mark)
-		paths = append(paths, t.Path)
+		if r.allOf[t] != t { // an assembled timeline is not named
+			paths = append(paths, t.Path)
+		}
 	}
 	es.paths = paths
 	scale := ts[0].Scale()

@@ -30,6 +30,8 @@ type ivState struct {
 	// interaction feeds the timeline, and its frames move it on when served.
 	tl     *timeline.Timeline
 	stream *timeline.Stream
+	// also feeds the resource's all-namespaces timeline (see add).
+	also *timeline.Stream
 	// table is set for a 200 list or watch recorded in kubectl's Table
 	// form: its rows feed the collection's table index, and tl is set once
 	// every interaction is read (the Table form may come first).
@@ -106,6 +108,9 @@ func (iv *ivState) observe(i int, f cassettes.Frame) {
 	switch {
 	case iv.stream != nil:
 		iv.stream.Observe(i, f)
+		if iv.also != nil {
+			iv.also.Observe(i, f)
+		}
 	case iv.table != nil:
 		iv.table.observe(f)
 	}
@@ -193,6 +198,23 @@ func (r *Replayer) add(in *cassettes.Interaction, fr timeline.Frames) *ivState {
 	}
 	iv.tl = t
 	iv.stream = t.Stream(in, fr, q, enc)
+	if rp.Namespace != "" {
+		// A namespace's list or watch also feeds the resource's timeline of
+		// all namespaces, used when the recording holds none of its own.
+		all := rp
+		all.Namespace = ""
+		path := all.Collection()
+		d := r.derived[path]
+		if d == nil {
+			d = timeline.New(path, all)
+			if r.overlay() {
+				d.TakeWrites()
+			}
+			r.derived[path] = d
+		}
+		iv.also = d.Stream(in, fr, q, enc)
+		iv.also.Scope(rp.Namespace)
+	}
 	return iv
 }
 

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -126,7 +128,14 @@ type Replayer struct {
 	// Set while the recording is read, then read-only:
 	timelines map[string]*timeline.Timeline // by collection path
 	tlOrder   []*timeline.Timeline
-	tables    map[string]*tableSet // kubectl's Table form of a collection, by path
+	// derived are the all-namespaces timelines assembled from namespaces'
+	// recordings while the cassette is read (see add); nil after.
+	derived map[string]*timeline.Timeline
+	// allOf maps a namespace's timeline to the all-namespaces one
+	// assembled from it, and that one to itself: a namespace's recorded
+	// changes are delivered when either has served them.
+	allOf  map[*timeline.Timeline]*timeline.Timeline
+	tables map[string]*tableSet // kubectl's Table form of a collection, by path
 
 	discOnce sync.Once // builds disc on the first discovery request
 	disc     *discovery.Docs
@@ -195,7 +204,7 @@ func newReplayer(opts Options, src source) (*Replayer, error) {
 	}
 	r := &Replayer{opts: opts, clock: opts.Clock, match: opts.Matcher, src: src,
 		timelines: map[string]*timeline.Timeline{}, tables: map[string]*tableSet{}, done: make(chan struct{}),
-		empties: map[string]*timeline.Timeline{}, playing: make(chan struct{}), consumed: make(chan struct{}), closed: make(chan struct{})}
+		empties: map[string]*timeline.Timeline{}, derived: map[string]*timeline.Timeline{}, playing: make(chan struct{}), consumed: make(chan struct{}), closed: make(chan struct{})}
 	if r.clock == nil {
 		r.clock = clock.RealClock{}
 	}
@@ -219,6 +228,25 @@ func (r *Replayer) ready(opts Options) error {
 	// The timelines are built now, while the recording is read, not inside
 	// the first request: a client (a WatchList informer) would otherwise
 	// wait for the whole recording to be decoded mid-request.
+	// A resource recorded only namespace by namespace gets a timeline of
+	// all namespaces assembled from them, for clients that list and watch
+	// across namespaces (controller-runtime's cache does by default).
+	r.allOf = map[*timeline.Timeline]*timeline.Timeline{}
+	for _, path := range slices.Sorted(maps.Keys(r.derived)) {
+		if r.timelines[path] != nil {
+			continue
+		}
+		d := r.derived[path]
+		for _, t := range r.tlOrder {
+			if t.Res.Namespace != "" && t.Res.Group == d.Res.Group && t.Res.Version == d.Res.Version && t.Res.Resource == d.Res.Resource {
+				r.allOf[t] = d
+			}
+		}
+		r.allOf[d] = d
+		r.timelines[path] = d
+		r.tlOrder = append(r.tlOrder, d)
+	}
+	r.derived = nil
 	for _, t := range r.tlOrder {
 		t.Seal()
 	}
@@ -383,7 +411,7 @@ func (r *Replayer) checkDoneLocked() {
 	}
 	if !r.opts.Strict { // every timeline delivered to its end
 		for _, t := range r.tlOrder {
-			if t.Broken() == "" && t.Progress() < t.Last() {
+			if !r.delivered(t) {
 				return
 			}
 		}
@@ -407,6 +435,20 @@ func (r *Replayer) checkDoneLocked() {
 	}
 }
 
+// delivered reports whether t's recorded changes have all been served,
+// through t or through the all-namespaces timeline assembled from it (an
+// assembled one counts through its namespaces').
+func (r *Replayer) delivered(t *timeline.Timeline) bool {
+	d := r.allOf[t]
+	switch {
+	case d == t:
+		return true
+	case t.Broken() != "" || t.Progress() >= t.Last():
+		return true
+	}
+	return d != nil && d.Progress() >= t.Last()
+}
+
 // Pending says what keeps [Replayer.Done] open: each collection not yet
 // delivered to its last recorded resourceVersion, and each recorded
 // interaction not yet served to its end that the replay needs. Empty once
@@ -417,7 +459,7 @@ func (r *Replayer) Pending() []string {
 	var out []string
 	if !r.opts.Strict {
 		for _, t := range r.tlOrder {
-			if t.Broken() == "" && t.Progress() < t.Last() {
+			if !r.delivered(t) {
 				out = append(out, fmt.Sprintf("%s: delivered up to resourceVersion %d of %d", t.Path, t.Progress()/t.Scale(), t.Last()/t.Scale()))
 			}
 		}

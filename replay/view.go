@@ -79,7 +79,7 @@ func (r *Replayer) viewPlan(req *http.Request) (*plan, string) {
 	if rp.Name != "" && wire.IsWatch(q) {
 		return nil, "a watch of one object by its path is deprecated; use fieldSelector=metadata.name=NAME"
 	}
-	enc, ok := r.negotiate(t, req.Header.Get("Accept"))
+	enc, ok := r.negotiate(t, rp.Collection(), req.Header.Get("Accept"))
 	if !ok {
 		st := wire.Status(http.StatusNotAcceptable, metav1.StatusReasonNotAcceptable,
 			fmt.Sprintf("only the following media types are accepted: %s, %s", wire.MediaJSON, wire.MediaProtobuf), 0)
@@ -124,13 +124,20 @@ type encoding struct {
 	gv      table.GroupVersion
 }
 
-// negotiate picks the encoding of an answer about t for a client with
-// this Accept header; ok is false when the client takes none kwrec serves.
-func (r *Replayer) negotiate(t *timeline.Timeline, accept string) (enc encoding, ok bool) {
+// negotiate picks the encoding of an answer about t, for a request of
+// collection, for a client with this Accept header; ok is false when the
+// client takes none kwrec serves.
+func (r *Replayer) negotiate(t *timeline.Timeline, collection, accept string) (enc encoding, ok bool) {
 	// In Overlay mode a write needs a row too: the Table form is served
 	// only where kwrec can print one (table.Index.AddObject).
 	if gv, wants := table.Wants(accept); wants {
-		if x := r.table(t.Path); x != nil && x.Len() > 0 && (!r.overlay() || x.CanAdd()) {
+		x := r.table(t.Path)
+		if x == nil {
+			// A namespace answered from the all-namespaces timeline has
+			// the rows recorded of it.
+			x = r.table(collection)
+		}
+		if x != nil && x.Len() > 0 && (!r.overlay() || x.CanAdd()) {
 			enc.table, enc.gv = x, gv
 		}
 	}

@@ -64,7 +64,7 @@ func (s *Stream) Observe(i int, f cassettes.Frame) {
 	case "BOOKMARK":
 		s.lastRV = max(s.lastRV, rv)
 		if s.initial && m.InitialEventsEnd {
-			snap := t.snapAt(rv, s.base()+f.At)
+			snap := t.snapAt(rv, s.base()+f.At, s.scope)
 			for _, o := range s.pending {
 				snap.items[o.Key] = o
 			}
@@ -149,7 +149,7 @@ func (s *Stream) addList(data []byte, ref Ref, f cassettes.Frame) error {
 		s.rvs.add(0)
 	}
 	s.rvs.add(rv)
-	snap := t.snapAt(rv, at)
+	snap := t.snapAt(rv, at, s.scope)
 	for _, it := range items {
 		raw := data[it[0]:it[1]]
 		var m wire.Meta

@@ -129,6 +129,15 @@ type snapshot struct {
 	rv    int64
 	at    time.Duration
 	items map[string]Object
+	// ns is the namespace a scoped snapshot holds (see [Stream.Scope]),
+	// "" for the whole collection.
+	ns string
+}
+
+// snapKey names a snapshot while the recording is read.
+type snapKey struct {
+	rv int64
+	ns string
 }
 
 // MarkKind says how a watch fails at a [Mark].
@@ -206,7 +215,8 @@ type Timeline struct {
 
 	// Only while the recording is read:
 	streams  []*Stream
-	snapByRV map[int64]*snapshot
+	snapByRV map[snapKey]*snapshot
+	scoped   bool // some snapshot holds one namespace only
 
 	names table[string]            // the strings events name (see rec)
 	objs  table[[2]uint32]         // the keys and labels of events, in names
@@ -345,14 +355,16 @@ func (t *Timeline) noteKinds(listKind, apiVersion, kind string) {
 	}
 }
 
-func (t *Timeline) snapAt(rv int64, at time.Duration) *snapshot {
+func (t *Timeline) snapAt(rv int64, at time.Duration, ns string) *snapshot {
 	if t.snapByRV == nil {
-		t.snapByRV = map[int64]*snapshot{}
+		t.snapByRV = map[snapKey]*snapshot{}
 	}
-	s := t.snapByRV[rv]
+	k := snapKey{rv, ns}
+	s := t.snapByRV[k]
 	if s == nil {
-		s = &snapshot{rv: rv, at: at, items: map[string]Object{}}
-		t.snapByRV[rv] = s
+		s = &snapshot{rv: rv, at: at, items: map[string]Object{}, ns: ns}
+		t.snapByRV[k] = s
+		t.scoped = t.scoped || ns != ""
 	}
 	return s
 }
@@ -370,7 +382,12 @@ func (t *Timeline) Seal() {
 	t.snapByRV = nil
 	t.names.sealed()
 	t.objs.sealed()
-	sort.Slice(t.snaps, func(i, j int) bool { return t.snaps[i].rv < t.snaps[j].rv })
+	sort.Slice(t.snaps, func(i, j int) bool {
+		if t.snaps[i].rv != t.snaps[j].rv {
+			return t.snaps[i].rv < t.snaps[j].rv
+		}
+		return t.snaps[i].ns < t.snaps[j].ns
+	})
 	t.sealEvents()
 	sort.SliceStable(t.marks, func(i, j int) bool { return t.marks[i].RV < t.marks[j].RV })
 	t.oldest = -1
@@ -420,7 +437,13 @@ type Stream struct {
 	broken  bool
 	lastRV  int64
 	errAt   int // the first recorded ERROR frame, -1 for none
+	scope   string
 }
+
+// Scope makes the stream's lists hold namespace ns only: the stream is a
+// namespace's list or watch read into a timeline of all namespaces, whose
+// list of ns says nothing about the other namespaces.
+func (s *Stream) Scope(ns string) { s.scope = ns }
 
 // Stream starts the reading of in, a recorded 200 list or watch of the
 // timeline whose body is encoded as enc; fr are in's frames, nil for

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/kwrec/kwrec/internal/wire"
@@ -159,21 +160,54 @@ func (t *Timeline) stateOf(rv int64, ws []Event, key string) (objs []Object, ok 
 		return nil, false
 	}
 	cur := map[string]Object{}
+	take := func(s *snapshot) {
+		if key != "" {
+			if o, ok := s.items[key]; ok {
+				cur[key] = o
+			}
+			return
+		}
+		for k, o := range s.items {
+			cur[k] = o
+		}
+	}
 	from := t.oldest
 	for i := len(t.snaps) - 1; i >= 0; i-- {
-		if t.snaps[i].rv <= rv {
-			if key != "" {
-				if o, ok := t.snaps[i].items[key]; ok {
-					cur[key] = o
-				}
-			} else {
-				for k, o := range t.snaps[i].items {
-					cur[k] = o
-				}
-			}
-			from = t.snaps[i].rv
+		if s := t.snaps[i]; s.ns == "" && s.rv <= rv {
+			take(s)
+			from = s.rv
 			break
 		}
+	}
+	// A timeline of all namespaces read from lists of single namespaces:
+	// each namespace starts from its own newest list.
+	var scoped map[string]int64
+	low := from
+	if t.scoped {
+		scoped = map[string]int64{}
+		for i := len(t.snaps) - 1; i >= 0; i-- {
+			s := t.snaps[i]
+			if _, seen := scoped[s.ns]; s.ns == "" || seen || s.rv > rv || s.rv < from {
+				continue
+			}
+			if key != "" && namespaceOf(key) != s.ns {
+				continue
+			}
+			scoped[s.ns] = s.rv
+			low = min(low, s.rv)
+			for k := range cur {
+				if namespaceOf(k) == s.ns {
+					delete(cur, k)
+				}
+			}
+			take(s)
+		}
+	}
+	fromOf := func(k string) int64 {
+		if r, ok := scoped[namespaceOf(k)]; ok {
+			return r
+		}
+		return from
 	}
 	apply := func(e *Event) {
 		if key != "" && e.Obj.Key != key {
@@ -185,24 +219,34 @@ func (t *Timeline) stateOf(rv int64, ws []Event, key string) (objs []Object, ok 
 			cur[e.Obj.Key] = e.Obj
 		}
 	}
-	w := 0
-	for ; w < len(ws) && ws[w].RV() <= min(from, rv); w++ {
-		if o, ok := cur[ws[w].Obj.Key]; !ok || o.RV < ws[w].RV() {
-			apply(&ws[w])
+	// Writes and recorded events in resourceVersion order. A write older
+	// than the list its object's state starts from is kept unless the list
+	// holds a newer version of the object.
+	write := func(w *Event) {
+		if w.RV() <= fromOf(w.Obj.Key) {
+			if o, ok := cur[w.Obj.Key]; ok && o.RV >= w.RV() {
+				return
+			}
 		}
+		apply(w)
 	}
-	for i := t.events.search(from); i < t.events.Len() && t.events.rvAt(i) <= rv; i++ {
+	w := 0
+	for i := t.events.search(low); i < t.events.Len() && t.events.rvAt(i) <= rv; i++ {
 		r := t.events.at(i)
 		for ; w < len(ws) && ws[w].RV() < t.events.rv(r); w++ {
-			apply(&ws[w])
+			write(&ws[w])
 		}
-		if key == "" || t.key(r) == key {
-			e := t.unpack(r)
-			apply(&e)
+		if key != "" || t.scoped {
+			// (Without scoped lists, every event after low is after from.)
+			if k := t.key(r); key != "" && k != key || t.events.rv(r) <= fromOf(k) {
+				continue
+			}
 		}
+		e := t.unpack(r)
+		apply(&e)
 	}
 	for ; w < len(ws) && ws[w].RV() <= rv; w++ {
-		apply(&ws[w])
+		write(&ws[w])
 	}
 	objs = make([]Object, 0, len(cur))
 	for _, o := range cur {
@@ -210,6 +254,13 @@ func (t *Timeline) stateOf(rv int64, ws []Event, key string) (objs []Object, ok 
 	}
 	sort.Slice(objs, func(i, j int) bool { return objs[i].Key < objs[j].Key })
 	return objs, true
+}
+
+// namespaceOf is the namespace of an object key, "" for a cluster-scoped
+// object.
+func namespaceOf(key string) string {
+	ns, _, _ := strings.Cut(key, "/")
+	return ns
 }
 
 // List is a list answer: the items at RV, and for a paged list the
