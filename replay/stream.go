@@ -320,6 +320,15 @@ func (b *body) step() {
 	}
 	if w := b.p.pace.wait(f.gap) + f.pause; w > 0 && !b.waited {
 		b.due = b.due.Add(w)
+		if end, ok := b.deadline(); ok && b.due.After(end) {
+			// The client's timeoutSeconds comes first: a clean end then.
+			if err := b.waitUntil(end, false, nil, nil); err != nil {
+				b.err = err
+				return
+			}
+			b.err = io.EOF
+			return
+		}
 		if err := b.waitUntil(b.due, false, nil, nil); err != nil {
 			b.err = err
 			return
@@ -424,6 +433,17 @@ func (b *body) hold(f *outFrame) bool {
 			return b.sendWrite(ev)
 		}
 	}
+	var expire <-chan time.Time
+	if end, ok := b.deadline(); ok {
+		d := end.Sub(b.r.clock.Now())
+		if d <= 0 {
+			b.err = io.EOF
+			return true
+		}
+		tm := b.r.clock.NewTimer(d)
+		defer tm.Stop()
+		expire = tm.C()
+	}
 	select {
 	case <-b.r.playing:
 		b.played = true
@@ -431,12 +451,23 @@ func (b *body) hold(f *outFrame) bool {
 		// however late it wakes to see it.
 		b.due = b.r.playedAt
 	case <-wake:
+	case <-expire:
+		b.err = io.EOF // the client's timeoutSeconds: a clean end
 	case <-b.ctx.Done():
 		b.err = b.ctx.Err()
 	case <-b.closed:
 		b.err = errClosedBody
 	}
 	return true
+}
+
+// deadline is when a watch the client gave timeoutSeconds ends, as the
+// server ends it, whatever is still to come (on the warped clock).
+func (b *body) deadline() (time.Time, bool) {
+	if !b.p.watch || b.p.timeout <= 0 {
+		return time.Time{}, false
+	}
+	return b.start.Add(b.p.pace.idle(b.p.timeout)), true
 }
 
 // writeBefore serves the next write of a timeline watch that goes before
