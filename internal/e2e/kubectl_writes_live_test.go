@@ -46,6 +46,15 @@ var scriptManifests = map[string]string{
 	"ssa-a.yaml":   cmManifest("cm-a", "", `v: "9"`),
 	"stale.yaml":   cmManifest("cm-a", "$RV_A", `v: "stale"`),
 	"replace.yaml": cmManifest("cm-a", "", `v: "replaced"`),
+	"csr.yaml": `apiVersion: certificates.k8s.io/v1
+kind: CertificateSigningRequest
+metadata:
+  name: csr-e2e
+spec:
+  signerName: example.com/e2e
+  usages: ["digital signature"]
+  request: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURSBSRVFVRVNULS0tLS0KTUlISE1IQUNBUUF3RGpFTU1Bb0dBMVVFQXd3RFpUSmxNRmt3RXdZSEtvWkl6ajBDQVFZSUtvWkl6ajBEQVFjRApRZ0FFUTNGUnhIWTRmejVrWGNVbWdLY25xenBhQTRiYUthRE82dkxwRGo3cFQ3QXVIUVhNdkF2UGxLR0xReS9nCmt3OE1kMjFSNVZMdG5Cd0tkK1lFVjVBeTdhQUFNQW9HQ0NxR1NNNDlCQU1DQTBjQU1FUUNJQUhJOGRTTGpzUDUKbXpadVVaM2tRTnVMTk1wbkh4UTVDMUpGdVdqelFZRHlBaUJKcnFZZ01jQVprWEVHRm8yeExzRm5DZW13RXpJSgppV1BsSVRRZFlIN0NuZz09Ci0tLS0tRU5EIENFUlRJRklDQVRFIFJFUVVFU1QtLS0tLQo=
+`,
 }
 
 func cmManifest(name, rv string, data ...string) string {
@@ -112,6 +121,22 @@ var writeScript = []writeStep{
 	{args: []string{"get", "cm", "-o", "name"}},
 	// Server-side printing: the DATA column comes from the server's Table.
 	{args: []string{"get", "cm"}},
+
+	// A resource the recording never saw, and its scale subresource.
+	{args: []string{"create", "deployment", "web", "--image=busybox:1.36"}},
+	{args: []string{"scale", "deployment", "web", "--replicas=3"}},
+	{args: []string{"get", "deployment", "web", "-o", "jsonpath={.spec.replicas} {.metadata.generation}"}},
+	{args: []string{"scale", "deployment", "web", "--replicas=2", "--current-replicas=5"}},
+	{args: []string{"scale", "deployment", "web", "--replicas=1", "--current-replicas=3"}},
+	{args: []string{"get", "deployment", "web", "-o", "jsonpath={.spec.replicas} {.spec.template.spec.containers[0].imagePullPolicy}"}},
+	{args: []string{"delete", "deployment", "web"}},
+	// A cluster-scoped resource and its approval subresource.
+	{args: []string{"create", "-f", "csr.yaml"}},
+	{args: []string{"certificate", "approve", "csr-e2e"}},
+	{args: []string{"get", "csr", "csr-e2e", "-o", "jsonpath={.status.conditions[0].type} {.status.conditions[0].reason}"}},
+	{args: []string{"certificate", "approve", "csr-e2e"}},
+	{args: []string{"delete", "csr", "csr-e2e"}},
+
 	{args: []string{"create", "configmap", "zz-end"}},
 }
 
@@ -197,6 +222,8 @@ func TestLiveKubectlWritesThroughTheOverlayAsLive(t *testing.T) {
 		// conflict, the failed json patch test) and no-op ones are not
 		// applied.
 		cms := "/api/v1/namespaces/" + writesNamespace + "/configmaps"
+		deps := "/apis/apps/v1/namespaces/" + writesNamespace + "/deployments"
+		csrs := "/apis/certificates.k8s.io/v1/certificatesigningrequests"
 		want := []string{
 			"POST " + cms + " kubectl-create",
 			"POST " + cms + " kubectl-client-side-apply",
@@ -209,6 +236,17 @@ func TestLiveKubectlWritesThroughTheOverlayAsLive(t *testing.T) {
 			"PUT " + cms + "/cm-a kubectl-replace",
 			"DELETE " + cms + "/cm-new",
 			"DELETE " + cms + "/cm-c",
+			"POST " + deps + " kubectl-create",
+			// kubectl scale: a patch, then with --current-replicas an
+			// update carrying the resourceVersion it checked (the failed
+			// precondition writes nothing).
+			"PATCH " + deps + "/web/scale",
+			"PUT " + deps + "/web/scale",
+			"DELETE " + deps + "/web",
+			"POST " + csrs + " kubectl-create",
+			// The second approve finds it approved and writes nothing.
+			"PUT " + csrs + "/csr-e2e/approval",
+			"DELETE " + csrs + "/csr-e2e",
 			"POST " + cms + " kubectl-create",
 		}
 		if d := cmp.Diff(want, shownWrites(t, string(out))); d != "" {
