@@ -1,7 +1,9 @@
 package replay
 
 import (
+	"bytes"
 	"encoding/json"
+	"maps"
 	"net/url"
 	"slices"
 
@@ -27,6 +29,9 @@ type live struct {
 	t    *timeline.Timeline
 	res  apipath.Path // its collection; Namespace and Name are the object's
 	meta metav1.ObjectMeta
+	// written: its current version is a write's (the recording's own
+	// objects being deleted are left to the recording).
+	written bool
 }
 
 // collectGarbage is kube-controller-manager's garbage collector, run over
@@ -44,20 +49,34 @@ type live struct {
 //
 // Only what the code under test deleted is collected: a recorded deletion
 // brought its recorded consequences with it.
-func (r *Replayer) collectGarbage(gone []types.UID) {
+func (r *Replayer) collectGarbage(removed []types.UID) {
 	deleted := map[types.UID]bool{}
-	for _, u := range gone {
+	for _, u := range removed {
 		deleted[u] = true
 	}
 	for range gcMaxRounds {
-		world := r.liveObjects()
-		exists := map[types.UID]bool{}
-		for _, o := range world {
-			exists[o.meta.UID] = true
+		// The objects marked for deletion with their dependents, then
+		// everything that names them or what is gone.
+		interest := maps.Clone(deleted)
+		if r.gcMarked.Load() {
+			marked := false
+			for _, o := range r.liveObjects(deleted, true) {
+				if o.written && o.meta.DeletionTimestamp != nil {
+					interest[o.meta.UID] = true
+					marked = true
+				}
+			}
+			if !marked {
+				r.gcMarked.Store(false)
+			}
 		}
+		world := r.liveObjects(interest, false)
+		// What this round's world saw gone: what the round deletes is
+		// seen by the next one, with the references it dropped meanwhile.
+		gone := maps.Clone(deleted)
 		changed := false
 		for _, o := range world {
-			if o.meta.DeletionTimestamp == nil {
+			if o.meta.DeletionTimestamp == nil || !o.written {
 				continue
 			}
 			switch {
@@ -70,12 +89,12 @@ func (r *Replayer) collectGarbage(gone []types.UID) {
 				blocked := false
 				for _, d := range dependents(world, o) {
 					switch {
-					case solidOwner(world, d, o.meta.UID):
+					case r.solidOwner(d, o.meta.UID, deleted):
 						// Another owner keeps it: it only loses this one.
 						changed = r.gcDropOwner(d, o.meta.UID) || changed
 						continue
 					case d.meta.DeletionTimestamp != nil:
-					case len(dependents(world, d)) > 0:
+					case len(dependents(world, d)) > 0 || r.mentioned(d.meta.UID):
 						changed = r.gcDelete(d, metav1.DeletePropagationForeground, deleted) || changed
 					default:
 						changed = r.gcDelete(d, metav1.DeletePropagationBackground, deleted) || changed
@@ -90,7 +109,7 @@ func (r *Replayer) collectGarbage(gone []types.UID) {
 		for _, d := range world {
 			var dangling, others bool
 			for _, ref := range d.meta.OwnerReferences {
-				if deleted[ref.UID] && !exists[ref.UID] {
+				if gone[ref.UID] {
 					dangling = true
 				} else {
 					others = true
@@ -100,7 +119,7 @@ func (r *Replayer) collectGarbage(gone []types.UID) {
 			case !dangling:
 			case others:
 				for _, ref := range d.meta.OwnerReferences {
-					if deleted[ref.UID] && !exists[ref.UID] {
+					if gone[ref.UID] {
 						changed = r.gcDropOwner(d, ref.UID) || changed
 					}
 				}
@@ -134,13 +153,25 @@ func dependents(world []live, owner live) []live {
 
 // solidOwner reports whether d has an owner other than owner that exists
 // and is not being deleted.
-func solidOwner(world []live, d live, owner types.UID) bool {
+func (r *Replayer) solidOwner(d live, owner types.UID, deleted map[types.UID]bool) bool {
 	for _, ref := range d.meta.OwnerReferences {
-		if ref.UID == owner {
+		if ref.UID == owner || deleted[ref.UID] {
 			continue
 		}
-		for _, o := range world {
+		for _, o := range r.liveObjects(map[types.UID]bool{ref.UID: true}, false) {
 			if o.meta.UID == ref.UID && o.meta.DeletionTimestamp == nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// mentioned reports whether some object names uid (as an owner).
+func (r *Replayer) mentioned(uid types.UID) bool {
+	for _, o := range r.liveObjects(map[types.UID]bool{uid: true}, false) {
+		for _, ref := range o.meta.OwnerReferences {
+			if ref.UID == uid {
 				return true
 			}
 		}
@@ -158,21 +189,51 @@ func blocks(d live, owner types.UID) bool {
 	return false
 }
 
-// liveObjects returns every object of every collection that takes
-// writes, as of now, each once (a namespace's timeline and the
-// all-namespaces one may both hold it).
-func (r *Replayer) liveObjects() []live {
+// liveObjects returns the objects of every collection that takes writes,
+// as of now, that the collector needs to see: those whose bytes name a
+// uid of interest (an owner, or the object itself), and those a write
+// marked for deletion with the orphan or foregroundDeletion finalizer.
+// Each object is decoded only when its bytes pass that test, so a scan of
+// a large recording costs a search of its bytes. Each object once (a
+// namespace's timeline and the all-namespaces one may both hold it).
+//
+// With writtenOnly, only objects whose current version a write made are
+// looked at (the marked ones are such).
+func (r *Replayer) liveObjects(interest map[types.UID]bool, writtenOnly bool) []live {
 	r.mu.Lock()
 	tls := append([]*timeline.Timeline(nil), r.tlOrder...)
 	for _, t := range r.empties {
 		tls = append(tls, t)
 	}
 	r.mu.Unlock()
+	needles := [][]byte{[]byte(metav1.FinalizerDeleteDependents), []byte(metav1.FinalizerOrphanDependents)}
+	uids := make([][]byte, 0, len(interest))
+	for u := range interest {
+		uids = append(uids, []byte(u))
+	}
+	wanted := func(raw []byte, written bool) bool {
+		for _, u := range uids {
+			if bytes.Contains(raw, u) {
+				return true
+			}
+		}
+		if written {
+			for _, n := range needles {
+				if bytes.Contains(raw, n) {
+					return true
+				}
+			}
+		}
+		return false
+	}
 	seen := map[types.UID]bool{}
 	var out []live
 	for _, t := range tls {
 		if !t.Takes() || t.Broken() != "" {
 			continue
+		}
+		if d := r.allOf[t]; d != nil && d != t {
+			continue // its objects are in the all-namespaces one, writes too
 		}
 		sel, err := t.Selector(url.Values{}, "")
 		if err != nil {
@@ -182,8 +243,21 @@ func (r *Replayer) liveObjects() []live {
 		if err != nil {
 			continue
 		}
-		for i := range l.Items {
-			b, err := r.objectJSON(t, &l.Items[i])
+		items := l.Items
+		if writtenOnly {
+			items = slices.DeleteFunc(items, func(o timeline.Object) bool { return !o.Ref.W })
+		}
+		var picked []int
+		if r.eachRaw(t, items, func(k int, raw []byte) error {
+			if wanted(raw, items[k].Ref.W) {
+				picked = append(picked, k)
+			}
+			return nil
+		}) != nil {
+			continue
+		}
+		for _, i := range picked {
+			b, err := r.objectJSON(t, &items[i])
 			if err != nil {
 				continue
 			}
@@ -196,7 +270,7 @@ func (r *Replayer) liveObjects() []live {
 			seen[o.Metadata.UID] = true
 			res := t.Res
 			res.Namespace, res.Name = o.Metadata.Namespace, o.Metadata.Name
-			out = append(out, live{t: t, res: res, meta: o.Metadata})
+			out = append(out, live{t: t, res: res, meta: o.Metadata, written: items[i].Ref.W})
 		}
 	}
 	return out

@@ -134,8 +134,11 @@ type Replayer struct {
 	// allOf maps a namespace's timeline to the all-namespaces one
 	// assembled from it, and that one to itself: a namespace's recorded
 	// changes are delivered when either has served them.
-	allOf  map[*timeline.Timeline]*timeline.Timeline
-	tables map[string]*tableSet // kubectl's Table form of a collection, by path
+	allOf map[*timeline.Timeline]*timeline.Timeline
+	// gcMarked: a write may have left an object waiting for the garbage
+	// collector (the orphan or foregroundDeletion finalizer).
+	gcMarked atomic.Bool
+	tables   map[string]*tableSet // kubectl's Table form of a collection, by path
 
 	discOnce sync.Once // builds disc on the first discovery request
 	disc     *discovery.Docs

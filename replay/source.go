@@ -142,6 +142,16 @@ func (c *cursor) close() {
 // frames they are in with one pass over the recording.
 func (r *Replayer) raws(t *timeline.Timeline, objs []timeline.Object) ([][]byte, error) {
 	out := make([][]byte, len(objs))
+	err := r.eachRaw(t, objs, func(k int, raw []byte) error {
+		out[k] = append([]byte(nil), raw...)
+		return nil
+	})
+	return out, err
+}
+
+// eachRaw calls fn with the recorded bytes of each of objs (as raws reads
+// them, each frame once), which are valid only during the call.
+func (r *Replayer) eachRaw(t *timeline.Timeline, objs []timeline.Object, fn func(k int, raw []byte) error) error {
 	frameOf := map[frameRef]int{} // frame -> index in refs
 	var refs []frameRef
 	users := [][]int{} // per ref: the objects in it
@@ -149,9 +159,11 @@ func (r *Replayer) raws(t *timeline.Timeline, objs []timeline.Object) ([][]byte,
 		if o.Ref.In == nil {
 			raw, err := t.Bytes(o.Ref)
 			if err != nil {
-				return nil, err
+				return err
 			}
-			out[k] = raw
+			if err := fn(k, raw); err != nil {
+				return err
+			}
 			continue
 		}
 		key := frameRef{in: o.Ref.In, i: int(o.Ref.I)}
@@ -164,17 +176,18 @@ func (r *Replayer) raws(t *timeline.Timeline, objs []timeline.Object) ([][]byte,
 		}
 		users[j] = append(users[j], k)
 	}
-	err := r.src.readMany(refs, func(j int, data []byte) error {
+	return r.src.readMany(refs, func(j int, data []byte) error {
 		for _, k := range users[j] {
 			raw, err := objs[k].Ref.Of(data)
 			if err != nil {
 				return err
 			}
-			out[k] = append([]byte(nil), raw...)
+			if err := fn(k, raw); err != nil {
+				return err
+			}
 		}
 		return nil
 	})
-	return out, err
 }
 
 // body returns the whole recorded body of in.

@@ -177,6 +177,7 @@ func (r *Replayer) applyWrite(t *timeline.Timeline, w write.Request) (res write.
 	case res.Event == write.EventDeleted:
 		r.collectGarbage([]types.UID{m.UID})
 	case m.DeletionTimestamp != nil && (slices.Contains(m.Finalizers, metav1.FinalizerDeleteDependents) || slices.Contains(m.Finalizers, metav1.FinalizerOrphanDependents)):
+		r.gcMarked.Store(true)
 		r.collectGarbage(nil)
 	}
 	return res, stored, nil
