@@ -122,6 +122,11 @@ var writeScript = []writeStep{
 	// Server-side printing: the DATA column comes from the server's Table.
 	{args: []string{"get", "cm"}},
 
+	// A delete by label selector.
+	{args: []string{"label", "cm", "cm-app", "tier=x"}},
+	{args: []string{"delete", "cm", "-l", "tier=x"}},
+	{args: []string{"get", "cm", "-l", "tier=x"}},
+
 	// A resource the recording never saw, and its scale subresource.
 	{args: []string{"create", "deployment", "web", "--image=busybox:1.36"}},
 	{args: []string{"scale", "deployment", "web", "--replicas=3"}},
@@ -236,6 +241,8 @@ func TestLiveKubectlWritesThroughTheOverlayAsLive(t *testing.T) {
 			"PUT " + cms + "/cm-a kubectl-replace",
 			"DELETE " + cms + "/cm-new",
 			"DELETE " + cms + "/cm-c",
+			"PATCH " + cms + "/cm-app kubectl-label",
+			"DELETE " + cms + "/cm-app",
 			"POST " + deps + " kubectl-create",
 			// kubectl scale: a patch, then with --current-replicas an
 			// update carrying the resourceVersion it checked (the failed
