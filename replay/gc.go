@@ -26,7 +26,6 @@ const gcMaxRounds = 64
 
 // live is an object of the overlay world as the garbage collector sees it.
 type live struct {
-	t    *timeline.Timeline
 	res  apipath.Path // its collection; Namespace and Name are the object's
 	meta metav1.ObjectMeta
 	// written: its current version is a write's (the recording's own
@@ -270,7 +269,7 @@ func (r *Replayer) liveObjects(interest map[types.UID]bool, writtenOnly bool) []
 			seen[o.Metadata.UID] = true
 			res := t.Res
 			res.Namespace, res.Name = o.Metadata.Namespace, o.Metadata.Name
-			out = append(out, live{t: t, res: res, meta: o.Metadata, written: items[i].Ref.W})
+			out = append(out, live{res: res, meta: o.Metadata, written: items[i].Ref.W})
 		}
 	}
 	return out

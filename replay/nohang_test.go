@@ -13,10 +13,11 @@ import (
 )
 
 // TestNoOverlayRequestOutlivesItsClientsTimeout sends one request of each
-// verb, subresource and view to an overlay replay, at speed 1 with the
-// recorded changes held back (the replay never runs out by itself), each
-// with a client deadline: every one must answer (and a watch with
-// timeoutSeconds end) before it. A hang fails with the request named.
+// verb, subresource and view to an overlay replay with the recorded
+// changes held back (the replay never runs out by itself), each with a
+// client deadline: every one must answer (and a watch with timeoutSeconds
+// end) before it. A hang fails with the request named. At speed 100 a
+// watch's timeoutSeconds=1 lasts 10 ms.
 func TestNoOverlayRequestOutlivesItsClientsTimeout(t *testing.T) {
 	const (
 		cms  = "/api/v1/namespaces/default/configmaps"
@@ -60,7 +61,7 @@ func TestNoOverlayRequestOutlivesItsClientsTimeout(t *testing.T) {
 		{"a foreground delete with dependents to collect", "DELETE", deps + "/d", "application/json", "", `{"propagationPolicy":"Foreground"}`},
 	}
 	forEachSource(t, func(t *testing.T, src source) {
-		r := src.replayer(t, fixture(t, "configmaps.kwrec"), replay.Options{Writes: replay.WritesOverlay, Speed: 1, Hold: true})
+		r := src.replayer(t, fixture(t, "configmaps.kwrec"), replay.Options{Writes: replay.WritesOverlay, Speed: 100, Hold: true})
 		for _, s := range steps {
 			t.Run(s.name, func(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -238,10 +238,10 @@ func (r *Replayer) token(t *timeline.Timeline, w write.Request) ([]byte, error) 
 	now := metav1.NewTime(r.clock.Now().UTC().Truncate(time.Second))
 	tr.TypeMeta = metav1.TypeMeta{Kind: "TokenRequest", APIVersion: "authentication.k8s.io/v1"}
 	tr.ObjectMeta = metav1.ObjectMeta{Name: sa.Name, Namespace: sa.Namespace, UID: sa.UID, CreationTimestamp: now,
-		ManagedFields: []metav1.ManagedFieldsEntry{{Manager: manager(w), Operation: metav1.ManagedFieldsOperationUpdate,
+		ManagedFields: []metav1.ManagedFieldsEntry{{Manager: w.Manager(), Operation: metav1.ManagedFieldsOperationUpdate,
 			APIVersion: "authentication.k8s.io/v1", Time: &now, FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(string(fv)), Subresource: "token"}}}
 	tr.Status = authenticationv1.TokenRequestStatus{
-		Token:               fakeTokenPrefix + strings.ReplaceAll(url.PathEscape(sa.Namespace+"."+sa.Name), "%", ""),
+		Token:               fakeTokenPrefix + sa.Namespace + "." + sa.Name,
 		ExpirationTimestamp: metav1.NewTime(now.Add(time.Duration(*tr.Spec.ExpirationSeconds) * time.Second)),
 	}
 	return json.Marshal(&tr)
@@ -321,14 +321,4 @@ func (r *Replayer) scaleView(req *http.Request) *plan {
 		return r.writeError(err, false)
 	}
 	return r.dataPlan(http.StatusOK, wire.MediaJSON, append(b, '\n'))
-}
-
-// manager is the field manager of w: its fieldManager parameter, else the
-// user agent's part before the first "/".
-func manager(w write.Request) string {
-	if m := w.Query.Get("fieldManager"); m != "" {
-		return m
-	}
-	m, _, _ := strings.Cut(w.UserAgent, "/")
-	return m
 }

@@ -166,6 +166,10 @@ func (r *Replayer) applyWrite(t *timeline.Timeline, w write.Request) (res write.
 	if err != nil || stored == nil || r.opts.DisableGarbageCollection {
 		return res, stored, err
 	}
+	if res.Event != write.EventDeleted && !bytes.Contains(stored, []byte(metav1.FinalizerDeleteDependents)) &&
+		!bytes.Contains(stored, []byte(metav1.FinalizerOrphanDependents)) {
+		return res, stored, nil // most writes: nothing for the collector
+	}
 	var o struct {
 		Metadata metav1.ObjectMeta `json:"metadata"`
 	}

@@ -11,7 +11,7 @@
 // internal/controlplanetest) and skips without it unless
 // KWREC_REQUIRE_CONTROLPLANE=1.
 //
-// Where the overlay differs on purpose from a bare API server (kwrec's
-// garbage collector, which kube-controller-manager runs on a cluster and
-// envtest lacks), the row says so and checks kwrec's answer instead.
+// The overlay runs without its garbage collector here, as the test
+// control plane has no kube-controller-manager: replay's own tests check
+// the collector.
 package conformance

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
+	"github.com/google/go-cmp/cmp"
 	"io"
 	"maps"
 	"net/http"
@@ -385,48 +386,16 @@ func normalize(v any) any {
 }
 
 // diffAnswers returns the differences between the server's answer and the
-// overlay's, as indented JSON lines.
+// overlay's, "" for none, compared as JSON (a protobuf answer decodes to
+// int64 where JSON has float64).
 func diffAnswers(live, over answer) string {
-	lb, _ := json.MarshalIndent(live, "", "  ")
-	ob, _ := json.MarshalIndent(over, "", "  ")
-	if bytes.Equal(lb, ob) {
-		return ""
+	asJSON := func(a answer) any {
+		var v any
+		b, _ := json.Marshal(a)
+		_ = json.Unmarshal(b, &v)
+		return v
 	}
-	return lineDiff(string(lb), string(ob))
-}
-
-// lineDiff is a plain longest-common-subsequence diff of two texts' lines.
-func lineDiff(a, b string) string {
-	x, y := strings.Split(a, "\n"), strings.Split(b, "\n")
-	n, m := len(x), len(y)
-	lcs := make([][]int, n+1)
-	for i := range lcs {
-		lcs[i] = make([]int, m+1)
-	}
-	for i := n - 1; i >= 0; i-- {
-		for j := m - 1; j >= 0; j-- {
-			if x[i] == y[j] {
-				lcs[i][j] = lcs[i+1][j+1] + 1
-			} else {
-				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
-			}
-		}
-	}
-	var out strings.Builder
-	i, j := 0, 0
-	for i < n || j < m {
-		switch {
-		case i < n && j < m && x[i] == y[j]:
-			i, j = i+1, j+1
-		case j < m && (i == n || lcs[i][j+1] >= lcs[i+1][j]):
-			fmt.Fprintf(&out, "+ %s\n", y[j])
-			j++
-		default:
-			fmt.Fprintf(&out, "- %s\n", x[i])
-			i++
-		}
-	}
-	return out.String()
+	return cmp.Diff(asJSON(live), asJSON(over))
 }
 
 // csrPEM returns a PEM certificate request for CN name, as a

@@ -49,21 +49,25 @@ func (w *write) resetFields() map[fieldpath.APIVersion]fieldpath.Filter {
 	}
 }
 
-// manager returns the field manager name: the fieldManager query parameter,
-// else the user agent's prefix as the server derives it.
-func (w *write) manager() string {
-	if m := w.req.Query.Get("fieldManager"); m != "" {
+// manager returns the request's field manager (see [Request.Manager]).
+func (w *write) manager() string { return w.req.Manager() }
+
+// Manager returns the name of the request's field manager: the
+// fieldManager query parameter, else the user agent's prefix as the server
+// derives it.
+func (r Request) Manager() string {
+	if m := r.Query.Get("fieldManager"); m != "" {
 		return m
 	}
 	var b strings.Builder
-	for _, r := range strings.Split(w.req.UserAgent, "/")[0] {
-		if !unicode.IsPrint(r) {
+	for _, c := range strings.Split(r.UserAgent, "/")[0] {
+		if !unicode.IsPrint(c) {
 			continue
 		}
-		if b.Len()+utf8.RuneLen(r) > fieldManagerMaxLength {
+		if b.Len()+utf8.RuneLen(c) > fieldManagerMaxLength {
 			break
 		}
-		b.WriteRune(r)
+		b.WriteRune(c)
 	}
 	return b.String()
 }

@@ -54,7 +54,7 @@ func (w *write) checkBody(errs []error) error {
 	return nil
 }
 
-// checkPatched handles the strict errors of a patch and of the object it
+// checkPatchedStrict handles the strict errors of a patch and of the object it
 // made: under Strict the patch handler's 422 on the field "patch", under
 // Warn Warning headers.
 func (w *write) checkPatchedStrict(patched []byte, errs []error) error {
