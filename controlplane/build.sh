@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# build.sh builds the test control plane (kube-apiserver and etcd) from the
+# build.sh builds the test control plane (kube-apiserver, etcd and
+# kube-controller-manager, for its garbage collector) from the
 # Go module proxy into a cache directory outside the clone, keyed by version,
-# and skips the build when both binaries are already there.
+# and skips the build of each binary already there.
 #
 # Progress goes to stderr; the last line on stdout is the absolute directory
 # holding kube-apiserver and etcd, usable as KUBEBUILDER_ASSETS:
@@ -52,4 +53,5 @@ done
 
 build etcd etcd . "-s -w"
 build kube-apiserver apiserver k8s.io/kubernetes/cmd/kube-apiserver "$kldflags"
+build kube-controller-manager apiserver k8s.io/kubernetes/cmd/kube-controller-manager "$kldflags"
 echo "$dir"

@@ -139,7 +139,7 @@ func (r *Replayer) recordedCRDs(verbs []string) []discovery.Resource {
 		if t.Res.Group != "apiextensions.k8s.io" || t.Res.Resource != "customresourcedefinitions" || t.Broken() != "" {
 			continue
 		}
-		sel, err := t.Selector(url.Values{}, "")
+		sel, err := t.Selector(url.Values{}, "", nil)
 		if err != nil {
 			continue
 		}

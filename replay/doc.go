@@ -43,7 +43,9 @@
 //   - a request equal to a recorded one (see [Matcher]), not served yet, is
 //     answered byte for byte from the recording;
 //   - any other GET list (at any resourceVersion and match, paged with
-//     limit and continue, with label and field selectors), get, watch from
+//     limit and continue, with label selectors and field selectors: the
+//     metadata fields, and those kube-apiserver selects on for built-in
+//     resources, such as a Pod's spec.nodeName), get, watch from
 //     any resourceVersion, or streaming list (sendInitialEvents, then the
 //     k8s.io/initial-events-end bookmark) is answered from the timeline with
 //     the API server's semantics: 410 Expired before the recording, 504
@@ -136,8 +138,11 @@
 // AlreadyExists; update with 409 Conflict on a stale resourceVersion;
 // JSON merge, strategic merge (built-in types), JSON patch and server-side
 // apply with field managers and conflicts; delete with finalizers
-// (deletionTimestamp, removal with the last finalizer); deletecollection
-// with label and field selectors; the status subresource; the scale
+// (deletionTimestamp, removal with the last finalizer) and the graceful
+// deletion of Pods (a Pod no node runs, or deleted with
+// gracePeriodSeconds 0, is marked and then removed; a bound Pod stays
+// marked, as no kubelet stops it); deletecollection with label and field
+// selectors; the status subresource; the scale
 // subresource of Deployments, ReplicaSets, StatefulSets and
 // ReplicationControllers (GET, PUT, merge, JSON and strategic merge
 // patches); a Pod's eviction (allowed: PodDisruptionBudgets are not

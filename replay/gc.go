@@ -234,7 +234,7 @@ func (r *Replayer) liveObjects(interest map[types.UID]bool, writtenOnly bool) []
 		if d := r.allOf[t]; d != nil && d != t {
 			continue // its objects are in the all-namespaces one, writes too
 		}
-		sel, err := t.Selector(url.Values{}, "")
+		sel, err := t.Selector(url.Values{}, "", nil)
 		if err != nil {
 			continue
 		}

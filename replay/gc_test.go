@@ -190,9 +190,10 @@ func TestAForegroundDeleteSendsTheEventsOfACluster(t *testing.T) {
 		w    watchpkg.Interface
 		want []string
 	}{
-		{"the Deployment", deps, []string{"MODIFIED web (deleting) foregroundDeletion", "DELETED web (deleting)"}},
-		{"the ReplicaSet", rss, []string{"MODIFIED web-1 (deleting) foregroundDeletion", "DELETED web-1 (deleting)"}},
-		{"the Pods", pods, []string{"MODIFIED shared", "DELETED web-1-a", "DELETED web-1-b"}},
+		{"the Deployment", deps, []string{"MODIFIED web (deleting) foregroundDeletion", "DELETED web (deleting) foregroundDeletion"}},
+		{"the ReplicaSet", rss, []string{"MODIFIED web-1 (deleting) foregroundDeletion", "DELETED web-1 (deleting) foregroundDeletion"}},
+		// A Pod's delete marks it, then removes it.
+		{"the Pods", pods, []string{"MODIFIED shared", "MODIFIED web-1-a (deleting)", "DELETED web-1-a (deleting)", "MODIFIED web-1-b (deleting)", "DELETED web-1-b (deleting)"}},
 	} {
 		if diff := cmp.Diff(c.want, read(c.w, len(c.want))); diff != "" {
 			t.Errorf("events of %s (-want +got):\n%s", c.what, diff)

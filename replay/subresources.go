@@ -252,7 +252,7 @@ func (r *Replayer) token(t *timeline.Timeline, w write.Request) ([]byte, error) 
 // answers with the list of what it deleted, as the server does.
 func (r *Replayer) deleteCollection(req *http.Request, t *timeline.Timeline, w write.Request, proto bool) *plan {
 	q := req.URL.Query()
-	sel, err := t.Selector(url.Values{"labelSelector": q["labelSelector"], "fieldSelector": q["fieldSelector"]}, w.Namespace)
+	sel, err := t.Selector(url.Values{"labelSelector": q["labelSelector"], "fieldSelector": q["fieldSelector"]}, w.Namespace, r.reader(t))
 	if err != nil {
 		return r.errorPlanOf(err, proto)
 	}
@@ -261,33 +261,26 @@ func (r *Replayer) deleteCollection(req *http.Request, t *timeline.Timeline, w w
 		return r.errorPlanOf(err, proto)
 	}
 	var items [][]byte
-	var rv int64
 	for _, o := range l.Items {
 		del := w
 		del.Verb, del.Namespace, del.Name = "delete", o.Namespace(), o.Name()
-		res, stored, err := r.applyWrite(t, del)
+		listed, err := r.objectJSON(t, &o)
+		if err != nil {
+			return r.writeError(err, proto)
+		}
+		res, _, err := r.applyWrite(t, del)
 		if apierrors.IsNotFound(err) {
 			continue // deleted meanwhile
 		}
 		if err != nil {
 			return r.writeError(err, proto)
 		}
-		item := res.Object
-		if stored != nil {
-			item = stored
-			if m, err := wire.MetaJSON(stored); err == nil {
-				if n, err := m.RV(); err == nil {
-					rv = max(rv, n)
-				}
-			}
-		}
-		items = append(items, wire.WithoutTypeMeta(item))
-		r.noteWrite(req, nil, res.Code, item)
+		// The answer lists the objects as they were listed, before their
+		// deletes (Store.DeleteCollection).
+		items = append(items, wire.WithoutTypeMeta(listed))
+		r.noteWrite(req, nil, res.Code, listed)
 	}
-	if rv == 0 {
-		rv = t.Newest()
-	}
-	b := wire.ListJSON(t.ListKind, t.APIVersion, rv, "", nil, items)
+	b := wire.ListJSON(t.ListKind, t.APIVersion, l.RV, "", nil, items)
 	return r.writeAnswer(t, http.StatusOK, b, false, false)
 }
 

@@ -85,7 +85,7 @@ func (r *Replayer) viewPlan(req *http.Request) (*plan, string) {
 			fmt.Sprintf("only the following media types are accepted: %s, %s", wire.MediaJSON, wire.MediaProtobuf), 0)
 		return r.statusPlan(st, 0, false), ""
 	}
-	sel, err := t.Selector(q, ns)
+	sel, err := t.Selector(q, ns, r.reader(t))
 	if err != nil {
 		return r.errorPlanOf(err, enc.proto), ""
 	}

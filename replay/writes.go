@@ -222,9 +222,20 @@ func (r *Replayer) applyOnce(t *timeline.Timeline, w write.Request) (res write.R
 		if err != nil {
 			return res, nil, fmt.Errorf("the written object: %v", err)
 		}
-		_, stored, err = t.Commit(res.Event, m.Key(), m.Labels, cur.RV, res.Object)
+		base := cur.RV
+		if res.Marked != nil {
+			// A graceful delete's mark, then the delete: two events.
+			base, _, err = t.Commit(write.EventModified, m.Key(), m.Labels, base, res.Marked)
+			switch {
+			case errors.Is(err, timeline.ErrStale):
+				continue
+			case err != nil:
+				return res, nil, fmt.Errorf("%s: %v", t.Path, err)
+			}
+		}
+		_, stored, err = t.Commit(res.Event, m.Key(), m.Labels, base, res.Object)
 		switch {
-		case errors.Is(err, timeline.ErrStale):
+		case errors.Is(err, timeline.ErrStale) && res.Marked == nil:
 			continue
 		case err != nil:
 			return res, nil, fmt.Errorf("%s: %v", t.Path, err)
@@ -363,6 +374,11 @@ func (r *Replayer) objectJSON(t *timeline.Timeline, o *timeline.Object) ([]byte,
 	}
 	b, err := r.codec.Object(t, o, raws[0], false)
 	return bytes.TrimRight(b, "\n"), err
+}
+
+// reader reads t's objects for a field selector that looks into them.
+func (r *Replayer) reader(t *timeline.Timeline) timeline.ObjectReader {
+	return func(o *timeline.Object) ([]byte, error) { return r.objectJSON(t, o) }
 }
 
 // writeAnswer answers a write with the object (or Status) JSON b: in its

@@ -30,6 +30,10 @@ func seedRows(t *testing.T) []row {
 		{name: "pod solo", method: "POST", path: ns + "/pods", body: pod("solo")},
 		{name: "pod solo2", method: "POST", path: ns + "/pods", body: pod("solo2")},
 		{name: "pod solo3", method: "POST", path: ns + "/pods", body: pod("solo3")},
+		{name: "pod solo4", method: "POST", path: ns + "/pods", body: pod("solo4")},
+		{name: "pod onnode", method: "POST", path: ns + "/pods", body: `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"onnode"},"spec":{"nodeName":"node-1","hostNetwork":true,"containers":[{"name":"c","image":"busybox"}]}}`},
+		{name: "secret tls", method: "POST", path: ns + "/secrets", body: `{"metadata":{"name":"tls"},"type":"example.com/custom"}`},
+		{name: "secret opaque", method: "POST", path: ns + "/secrets", body: `{"metadata":{"name":"plain"},"data":{"k":"dg=="}}`},
 		{name: "serviceaccount sa", method: "POST", path: ns + "/serviceaccounts", body: `{"metadata":{"name":"sa"}}`},
 		{name: "csr csr1", method: "POST", path: "/apis/certificates.k8s.io/v1/certificatesigningrequests", body: csr("csr1")},
 		{name: "csr csr2", method: "POST", path: "/apis/certificates.k8s.io/v1/certificatesigningrequests", body: csr("csr2")},
@@ -40,7 +44,7 @@ func seedRows(t *testing.T) []row {
 // StatefulSets are not: writes to a resource the recording never saw.
 var recordedCollections = []string{
 	"/api/v1/namespaces", "/api/v1/configmaps", "/apis/apps/v1/deployments", "/api/v1/replicationcontrollers",
-	"/api/v1/pods", "/api/v1/serviceaccounts", "/apis/certificates.k8s.io/v1/certificatesigningrequests",
+	"/api/v1/pods", "/api/v1/serviceaccounts", "/api/v1/secrets", "/apis/certificates.k8s.io/v1/certificatesigningrequests",
 }
 
 func deployment(name string, replicas int) string {
@@ -203,6 +207,31 @@ func TestLiveOverlayAnswersAsTheAPIServer(t *testing.T) {
 		{name: "scale: get a Deployment's scale as protobuf", method: "GET", path: apps + "/deployments/web/scale", accept: "pb"},
 		{name: "binding: bind a Pod as protobuf", method: "POST", path: ns + "/pods/p1/binding", body: `{"apiVersion":"v1","kind":"Binding","metadata":{"name":"p1"},"target":{"kind":"Node","name":"node-1"}}`, ct: "pb", accept: "pb"},
 		{name: "binding: the Pod bound through protobuf", method: "GET", path: ns + "/pods/p1", accept: "pb"},
+
+		// Field selectors beyond metadata (kubectl drain lists a node's
+		// Pods so), on recorded and written objects.
+		{name: "fields: list Pods on a node", method: "GET", path: "/api/v1/pods?fieldSelector=spec.nodeName%3Dnode-1"},
+		{name: "fields: list Pods on a node and pending", method: "GET", path: ns + "/pods?fieldSelector=spec.nodeName%3Dnode-1,status.phase%3DPending"},
+		{name: "fields: list Pods not scheduled", method: "GET", path: ns + "/pods?fieldSelector=spec.nodeName%3D", accept: "pb"},
+		{name: "fields: list Pods off a node", method: "GET", path: ns + "/pods?fieldSelector=spec.nodeName!%3Dnode-1"},
+		{name: "fields: list Pods on the host network", method: "GET", path: ns + "/pods?fieldSelector=spec.hostNetwork%3Dfalse"},
+		{name: "fields: list Pods by an unsupported field", method: "GET", path: ns + "/pods?fieldSelector=spec.foo%3Dx"},
+		{name: "fields: list ConfigMaps by an unsupported field", method: "GET", path: ns + "/configmaps?fieldSelector=data.k%3D1"},
+		{name: "fields: list Secrets by type", method: "GET", path: "/api/v1/secrets?fieldSelector=type%3Dexample.com%2Fcustom"},
+		{name: "fields: list namespaces by phase", method: "GET", path: "/api/v1/namespaces?fieldSelector=status.phase%3DActive"},
+		{name: "fields: list CSRs by signer", method: "GET", path: "/apis/certificates.k8s.io/v1/certificatesigningrequests?fieldSelector=spec.signerName%3Dexample.com%2Fsigner", accept: "pb"},
+		{name: "fields: watch Pods on a node", method: "GET", path: ns + "/pods?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&fieldSelector=spec.nodeName%3Dnode-1"},
+		{name: "fields: delete Pods on a node", method: "DELETE", path: ns + "/pods?fieldSelector=spec.nodeName%3Dnode-2"},
+
+		// Graceful deletion of Pods: a bound Pod is marked and stays (no
+		// kubelet stops it), a grace period may only shorten, 0 deletes.
+		{name: "write: delete a bound Pod gracefully", method: "DELETE", path: ns + "/pods/onnode"},
+		{name: "write: delete a Pod being deleted", method: "DELETE", path: ns + "/pods/onnode", body: `{"gracePeriodSeconds":60}`},
+		{name: "write: shorten a Pod's grace period", method: "DELETE", path: ns + "/pods/onnode", body: `{"apiVersion":"v1","kind":"DeleteOptions","gracePeriodSeconds":5}`, ct: "pb", accept: "pb"},
+		{name: "write: the Pod being deleted", method: "GET", path: ns + "/pods/onnode"},
+		{name: "write: delete a Pod at once", method: "DELETE", path: ns + "/pods/onnode", body: `{"gracePeriodSeconds":0}`},
+		{name: "write: the Pod deleted at once is gone", method: "GET", path: ns + "/pods/onnode"},
+		{name: "write: delete an unscheduled Pod", method: "DELETE", path: ns + "/pods/solo4?propagationPolicy=Background"},
 
 		// More reads of what was recorded and written.
 		{name: "read: list Pods across namespaces", method: "GET", path: "/api/v1/pods"},

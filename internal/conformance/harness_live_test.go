@@ -83,6 +83,7 @@ type world struct {
 	liveHost, oHost string
 	scheme          *runtime.Scheme
 	replayer        *replay.Replayer
+	cfg             *rest.Config // the server's
 }
 
 // answer is what a request got, normalized for comparison.
@@ -107,24 +108,37 @@ func newScheme(t *testing.T) *runtime.Scheme {
 // startWorld starts the control plane, seeds it with seed (JSON objects
 // POSTed to their paths, in order), records a list of each collection in
 // recorded across all namespaces, and opens the recording in Overlay
-// mode.
+// mode, with the garbage collector off, as envtest has none.
 func startWorld(t *testing.T, seed []row, recorded []string) *world {
 	t.Helper()
-	cp := controlplanetest.Start(t)
-	w := &world{scheme: newScheme(t)}
-	cfg := rest.CopyConfig(cp.Config)
-	cfg.UserAgent = "kwrec-conformance/1.0"
-	hc, err := rest.HTTPClientFor(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.live, w.liveHost = hc, strings.TrimSuffix(cfg.Host, "/")
+	w := newWorld(t, controlplanetest.Start(t))
 	for _, s := range seed {
 		a := w.do(t, w.live, w.liveHost, s)
 		if a.Code >= 300 {
 			t.Fatalf("seeding %s: %d %v", s.name, a.Code, a.Body)
 		}
 	}
+	w.record(t, recorded, replay.Options{Writes: replay.WritesOverlay, DisableGarbageCollection: true})
+	return w
+}
+
+// newWorld is a world of cp, before its recording.
+func newWorld(t *testing.T, cp *controlplanetest.ControlPlane) *world {
+	t.Helper()
+	w := &world{scheme: newScheme(t), cfg: rest.CopyConfig(cp.Config)}
+	w.cfg.UserAgent = "kwrec-conformance/1.0"
+	hc, err := rest.HTTPClientFor(w.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.live, w.liveHost = hc, strings.TrimSuffix(w.cfg.Host, "/")
+	return w
+}
+
+// record records a list of each collection in recorded across all
+// namespaces and opens the recording with opts.
+func (w *world) record(t *testing.T, recorded []string, opts replay.Options) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "world.kwrec")
 	cw, err := cassettes.Create(path, recorder.Header(w.liveHost, recorder.Options{}), cassettes.WriterOptions{})
 	if err != nil {
@@ -134,7 +148,7 @@ func startWorld(t *testing.T, seed []row, recorded []string) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rcfg := rest.CopyConfig(cfg)
+	rcfg := rest.CopyConfig(w.cfg)
 	rec.WrapConfig(rcfg)
 	rhc, err := rest.HTTPClientFor(rcfg)
 	if err != nil {
@@ -151,19 +165,18 @@ func startWorld(t *testing.T, seed []row, recorded []string) *world {
 	if err := cw.Close(); err != nil {
 		t.Fatal(err)
 	}
-	r, err := replay.Open(path, replay.Options{Writes: replay.WritesOverlay, DisableGarbageCollection: true})
+	r, err := replay.Open(path, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.Close() })
 	w.replayer = r
 	ocfg := r.Config()
-	ocfg.UserAgent = cfg.UserAgent
+	ocfg.UserAgent = w.cfg.UserAgent
 	if w.overlay, err = rest.HTTPClientFor(ocfg); err != nil {
 		t.Fatal(err)
 	}
 	w.oHost = ocfg.Host
-	return w
 }
 
 // run sends each row to the server and then to the overlay, in order, as

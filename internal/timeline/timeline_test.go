@@ -62,7 +62,7 @@ func buildWith(t *testing.T, writes bool, extra ...string) *timeline.Timeline {
 func steps(t *testing.T, tl *timeline.Timeline, query string) []string {
 	t.Helper()
 	q, _ := url.ParseQuery(query)
-	sel, err := tl.Selector(q, "")
+	sel, err := tl.Selector(q, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func TestAListIsTheStateAtItsResourceVersion(t *testing.T) {
 	} {
 		t.Run(tc.query, func(t *testing.T) {
 			q, _ := url.ParseQuery(tc.query)
-			sel, _ := tl.Selector(q, "")
+			sel, _ := tl.Selector(q, "", nil)
 			l, err := tl.List(q, sel)
 			if tc.code != 0 {
 				se, ok := err.(*timeline.StatusError)
@@ -249,7 +249,7 @@ func TestAPagedListResumesWhereItsTokenSaysWhateverWasPlayedSince(t *testing.T) 
 			if tc.advance > 0 {
 				tl.Advance(tc.advance)
 			}
-			sel, err := tl.Selector(tc.query, "")
+			sel, err := tl.Selector(tc.query, "", nil)
 			if err != nil {
 				t.Fatal(err)
 			}

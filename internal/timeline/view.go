@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kwrec/kwrec/internal/fieldsel"
 	"github.com/kwrec/kwrec/internal/wire"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -30,20 +31,64 @@ func statusErr(code int, reason metav1.StatusReason, retryAfter int, format stri
 	return &StatusError{Status: wire.Status(code, reason, fmt.Sprintf(format, a...), retryAfter), RetryAfter: retryAfter}
 }
 
-// Selector filters objects by labelSelector and fieldSelector
-// (metadata.name and metadata.namespace, the fields every resource has).
+// Selector filters objects by labelSelector and fieldSelector: the
+// fields every resource has (metadata.name and metadata.namespace), and
+// those the server supports for a built-in resource ([fieldsel]), read
+// from the object's bytes.
 type Selector struct {
 	labels labels.Selector
 	fields fields.Selector
 	ns     string // only this namespace, "" for all
+	gr     schema.GroupResource
+	read   ObjectReader // set when fields needs more than metadata
 }
+
+// ObjectReader returns the JSON of a recorded object, for a field
+// selector that looks into it.
+type ObjectReader func(*Object) ([]byte, error)
 
 // Selector reads a request's selectors for t. ns restricts it to one
 // namespace (a namespaced request answered from an all-namespaces
-// timeline). A field selector t cannot evaluate is a 400 BadRequest,
-// unless t holds no object to evaluate it on.
-func (t *Timeline) Selector(q url.Values, ns string) (Selector, error) {
-	return parseSelector(q, ns, t.holdsNothing())
+// timeline); read reads the objects a field selector beyond metadata
+// looks into, nil when the caller selects on labels and metadata alone.
+//
+// A field the server does not support for t's resource is a 400
+// BadRequest with the server's message. For a resource kwrec does not
+// know the fields of (a custom resource), a field beyond metadata is
+// refused, naming kwrec, unless t holds no object to evaluate it on.
+func (t *Timeline) Selector(q url.Values, ns string, read ObjectReader) (Selector, error) {
+	s := Selector{labels: labels.Everything(), fields: fields.Everything(), ns: ns,
+		gr: schema.GroupResource{Group: t.Res.Group, Resource: t.Res.Resource}}
+	var err error
+	if v := q.Get("labelSelector"); v != "" {
+		if s.labels, err = labels.Parse(v); err != nil {
+			return s, statusErr(http.StatusBadRequest, metav1.StatusReasonBadRequest, 0, "unable to parse requirement: %v", err)
+		}
+	}
+	v := q.Get("fieldSelector")
+	if v == "" {
+		return s, nil
+	}
+	if s.fields, err = fields.ParseSelector(v); err != nil {
+		return s, statusErr(http.StatusBadRequest, metav1.StatusReasonBadRequest, 0, "invalid field selector %q: %v", v, err)
+	}
+	if !fieldsel.Deep(s.fields) {
+		return s, nil
+	}
+	label, msg := fieldsel.Unsupported(s.gr, s.fields)
+	switch {
+	case label != "" && fieldsel.Known(s.gr):
+		return s, statusErr(http.StatusBadRequest, metav1.StatusReasonBadRequest, 0, "%s", msg)
+	case label != "" && t.holdsNothing():
+		return s, nil // nothing to evaluate it on: every answer is empty
+	case label != "":
+		return s, statusErr(http.StatusBadRequest, metav1.StatusReasonBadRequest, 0,
+			"%s (kwrec replay evaluates metadata.name and metadata.namespace on %s, and the fields kube-apiserver selects on for built-in resources)", msg, s.gr)
+	case read == nil:
+		return s, statusErr(http.StatusBadRequest, metav1.StatusReasonBadRequest, 0, "field selector %q is not supported here", v)
+	}
+	s.read = read
+	return s, nil
 }
 
 // Namespaced reports whether t's objects live in namespaces: its path
@@ -96,28 +141,6 @@ func (t *Timeline) holdsNothing() bool {
 	return t.events.Len() == 0
 }
 
-func parseSelector(q url.Values, ns string, anyField bool) (Selector, error) {
-	s := Selector{labels: labels.Everything(), fields: fields.Everything(), ns: ns}
-	var err error
-	if v := q.Get("labelSelector"); v != "" {
-		if s.labels, err = labels.Parse(v); err != nil {
-			return s, statusErr(http.StatusBadRequest, metav1.StatusReasonBadRequest, 0, "unable to parse requirement: %v", err)
-		}
-	}
-	if v := q.Get("fieldSelector"); v != "" {
-		if s.fields, err = fields.ParseSelector(v); err != nil {
-			return s, statusErr(http.StatusBadRequest, metav1.StatusReasonBadRequest, 0, "invalid field selector %q: %v", v, err)
-		}
-		for _, r := range s.fields.Requirements() {
-			if r.Field != "metadata.name" && r.Field != "metadata.namespace" && !anyField {
-				return s, statusErr(http.StatusBadRequest, metav1.StatusReasonBadRequest, 0,
-					"field label not supported by kwrec replay: %s (only metadata.name and metadata.namespace are)", r.Field)
-			}
-		}
-	}
-	return s, nil
-}
-
 // Empty reports whether the selector has no label or field requirement
 // (a namespace alone is not one: the server lists a namespace by its key
 // prefix).
@@ -134,7 +157,18 @@ func (s Selector) Matches(o *Object) bool {
 			return false
 		}
 	}
-	return s.fields.Empty() || s.fields.Matches(fields.Set{"metadata.name": o.Name(), "metadata.namespace": o.Namespace()})
+	if s.fields.Empty() {
+		return true
+	}
+	if s.read == nil {
+		return s.fields.Matches(fields.Set{"metadata.name": o.Name(), "metadata.namespace": o.Namespace()})
+	}
+	raw, err := s.read(o)
+	if err != nil {
+		return false
+	}
+	set, err := fieldsel.Set(s.gr, raw)
+	return err == nil && s.fields.Matches(set)
 }
 
 // stateAt returns the objects at resourceVersion rv, writes included,

@@ -217,22 +217,24 @@ func (f *Follower) Before(rv int64) (ev Event, ok bool) {
 
 func (f *Follower) next1(rv int64, advance bool) (ev Event, ok, reachedLast bool) {
 	t := f.t
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for f.next < len(t.writes) {
-		w := t.writes[f.next]
-		if rv != 0 && w.RV() >= rv {
-			break
+	for {
+		t.mu.Lock()
+		if f.next >= len(t.writes) || rv != 0 && t.writes[f.next].RV() >= rv {
+			if advance {
+				reachedLast = t.advanceLocked(rv)
+			}
+			t.mu.Unlock()
+			return Event{}, false, reachedLast
 		}
+		w := t.writes[f.next]
 		f.next++
+		// Matched unlocked: a field selector reads the object, which
+		// may be a write's bytes the timeline holds under t.mu.
+		t.mu.Unlock()
 		if f.sel.Matches(&w.Obj) {
 			return w, true, false
 		}
 	}
-	if !advance {
-		return Event{}, false, false
-	}
-	return Event{}, false, t.advanceLocked(rv)
 }
 
 // Pending reports whether a write is waiting to be sent (that the

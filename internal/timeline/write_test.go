@@ -15,7 +15,7 @@ import (
 func state(t *testing.T, tl *timeline.Timeline, query string) []string {
 	t.Helper()
 	q, _ := url.ParseQuery(query)
-	sel, _ := tl.Selector(q, "")
+	sel, _ := tl.Selector(q, "", nil)
 	l, err := tl.List(q, sel)
 	if err != nil {
 		t.Fatal(err)
@@ -104,7 +104,7 @@ func TestAWrittenObjectOutlivesRecordedEventsOfOthers(t *testing.T) {
 func TestAWatchSendsWritesInResourceVersionOrder(t *testing.T) {
 	tl := buildWith(t, true)
 	q, _ := url.ParseQuery("resourceVersion=100000&watch=true")
-	sel, _ := tl.Selector(q, "")
+	sel, _ := tl.Selector(q, "", nil)
 	ss, from, err := tl.Watch(q, sel)
 	if err != nil {
 		t.Fatal(err)

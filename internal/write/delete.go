@@ -4,17 +4,20 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	kjson "sigs.k8s.io/json"
 )
 
-// delete handles a DELETE (registry Store.Delete). Graceful deletion
-// (pods) is not modelled: every object is deleted at once unless it has
-// finalizers, when it is marked with a deletionTimestamp instead.
+// delete handles a DELETE (registry Store.Delete). An object is deleted
+// at once unless it has finalizers, when it is marked with a
+// deletionTimestamp instead; Pods are deleted gracefully ([write.graceful]).
 func (w *write) delete() (Result, error) {
 	if w.req.Subresource != "" {
 		return Result{}, apierrors.NewMethodNotSupported(w.gr, "delete")
@@ -38,9 +41,30 @@ func (w *write) delete() (Result, error) {
 		}
 	}
 	obj := deepCopy(cur)
+	period, graceful, pending := w.graceful(obj, opts)
+	if pending {
+		return w.unchanged(cur, cur)
+	}
 	finalizers := gcFinalizers(obj.GetFinalizers(), opts)
 	obj.SetFinalizers(finalizers)
-	if len(finalizers) == 0 {
+	switch {
+	case len(finalizers) == 0 && graceful && period > 0:
+		// Marked; the kubelet removes the Pod once it has stopped it.
+		obj.SetResourceVersion(w.st.RV)
+		data, err := encode(obj)
+		if err != nil {
+			return Result{}, err
+		}
+		return Result{Object: data, Body: data, Code: http.StatusOK, Event: EventModified}, nil
+	case len(finalizers) == 0 && graceful:
+		marked, err := encode(obj)
+		if err != nil {
+			return Result{}, err
+		}
+		res, err := w.deleted(obj)
+		res.Marked = marked
+		return res, err
+	case len(finalizers) == 0:
 		return w.deleted(obj)
 	}
 	markAsDeleting(obj, metav1.NewTime(w.st.Now))
@@ -53,6 +77,56 @@ func (w *write) delete() (Result, error) {
 		return Result{}, err
 	}
 	return Result{Object: data, Body: data, Code: http.StatusOK, Event: EventModified}, nil
+}
+
+// graceful is rest.BeforeDelete with the Pod strategy's
+// CheckGracefulDelete, the only graceful one among built-in resources. A
+// Pod not yet being deleted gets a deletionTimestamp period seconds from
+// now and deletionGracePeriodSeconds period: the options' grace period,
+// else its terminationGracePeriodSeconds, but 0 when no node runs it or
+// it has terminated. A Pod being deleted may only have its period
+// shortened; pending says it is left as it is (the answer is the Pod, no
+// event). obj is marked in place.
+func (w *write) graceful(obj *object, opts metav1.DeleteOptions) (period int64, graceful, pending bool) {
+	if w.gvk.Group != "" || w.gvk.Kind != "Pod" {
+		return 0, false, false
+	}
+	if g := opts.GracePeriodSeconds; g != nil && *g < 0 {
+		opts.GracePeriodSeconds = ptr[int64](1)
+	}
+	now := w.st.Now.Truncate(time.Second)
+	if ts := obj.GetDeletionTimestamp(); ts != nil {
+		cur := obj.GetDeletionGracePeriodSeconds()
+		switch {
+		case cur == nil || *cur == 0:
+			return 0, false, false // delete at once
+		case opts.GracePeriodSeconds == nil || *opts.GracePeriodSeconds >= *cur:
+			return 0, false, true
+		}
+		period = *opts.GracePeriodSeconds
+		at := metav1.NewTime(ts.Add(-time.Duration(*cur) * time.Second).Add(time.Duration(period) * time.Second))
+		obj.SetDeletionTimestamp(&at)
+		obj.SetDeletionGracePeriodSeconds(&period)
+		return period, true, false
+	}
+	switch {
+	case opts.GracePeriodSeconds != nil:
+		period = *opts.GracePeriodSeconds
+	default:
+		period, _, _ = unstructured.NestedInt64(obj.Object, "spec", "terminationGracePeriodSeconds")
+	}
+	node, _, _ := unstructured.NestedString(obj.Object, "spec", "nodeName")
+	phase, _, _ := unstructured.NestedString(obj.Object, "status", "phase")
+	if node == "" || phase == string(corev1.PodFailed) || phase == string(corev1.PodSucceeded) {
+		period = 0
+	}
+	at := metav1.NewTime(now.Add(time.Duration(period) * time.Second))
+	obj.SetDeletionTimestamp(&at)
+	obj.SetDeletionGracePeriodSeconds(&period)
+	if g := obj.GetGeneration(); g > 0 {
+		obj.SetGeneration(g + 1)
+	}
+	return period, true, false
 }
 
 // deleteOptions decodes the optional DeleteOptions body and the

@@ -46,8 +46,17 @@
 //     (event MODIFIED, the object as the answer); deleting it again changes
 //     nothing; without finalizers it is removed (event DELETED) and the
 //     answer is a Success Status, or the object for the stores that return
-//     it (Pods, Namespaces, Services, PVs, PVCs, ...).
-//
+//     it (Pods, Namespaces, Services, PVs, PVCs, ...). The DELETED event
+//     of an update that removes the last finalizer carries the object as
+//     it was stored, finalizers and all.
+//   - graceful deletion of Pods (rest.BeforeDelete with the Pod strategy):
+//     the grace period is the options' or the Pod's
+//     terminationGracePeriodSeconds, 0 for a Pod no node runs or one that
+//     has terminated. With 0 the Pod is marked (deletionTimestamp now,
+//     [Result.Marked], event MODIFIED) and then removed (event DELETED);
+//     otherwise it is marked period seconds ahead and stays, as no kubelet
+//     stops it. A Pod being deleted may only have its period shortened.
+
 // Built-in kinds are those client-go's kubernetes/scheme knows (read only;
 // the engine never registers into it): their bodies go through the Go type,
 // dropping unknown fields as the server's default fieldValidation=Warn does.
@@ -56,16 +65,18 @@
 //
 // # What it does not do
 //
-// No defaulting: client-go's scheme registers no defaulting functions, so a
-// Deployment stored by the engine lacks the defaults the server would add
-// (strategy, revisionHistoryLimit, the pod template's restartPolicy, ...).
-// No validation beyond the metadata rules above, no admission, no graceful
-// deletion (a Pod is deleted at once), no custom-resource schemas (no
-// pruning, no structural SSA merge), no CBOR apply (off by default in the
-// server). A status update keeps all of the current object's metadata, as
-// the custom resource status strategy does; some built-in status strategies
-// allow metadata changes other than labels. managedFields entries the write
-// touched get [Stamp.Now] as their time.
+// Defaults and validation are written here from what kube-apiserver
+// answers (defaults.go, validate.go) for Pods, workloads, ConfigMaps,
+// Secrets and every object's metadata; the module does not import
+// k8s.io/kubernetes. Other kinds get no defaults and only metadata
+// validation; there is no admission beyond what a Pod's create gets, no
+// kubelet (a bound Pod deleted with a grace period stays marked), no
+// custom-resource schemas (no pruning, no structural SSA merge), no CBOR
+// apply (off by default in the server). A status update keeps all of the
+// current object's metadata, as the custom resource status strategy does;
+// some built-in status strategies allow metadata changes other than
+// labels. managedFields entries the write touched get [Stamp.Now] as
+// their time.
 //
 // Errors are always *k8s.io/apimachinery/pkg/api/errors.StatusError with
 // the server's code, reason and message; TestLiveWritesMatchTheAPIServer

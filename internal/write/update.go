@@ -206,15 +206,17 @@ func (w *write) unchanged(stored, answer *object) (Result, error) {
 // deletedByUpdate answers an update that removed the last finalizer of an
 // object being deleted: the store deletes it and answers with the updated
 // object as it was before storage, still carrying the current
-// resourceVersion (Store.deleteWithoutFinalizers).
+// resourceVersion (Store.deleteWithoutFinalizers). The watch's DELETED
+// event carries the object as it was stored, finalizers and all.
 func (w *write) deletedByUpdate(obj *object) (Result, error) {
 	stampManagedFields(obj, w.cur, metav1.NewTime(w.st.Now))
 	body, err := encode(obj)
 	if err != nil {
 		return Result{}, err
 	}
-	obj.SetResourceVersion(w.st.RV)
-	data, err := encode(obj)
+	last := deepCopy(w.cur)
+	last.SetResourceVersion(w.st.RV)
+	data, err := encode(last)
 	if err != nil {
 		return Result{}, err
 	}

@@ -108,6 +108,11 @@ type Result struct {
 	// [EventModified], [EventDeleted], or "" when nothing changed (the
 	// server neither bumps the resourceVersion nor notifies watchers then).
 	Event string
+	// Marked, set only with Event DELETED, is what the store writes
+	// first, with its own resourceVersion and a MODIFIED event: a Pod
+	// deleted with a grace period of 0 is marked with a deletionTimestamp
+	// and then removed, two changes a watch sees.
+	Marked []byte
 }
 
 // Engine applies writes. It holds no state but the type converters of
