@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"testing/synctest"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/kwrec/kwrec/cassettes"
@@ -210,4 +211,50 @@ func TestAnErrorEditAnchoredOnAResourceFiresOnItsNthRequestWhateverItsQuery(t *t
 			t.Errorf("report (-want +got):\n%s", d)
 		}
 	})
+}
+
+// TestAnAnchoredEditFiresInOverlayMode places a watch-error after the
+// change at recorded resourceVersion 101 of default's ConfigMaps, in
+// Overlay mode, where a namespace's watches are answered from the
+// all-namespaces timeline (whose resourceVersions are scaled): a watch
+// of another namespace crosses the point without firing it, and a watch
+// of default fires it there.
+// It runs in a synctest bubble: the watch of the other namespace ends at
+// its timeoutSeconds, which passes at once there.
+func TestAnAnchoredEditFiresInOverlayMode(t *testing.T) { synctest.Test(t, anchoredEditInOverlay) }
+
+func anchoredEditInOverlay(t *testing.T) {
+	e, err := replay.ParseEdit("watch-error:resource=configmaps,namespace=default,rv=101,code=410")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := replay.New(fixture(t, "configmaps.kwrec"), replay.Options{Writes: replay.WritesOverlay, Edits: []replay.Edit{e}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	watch := func(path string) []string {
+		t.Helper()
+		req := rawRequest(path + "?resourceVersion=100000&watch=true&timeoutSeconds=5").WithContext(t.Context())
+		resp, err := r.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out []string
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			out = append(out, summarizeLine(sc.Bytes()))
+		}
+		return out
+	}
+	if got := watch("/api/v1/namespaces/other/configmaps"); len(got) != 0 {
+		t.Errorf("a watch of namespace other got %v, want nothing", got)
+	}
+	if d := cmp.Diff([]string{"ADDED c@101000", "ERROR 410"}, watch(cmPath)); d != "" {
+		t.Errorf("a watch of default (-want +got):\n%s", d)
+	}
+	if got := r.Edits()[0]; got.Fired != 1 {
+		t.Errorf("edit %s, want it fired once", got)
+	}
 }

@@ -221,15 +221,31 @@ func (r *Replayer) resolveAnchored(es *editState) error {
 		return nil
 	}
 	es.mark = newEditMark(e)
-	es.mark.RV = e.RV
+	// rv is a recorded resourceVersion; a timeline that takes writes
+	// holds them scaled.
+	es.mark.RV = e.RV * ts[0].Scale()
 	if e.At > 0 {
 		es.mark.RV = ts[0].RVAt(e.At)
 	}
 	var paths []string
+	placed := map[*timeline.Timeline]bool{}
 	for _, t := range ts {
-		t.AddMark(es.mark)
 		if r.allOf[t] != t { // an assembled timeline is not named
 			paths = append(paths, t.Path)
+		}
+		// The mark goes where the collection's watches are answered: in
+		// Overlay mode a namespace's on the all-namespaces timeline, for
+		// that namespace's watches only.
+		at, ns := r.timelineFor(t.Res)
+		if at == nil {
+			at = t
+		}
+		if ns != "" && e.Namespace != "" {
+			es.mark.Namespace = ns
+		}
+		if !placed[at] {
+			placed[at] = true
+			at.AddMark(es.mark)
 		}
 	}
 	es.paths = paths

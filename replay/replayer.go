@@ -165,6 +165,9 @@ type Replayer struct {
 	doneClosed bool
 	empties    map[string]*timeline.Timeline // timelines of collections never recorded, by path
 
+	cmu    sync.Mutex // guards counts
+	counts []RequestCount
+
 	wmu       sync.Mutex // guards written and writesErr
 	written   []*cassettes.Interaction
 	writesErr error
@@ -522,6 +525,7 @@ func (r *Replayer) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	ctx := req.Context()
 	r.activity.Store(r.clock.Now().UnixNano())
+	r.count(req)
 	p, err := r.planFor(req, got)
 	if err != nil {
 		return nil, err

@@ -313,7 +313,23 @@ func (b *body) step() {
 		return
 	}
 	if b.r.opts.Settle > 0 && b.p.watch && !b.waited && b.unsent(f) {
-		if err := b.settle(); err != nil {
+		// Settle holds recorded changes, never writes: those that go
+		// before the change are sent first, and one made during the wait
+		// ends it, to be sent at once. (Held back, the writer's own cache
+		// would lag behind its writes: its next update would conflict,
+		// and its retries would keep the replay from ever settling.)
+		var wake <-chan struct{}
+		if b.p.follow != nil {
+			wake = b.p.tl.Changed()
+			if ev, ok := b.p.follow.Before(f.rv); ok {
+				b.sendWrite(ev)
+				return
+			}
+		}
+		switch err := b.settle(wake); {
+		case err == errWoken:
+			return
+		case err != nil:
 			b.err = err
 			return
 		}
@@ -383,7 +399,8 @@ func (b *body) unsent(f *outFrame) bool {
 
 // settle waits until Options.Settle has passed since the last request and
 // the last recorded change (see Options.Settle), then notes this change.
-func (b *body) settle() error {
+// A close of wake (a write to send) ends the wait with errWoken.
+func (b *body) settle(wake <-chan struct{}) error {
 	r := b.r
 	for {
 		last := max(r.activity.Load(), r.changed.Load())
@@ -391,7 +408,7 @@ func (b *body) settle() error {
 		if idle >= r.opts.Settle {
 			break
 		}
-		if err := b.waitUntil(r.clock.Now().Add(r.opts.Settle-idle), false, nil, nil); err != nil {
+		if err := b.waitUntil(r.clock.Now().Add(r.opts.Settle-idle), false, nil, wake); err != nil {
 			return err
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"strconv"
+	"sync"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -37,6 +38,12 @@ type Reconciler struct {
 	// Leases reads the Lease from the server: through the cache a read
 	// right after the Lease's create could miss it.
 	Leases client.Reader
+
+	mu sync.Mutex
+	// owed counts, per namespace, the reconciles that wrote and are not
+	// counted in the Lease yet: its update failed (a 409, a 500), and the
+	// retried reconcile, finding nothing left to write, still owes it.
+	owed map[string]int
 }
 
 // Setup registers the controller with mgr, reconciling one ConfigMap at a
@@ -53,32 +60,46 @@ func Setup(mgr ctrl.Manager) error {
 // and the Lease up to date. Errors (a 409 included) go back to the
 // workqueue, which retries.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	wrote, err := r.reconcile(ctx, req)
+	if wrote {
+		r.mu.Lock()
+		if r.owed == nil {
+			r.owed = map[string]int{}
+		}
+		r.owed[req.Namespace]++
+		r.mu.Unlock()
+	}
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{}, r.renew(ctx, req.Namespace)
+}
+
+// reconcile brings the mirror and the source's annotation up to date; it
+// reports whether it changed something.
+func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (bool, error) {
 	var src corev1.ConfigMap
 	if err := r.Get(ctx, req.NamespacedName, &src); client.IgnoreNotFound(err) != nil {
-		return ctrl.Result{}, err
+		return false, err
 	} else if err != nil || src.Labels[Label] != "true" {
-		wrote, err := r.unmirror(ctx, &src, req)
-		if err != nil || !wrote {
-			return ctrl.Result{}, err
-		}
-		return ctrl.Result{}, r.renew(ctx, req.Namespace)
+		return r.unmirror(ctx, &src, req)
 	}
 	hash := Hash(src.Data)
 	m := corev1ac.ConfigMap(req.Name+MirrorSuffix, req.Namespace).WithLabels(map[string]string{MirrorOf: req.Name}).WithData(src.Data)
 	if err := r.Apply(ctx, m, client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
-		return ctrl.Result{}, err
+		return false, err
 	}
 	if src.Annotations[Mirrored] == hash {
-		return ctrl.Result{}, nil
+		return false, nil
 	}
 	if src.Annotations == nil {
 		src.Annotations = map[string]string{}
 	}
 	src.Annotations[Mirrored] = hash
 	if err := r.Update(ctx, &src); err != nil {
-		return ctrl.Result{}, err
+		return false, err
 	}
-	return ctrl.Result{}, r.renew(ctx, req.Namespace)
+	return true, nil
 }
 
 // unmirror deletes the mirror of a source that is gone or no longer
@@ -91,26 +112,42 @@ func (r *Reconciler) unmirror(ctx context.Context, src *corev1.ConfigMap, req ct
 		err = client.IgnoreNotFound(r.Delete(ctx, &m, client.Preconditions{UID: &m.UID}))
 	}
 	if err = client.IgnoreNotFound(err); err != nil || src.Annotations[Mirrored] == "" {
-		return wrote, err
+		return wrote && err == nil, err
 	}
 	delete(src.Annotations, Mirrored)
-	return true, r.Update(ctx, src)
+	if err := r.Update(ctx, src); err != nil {
+		return wrote, err
+	}
+	return true, nil
 }
 
-// renew counts a reconcile that wrote in the Lease, creating it first.
+// renew counts the reconciles owed in ns in the Lease, creating it first;
+// with none owed it does nothing.
 func (r *Reconciler) renew(ctx context.Context, ns string) error {
+	r.mu.Lock()
+	owed := r.owed[ns]
+	r.mu.Unlock()
+	if owed == 0 {
+		return nil
+	}
 	var l coordinationv1.Lease
 	err := r.Leases.Get(ctx, client.ObjectKey{Namespace: ns, Name: Lease}, &l)
 	if apierrors.IsNotFound(err) {
-		l = coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: Lease, Annotations: map[string]string{Writes: "1"}},
+		l = coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: Lease, Annotations: map[string]string{Writes: strconv.Itoa(owed)}},
 			Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To(FieldOwner)}}
-		return r.Create(ctx, &l)
-	} else if err != nil {
+		err = r.Create(ctx, &l)
+	} else if err == nil {
+		n, _ := strconv.Atoi(l.Annotations[Writes])
+		metav1.SetMetaDataAnnotation(&l.ObjectMeta, Writes, strconv.Itoa(n+owed))
+		err = r.Update(ctx, &l)
+	}
+	if err != nil {
 		return err
 	}
-	n, _ := strconv.Atoi(l.Annotations[Writes])
-	metav1.SetMetaDataAnnotation(&l.ObjectMeta, Writes, strconv.Itoa(n+1))
-	return r.Update(ctx, &l)
+	r.mu.Lock()
+	r.owed[ns] -= owed
+	r.mu.Unlock()
+	return nil
 }
 
 // Hash is the value of the Mirrored annotation for data: the first 16 hex

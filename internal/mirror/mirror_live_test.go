@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kwrec/kwrec/internal/controlplanetest"
+	"github.com/kwrec/kwrec/replay"
 	"github.com/kwrec/kwrec/replay/replaytest"
 )
 
@@ -37,11 +38,13 @@ func TestLiveMirrorEndsLikeTheReplay(t *testing.T) {
 	if err := play(ctx, cs, 300*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
-	r := replaytest.Controller(t, cassette)
-	replayed := runController(t, r)
+	var replayed []object
+	replaytest.Run(t, cassette, replaytest.BubbleOptions(), func(t *testing.T, r *replay.Replayer) {
+		replayed = runController(t, r)
+	})
 	// Live, wait until the controller has caught up with the script.
 	var live []object
-	for deadline := time.Now().Add(watchdog); ; time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
 		var l corev1.ConfigMapList
 		if err := mgr.GetAPIReader().List(ctx, &l, client.InNamespace(namespace)); err != nil {
 			t.Fatal(err)

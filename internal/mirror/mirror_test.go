@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -29,25 +30,28 @@ import (
 
 func init() { log.SetLogger(logr.Discard()) }
 
-// watchdog bounds every wait of these tests.
-const watchdog = 30 * time.Second
+// watchdog bounds every wait of these tests, in bubble time: a replay
+// that never ends fails when the bubble's clock reaches it, at once.
+const watchdog = time.Hour
 
-// TestMirrorReplay runs the controller on the recording as
-// replaytest.Controller replays it (speed 0, each recorded change sent once
-// the controller has been idle for replaytest.Settle): its writes are the
-// golden testdata/mirror.writes, every recorded change of a mirror=true
+// TestMirrorReplay runs the controller on the recording in a synctest
+// bubble as replaytest.ControllerOptions replay it (speed 0, each
+// recorded change sent once the controller has been idle for
+// replaytest.Settle of bubble time): its writes are the golden
+// testdata/mirror.writes, every recorded change of a mirror=true
 // ConfigMap was mirrored, and the world ends as the script wants it (see
 // wantFinal).
 func TestMirrorReplay(t *testing.T) {
-	r := replaytest.Controller(t, cassette)
-	final := runController(t, r)
-	replaytest.CheckWrites(t, r, "mirror")
-	if diff := cmp.Diff(wantFinal(), final); diff != "" {
-		t.Errorf("final ConfigMaps (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff(everyChange(), mirrored(t, r)); diff != "" {
-		t.Errorf("the data each mirror was applied with (-want +got):\n%s", diff)
-	}
+	replaytest.Run(t, cassette, replaytest.BubbleOptions(), func(t *testing.T, r *replay.Replayer) {
+		final := runController(t, r)
+		replaytest.CheckWrites(t, r, "mirror")
+		if diff := cmp.Diff(wantFinal(), final); diff != "" {
+			t.Errorf("final ConfigMaps (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff(everyChange(), mirrored(t, r)); diff != "" {
+			t.Errorf("the data each mirror was applied with (-want +got):\n%s", diff)
+		}
+	})
 }
 
 // TestMirrorWithoutSettle replays at speed 0 with Hold but no Settle:
@@ -57,14 +61,15 @@ func TestMirrorReplay(t *testing.T) {
 // reconcile sees depends on the scheduler. The world still ends as the
 // script wants it.
 func TestMirrorWithoutSettle(t *testing.T) {
-	opts := replaytest.ControllerOptions()
+	opts := replaytest.BubbleOptions()
 	opts.Settle = 0
-	r := replaytest.New(t, cassette, opts)
-	final := runController(t, r)
-	if diff := cmp.Diff(wantFinal(), final); diff != "" {
-		t.Errorf("final ConfigMaps (-want +got):\n%s", diff)
-	}
-	t.Logf("mirrored: %v", mirrored(t, r))
+	replaytest.Run(t, cassette, opts, func(t *testing.T, r *replay.Replayer) {
+		final := runController(t, r)
+		if diff := cmp.Diff(wantFinal(), final); diff != "" {
+			t.Errorf("final ConfigMaps (-want +got):\n%s", diff)
+		}
+		t.Logf("mirrored: %v", mirrored(t, r))
+	})
 }
 
 // TestMirrorOpen is a manager on a plain replay.Open of the recording
@@ -76,25 +81,23 @@ func TestMirrorWithoutSettle(t *testing.T) {
 // takes Hold, Play and Settle (TestMirrorReplay).
 func TestMirrorOpen(t *testing.T) {
 	// Linger: consumed once the controller, which starts reconciling up
-	// to 100 ms after its cache syncs, has been idle for a second.
-	r, err := replay.Open(replaytest.Path(cassette), replay.Options{Writes: replay.WritesOverlay, Linger: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { r.Close() })
-	mgr, err := newManager(r.Config())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := startManager(t, mgr)
-	final := waitFinal(t, ctx, mgr, r)
-	if diff := cmp.Diff(wantFinal(), final); diff != "" {
-		t.Errorf("final ConfigMaps (-want +got):\n%s", diff)
-	}
-	want := map[string][]string{"alpha": {`{"a":"3"}`}, "delta": {`{"d":"1"}`}}
-	if diff := cmp.Diff(want, mirrored(t, r)); diff != "" {
-		t.Errorf("the data each mirror was applied with (-want +got):\n%s", diff)
-	}
+	// to 100 ms after its cache syncs, has been idle for a second (of
+	// bubble time).
+	replaytest.Run(t, cassette, replay.Options{Writes: replay.WritesOverlay, Linger: time.Second}, func(t *testing.T, r *replay.Replayer) {
+		mgr, err := newManager(r.Config())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := startManager(t, mgr)
+		final := waitFinal(t, ctx, mgr, r)
+		if diff := cmp.Diff(wantFinal(), final); diff != "" {
+			t.Errorf("final ConfigMaps (-want +got):\n%s", diff)
+		}
+		want := map[string][]string{"alpha": {`{"a":"3"}`}, "delta": {`{"d":"1"}`}}
+		if diff := cmp.Diff(want, mirrored(t, r)); diff != "" {
+			t.Errorf("the data each mirror was applied with (-want +got):\n%s", diff)
+		}
+	})
 }
 
 // everyChange is what mirrored returns when the controller reconciled
@@ -116,20 +119,21 @@ func TestMirrorRetriesAConflict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := replaytest.ControllerOptions()
+	opts := replaytest.BubbleOptions()
 	opts.Edits = []replay.Edit{e}
-	r := replaytest.New(t, cassette, opts)
-	final := runController(t, r)
-	if diff := cmp.Diff(wantFinal(), final); diff != "" {
-		t.Errorf("final ConfigMaps (-want +got):\n%s", diff)
-	}
-	fired := false
-	for _, er := range r.Edits() {
-		fired = fired || er.Fired > 0
-	}
-	if !fired {
-		t.Errorf("the 409 never fired: %+v", r.Edits())
-	}
+	replaytest.Run(t, cassette, opts, func(t *testing.T, r *replay.Replayer) {
+		final := runController(t, r)
+		if diff := cmp.Diff(wantFinal(), final); diff != "" {
+			t.Errorf("final ConfigMaps (-want +got):\n%s", diff)
+		}
+		fired := false
+		for _, er := range r.Edits() {
+			fired = fired || er.Fired > 0
+		}
+		if !fired {
+			t.Errorf("the 409 never fired: %+v", r.Edits())
+		}
+	})
 }
 
 // runController runs the controller on r until the replay is consumed,
@@ -146,7 +150,9 @@ func runController(t *testing.T, r *replay.Replayer) []object {
 	if !mgr.GetCache().WaitForCacheSync(wctx) {
 		t.Fatal("watchdog: the cache did not sync")
 	}
-	settle(t, r)
+	// Every goroutine but this one blocked: the controller has
+	// reconciled the recorded start.
+	synctest.Wait()
 	r.Play()
 	return waitFinal(t, ctx, mgr, r)
 }
@@ -184,27 +190,6 @@ func startManager(t *testing.T, mgr ctrl.Manager) context.Context {
 		}
 	})
 	return ctx
-}
-
-// quiet is how long settle wants the controller without a write.
-const quiet = 300 * time.Millisecond
-
-// settle waits until the controller has written and then made no write
-// for quiet: it has reconciled the recorded start. (Its first reconcile
-// comes up to 100 ms after the cache syncs, and its first Lease read
-// waits as long for the Lease informer: client-go polls for sync every
-// 100 ms.)
-func settle(t *testing.T, r *replay.Replayer) {
-	t.Helper()
-	deadline := time.Now().Add(watchdog)
-	for n, last := 0, time.Now(); n == 0 || time.Since(last) < quiet; time.Sleep(quiet / 30) {
-		if time.Now().After(deadline) {
-			t.Fatalf("watchdog: the controller kept writing for %v", watchdog)
-		}
-		if m := len(r.Writes()); m != n {
-			n, last = m, time.Now()
-		}
-	}
 }
 
 // newManager returns a manager running the controller on cfg, with its

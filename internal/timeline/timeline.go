@@ -170,6 +170,10 @@ type Mark struct {
 	Once bool
 	// Label names the mark in reports: the edit, or the recorded frame.
 	Label string
+	// Namespace, when set, limits the mark to the watches of one
+	// namespace: an edit's mark on an all-namespaces timeline that
+	// answers that namespace's collection.
+	Namespace string
 
 	fired atomic.Int64
 }

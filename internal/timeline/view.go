@@ -529,7 +529,7 @@ func (t *Timeline) WatchSteps(q url.Values, sel Selector) (w *Steps, from int64,
 	for len(marks) > 0 && (marks[0].RV < from || marks[0].RV == from && !(marks[0].Once && marks[0].Fired() == 0)) {
 		marks = marks[1:]
 	}
-	w.marks = marks
+	w.marks = marksOf(marks, sel, t)
 	w.ev = t.events.search(from)
 	w.bookmark = q.Get("allowWatchBookmarks") == "true"
 	return w, from, nil
@@ -649,6 +649,31 @@ func (w *Steps) advance() bool {
 		}
 	}
 	return false
+}
+
+// marksOf keeps of marks those a watch of t with sel crosses: a mark
+// scoped to a namespace only on a watch of that namespace.
+func marksOf(marks []*Mark, sel Selector, t *Timeline) []*Mark {
+	ns := sel.ns
+	if ns == "" {
+		ns = t.Res.Namespace
+	}
+	var out []*Mark
+	for i, m := range marks {
+		if m.Namespace == "" || m.Namespace == ns {
+			if out != nil {
+				out = append(out, m)
+			}
+			continue
+		}
+		if out == nil {
+			out = append(make([]*Mark, 0, len(marks)), marks[:i]...)
+		}
+	}
+	if out == nil {
+		return marks
+	}
+	return out
 }
 
 func expired(rv, oldest int64) []Step {

@@ -1,0 +1,339 @@
+package replaytest
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/kwrec/kwrec/cassettes"
+	"github.com/kwrec/kwrec/replay"
+)
+
+// FaultKind is a kind of fault [Explore] injects.
+type FaultKind string
+
+// The fault kinds. Watch faults are placed after each recorded change of a
+// collection the code under test watched; list faults on each list it
+// made; write faults on each write it made (create, update, patch, delete,
+// deletecollection), in the reference run.
+const (
+	// FaultExpired ends the watch with a 410 Expired ERROR event: the
+	// client must list again.
+	FaultExpired FaultKind = "410"
+	// FaultReset resets the watch's connection.
+	FaultReset FaultKind = "reset"
+	// FaultList500 and FaultList503 answer a list with 500 InternalError
+	// and 503 ServiceUnavailable.
+	FaultList500 FaultKind = "list500"
+	FaultList503 FaultKind = "list503"
+	// FaultConflict, FaultWrite500 and FaultThrottled answer a write with
+	// 409 Conflict, 500 InternalError and 429 TooManyRequests with
+	// Retry-After: 1 (client-go waits and retries a 429 itself).
+	FaultConflict  FaultKind = "409"
+	FaultWrite500  FaultKind = "500"
+	FaultThrottled FaultKind = "429"
+)
+
+// AllFaults are the kinds [Explore] injects by default.
+var AllFaults = []FaultKind{FaultExpired, FaultReset, FaultList500, FaultList503, FaultConflict, FaultWrite500, FaultThrottled}
+
+// Faults selects the fault points [Explore] tries.
+type Faults struct {
+	// Kinds are the kinds tried; nil for [AllFaults].
+	Kinds []FaultKind
+	// Max, when above 0, tries a sample of Max points, drawn with Seed;
+	// 0 tries every point.
+	Max  int
+	Seed uint64
+}
+
+// Point is one fault [Explore] injects: its subtest name and the edit.
+type Point struct {
+	// Name says what is injected where, for example
+	// "410@configmaps/default:rv=215" (after the change at recorded
+	// resourceVersion 215 of the ConfigMaps of default) or
+	// "409@update:configmaps:nth=2" (the second update of a ConfigMap).
+	Name string
+	Edit replay.Edit
+}
+
+// Environment variables of [Explore].
+const (
+	// EnvExploreOut names a directory: each failing point is written
+	// there as a copy of the cassette with the point's edit in its header,
+	// ready to replay with replay.Open (or kwrec serve, kwrec show).
+	EnvExploreOut = "KWREC_EXPLORE_OUT"
+	// EnvExploreShard, "i/n" (1 <= i <= n), runs the points whose rank
+	// is i modulo n: one shard of a CI job matrix.
+	EnvExploreShard = "KWREC_EXPLORE_SHARD"
+)
+
+// Explore runs body over the cassette name (see [Path]) with
+// [BubbleOptions], each run in its own synctest bubble ([Run]):
+// first once without faults, the reference, then once per fault point,
+// each a parallel subtest named by its point, so that
+//
+//	go test -run 'TestMirror/409@update:configmaps:nth=2'
+//
+// reruns that point alone (after the reference, which finds the points).
+// The points come from what the reference run did (see [FaultKind]),
+// selected by faults and by $KWREC_EXPLORE_SHARD; Explore returns them.
+//
+// A point fails when body fails under it, or when the world the replay
+// ends in (every object, recorded and written: [replay.Replayer.World])
+// differs from the reference's, server-set fields aside (as
+// [FormatWrites] sets them aside): the code under test did not converge.
+// body runs the code under test until the replay is consumed, as with
+// [Run]; it may assert more.
+//
+// A failure says what was injected and where, with the diff of the
+// worlds. With $KWREC_EXPLORE_OUT set, a failing point's cassette is
+// written there. Once every point has run, the test logs how many were
+// tried, how fast, and which failed.
+func Explore(t *testing.T, name string, faults Faults, body func(t *testing.T, r *replay.Replayer)) []Point {
+	t.Helper()
+	var ref struct {
+		world    []byte
+		changes  []replay.Change
+		requests []replay.RequestCount
+	}
+	Run(t, name, BubbleOptions(), func(t *testing.T, r *replay.Replayer) {
+		body(t, r)
+		if t.Failed() {
+			return
+		}
+		w, err := worldOf(r)
+		if err != nil {
+			t.Fatalf("replaytest: the world of the reference run: %v", err)
+		}
+		ref.world, ref.changes, ref.requests = w, r.Changes(), r.Requests()
+	})
+	if ref.world == nil {
+		t.Fatalf("replaytest: the reference run (no fault) failed: exploration needs a body that passes first")
+	}
+	points, err := shard(faultPoints(ref.changes, ref.requests, faults), os.Getenv(EnvExploreShard))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var failed []string
+	ran := 0
+	start := time.Now()
+	t.Cleanup(func() {
+		elapsed := time.Since(start)
+		t.Logf("replaytest: explored %d of %d fault points of %s in %v (%.0f a second): %d failed %v",
+			ran, len(points), name, elapsed.Round(time.Millisecond), float64(ran)/elapsed.Seconds(), len(failed), failed)
+	})
+	for _, p := range points {
+		t.Run(p.Name, func(t *testing.T) {
+			t.Parallel()
+			opts := BubbleOptions()
+			opts.Edits = []replay.Edit{p.Edit}
+			fired := false
+			// Deferred: synctest.Test ends a failed test with FailNow.
+			defer func() {
+				if !fired && !t.Failed() {
+					t.Logf("replaytest: %s never fired: the run did not reach that point", p.Name)
+				}
+				mu.Lock()
+				ran++
+				if t.Failed() {
+					failed = append(failed, p.Name)
+				}
+				mu.Unlock()
+				if t.Failed() {
+					writeFailing(t, name, p)
+				}
+			}()
+			Run(t, name, opts, func(t *testing.T, r *replay.Replayer) {
+				t.Logf("replaytest: injected %s", p.Edit)
+				body(t, r)
+				for _, e := range r.Edits() {
+					fired = fired || e.Fired > 0
+				}
+				if t.Failed() {
+					return
+				}
+				w, err := worldOf(r)
+				if err != nil {
+					t.Fatalf("replaytest: the world after %s: %v", p.Name, err)
+				}
+				if d := cmp.Diff(string(ref.world), string(w)); d != "" {
+					t.Errorf("replaytest: with %s (%s) the world ends unlike the reference run's: the code under test did not converge (-reference +this run):\n%s", p.Name, p.Edit, d)
+				}
+			})
+		})
+	}
+	return points
+}
+
+// faultPoints lists the points of the kinds faults selects: after each
+// change of a watched resource, on each list and on each write.
+func faultPoints(changes []replay.Change, requests []replay.RequestCount, faults Faults) []Point {
+	kinds := faults.Kinds
+	if kinds == nil {
+		kinds = AllFaults
+	}
+	want := func(k FaultKind) bool { return slices.Contains(kinds, k) }
+	made := func(verb, group, resource string) int {
+		for _, c := range requests {
+			if c.Verb == verb && c.Group == group && c.Resource == resource {
+				return c.N
+			}
+		}
+		return 0
+	}
+	var out []Point
+	for _, c := range changes {
+		if made("watch", c.Group, c.Resource) == 0 {
+			continue
+		}
+		where := fmt.Sprintf("%s/%s:rv=%d", resourceName(c.Group, c.Resource), c.Namespace, c.RV)
+		if c.Namespace == "" {
+			where = fmt.Sprintf("%s:rv=%d", resourceName(c.Group, c.Resource), c.RV)
+		}
+		at := replay.Edit{Resource: c.Resource, Group: c.Group, Namespace: c.Namespace, RV: c.RV}
+		if want(FaultExpired) {
+			e := at
+			e.Kind, e.Status = replay.EditWatchError, 410
+			out = append(out, Point{Name: "410@" + where, Edit: e})
+		}
+		if want(FaultReset) {
+			e := at
+			e.Kind = replay.EditReset
+			out = append(out, Point{Name: "reset@" + where, Edit: e})
+		}
+	}
+	errorAt := func(kind FaultKind, status, retryAfter int, c replay.RequestCount) {
+		for n := 1; n <= c.N; n++ {
+			e := replay.Edit{Kind: replay.EditError, Resource: c.Resource, Group: c.Group, Verb: c.Verb, Nth: n, Status: status, RetryAfter: retryAfter}
+			out = append(out, Point{Name: fmt.Sprintf("%d@%s:%s:nth=%d", status, c.Verb, resourceName(c.Group, c.Resource), n), Edit: e})
+		}
+	}
+	for _, c := range requests {
+		switch c.Verb {
+		case "list":
+			if want(FaultList500) {
+				errorAt(FaultList500, 500, 0, c)
+			}
+			if want(FaultList503) {
+				errorAt(FaultList503, 503, 0, c)
+			}
+		case "create", "update", "patch", "delete", "deletecollection":
+			if want(FaultConflict) {
+				errorAt(FaultConflict, 409, 0, c)
+			}
+			if want(FaultWrite500) {
+				errorAt(FaultWrite500, 500, 0, c)
+			}
+			if want(FaultThrottled) {
+				errorAt(FaultThrottled, 429, 1, c)
+			}
+		}
+	}
+	if faults.Max > 0 && len(out) > faults.Max {
+		rng := rand.New(rand.NewPCG(faults.Seed, faults.Seed^0x6b77726563))
+		idx := rng.Perm(len(out))[:faults.Max]
+		slices.Sort(idx)
+		sample := make([]Point, 0, faults.Max)
+		for _, i := range idx {
+			sample = append(sample, out[i])
+		}
+		out = sample
+	}
+	return out
+}
+
+// resourceName is resource.group as kubectl names it, the resource alone
+// for the core group.
+func resourceName(group, resource string) string {
+	if group == "" {
+		return resource
+	}
+	return resource + "." + group
+}
+
+// shard keeps the points of shard spec ("i/n"), all for "".
+func shard(points []Point, spec string) ([]Point, error) {
+	if spec == "" {
+		return points, nil
+	}
+	a, b, ok := strings.Cut(spec, "/")
+	i, err1 := strconv.Atoi(a)
+	n, err2 := strconv.Atoi(b)
+	if !ok || err1 != nil || err2 != nil || n < 1 || i < 1 || i > n {
+		return nil, fmt.Errorf("replaytest: %s=%q: want i/n with 1 <= i <= n, such as 2/4", EnvExploreShard, spec)
+	}
+	var out []Point
+	for k, p := range points {
+		if k%n == i-1 {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// worldOf is r's world as text to compare: per object its resource,
+// namespace and name, then its JSON without the server-set fields
+// [FormatWrites] drops.
+func worldOf(r *replay.Replayer) ([]byte, error) {
+	objs, err := r.World()
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	for _, o := range objs {
+		fmt.Fprintf(&b, "%s %s/%s\n%s", resourceName(o.Group, o.Resource), o.Namespace, o.Name, normalize(o.JSON))
+	}
+	return b.Bytes(), nil
+}
+
+// writeFailing writes the cassette name with p's edit in its header into
+// $KWREC_EXPLORE_OUT, when set.
+func writeFailing(t *testing.T, name string, p Point) {
+	dir := os.Getenv(EnvExploreOut)
+	if dir == "" {
+		return
+	}
+	c, err := cassettes.Load(Path(name))
+	if err != nil {
+		t.Errorf("replaytest: %s: %v", EnvExploreOut, err)
+		return
+	}
+	c.Header.Edits = append(c.Header.Edits, p.Edit.String())
+	if c.Header.Labels == nil {
+		c.Header.Labels = map[string]string{}
+	}
+	c.Header.Labels["explored-by"] = t.Name()
+	out := filepath.Join(dir, fileName(p.Name)+".kwrec.zst")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Errorf("replaytest: %s: %v", EnvExploreOut, err)
+		return
+	}
+	if err := cassettes.Save(out, c); err != nil {
+		t.Errorf("replaytest: %s: %v", EnvExploreOut, err)
+		return
+	}
+	t.Logf("replaytest: wrote %s: replay it with replay.Open, kwrec serve or kwrec show", out)
+}
+
+// fileName makes a point's name a file name.
+func fileName(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch r {
+		case '/', ':', '=', '@':
+			return '_'
+		}
+		return r
+	}, s)
+}

@@ -1,0 +1,143 @@
+package replay
+
+import (
+	"cmp"
+	"net/http"
+	"net/url"
+	"slices"
+
+	"github.com/kwrec/kwrec/internal/timeline"
+)
+
+// What a replay saw and holds, for tools that run one cassette many times
+// and compare the runs (replaytest.Explore).
+
+// Object is one object of a replay's world.
+type Object struct {
+	Group, Version, Resource string
+	Namespace, Name          string
+	// JSON is the object as a get would answer it, with kind and
+	// apiVersion.
+	JSON []byte
+}
+
+// World returns every object of the replay's world now: the recorded
+// state each collection has reached, with the writes applied to it (and
+// the collections only written to), each object once, sorted by group,
+// resource, namespace and name.
+func (r *Replayer) World() ([]Object, error) {
+	r.mu.Lock()
+	tls := append([]*timeline.Timeline(nil), r.tlOrder...)
+	for _, t := range r.empties {
+		tls = append(tls, t)
+	}
+	r.mu.Unlock()
+	seen := map[string]bool{}
+	var out []Object
+	for _, t := range tls {
+		if t.Broken() != "" {
+			continue
+		}
+		if d := r.allOf[t]; d != nil && d != t {
+			continue // its objects are in the all-namespaces one
+		}
+		sel, err := t.Selector(url.Values{}, "", nil)
+		if err != nil {
+			return nil, err
+		}
+		l, err := t.List(url.Values{}, sel)
+		if err != nil {
+			return nil, err
+		}
+		for i := range l.Items {
+			o := &l.Items[i]
+			id := t.Res.Group + "/" + t.Res.Resource + "/" + o.Key
+			if seen[id] {
+				continue
+			}
+			seen[id] = true
+			b, err := r.objectJSON(t, o)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, Object{Group: t.Res.Group, Version: t.Res.Version, Resource: t.Res.Resource,
+				Namespace: o.Namespace(), Name: o.Name(), JSON: b})
+		}
+	}
+	slices.SortFunc(out, func(a, b Object) int {
+		return cmp.Or(cmp.Compare(a.Group, b.Group), cmp.Compare(a.Resource, b.Resource),
+			cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
+	return out, nil
+}
+
+// Change is one change the recording holds: an event of a recorded watch
+// of a collection, at its recorded resourceVersion.
+type Change struct {
+	Group, Resource string
+	// Namespace is the recorded collection's, "" for one of all
+	// namespaces or of a cluster-scoped resource.
+	Namespace string
+	RV        int64
+	// Type is the watch event's: ADDED, MODIFIED or DELETED.
+	Type string
+	// Key is the object's namespace/name.
+	Key string
+}
+
+// Changes returns the changes the recording holds, collection by
+// collection in the cassette's order, each in resourceVersion order. An
+// edit placed after one (watch-error, reset or truncate with resource,
+// namespace and rv) fires on the first watch that crosses it.
+func (r *Replayer) Changes() []Change {
+	r.mu.Lock()
+	tls := append([]*timeline.Timeline(nil), r.tlOrder...)
+	r.mu.Unlock()
+	var out []Change
+	for _, t := range tls {
+		if r.allOf[t] == t {
+			continue // assembled from namespaces' recordings, listed there
+		}
+		scale := t.Scale()
+		for i := range t.NumEvents() {
+			e := t.Event(i)
+			out = append(out, Change{Group: t.Res.Group, Resource: t.Res.Resource, Namespace: t.Res.Namespace,
+				RV: e.RV() / scale, Type: e.Type, Key: e.Obj.Key})
+		}
+	}
+	return out
+}
+
+// RequestCount is how many requests of one verb a replay answered on one
+// resource, all namespaces together: an error edit anchored by resource
+// and verb with nth up to N fires on one of them.
+type RequestCount struct {
+	Verb            string // get, list, watch, create, update, patch, delete, deletecollection
+	Group, Resource string
+	N               int
+}
+
+// Requests returns how many requests the replay answered by verb and
+// resource, in the order each was first made.
+func (r *Replayer) Requests() []RequestCount {
+	r.cmu.Lock()
+	defer r.cmu.Unlock()
+	return slices.Clone(r.counts)
+}
+
+// count notes req in [Replayer.Requests].
+func (r *Replayer) count(req *http.Request) {
+	rp, verb := verbOf(req)
+	if verb == "" {
+		return
+	}
+	r.cmu.Lock()
+	defer r.cmu.Unlock()
+	for i := range r.counts {
+		if c := &r.counts[i]; c.Verb == verb && c.Group == rp.Group && c.Resource == rp.Resource {
+			c.N++
+			return
+		}
+	}
+	r.counts = append(r.counts, RequestCount{Verb: verb, Group: rp.Group, Resource: rp.Resource, N: 1})
+}
