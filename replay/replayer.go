@@ -77,8 +77,10 @@ type Options struct {
 	// request and since the previous recorded change. At speed 0 a
 	// controller then reconciles each change before the next comes
 	// (a workqueue merges changes to one object that come faster than it
-	// reconciles), deterministically. Waits run on Clock. Default 0: no
-	// wait.
+	// reconciles), deterministically. Only recorded changes wait: the
+	// code under test's own writes reach its watches at once, and one
+	// ends the wait. Waits run on Clock (in a synctest bubble, see
+	// replaytest.Run, they cost no wall time). Default 0: no wait.
 	Settle time.Duration
 	// Hold keeps every recorded change back until [Replayer.Play]: lists
 	// and gets answer the state the recording starts with, watches send

@@ -12,7 +12,10 @@
 //     same live and in a replay, whose resourceVersions differ;
 //   - an Update (or the first Create) of the Lease kwrec-mirror in the
 //     namespace, as leader election renews its lease, whose annotation
-//     kwrec.dev/writes counts the reconciles that changed something.
+//     kwrec.dev/writes counts the reconciles that changed something. A
+//     count whose Lease write failed is owed and added by the next
+//     reconcile, so a retried reconcile that finds nothing left to write
+//     still counts (replaytest.Explore found it lost otherwise).
 //
 // When a source loses its label or is deleted, its mirror is deleted (no
 // owner reference: the test control plane runs no garbage collector) and

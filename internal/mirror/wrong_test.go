@@ -2,8 +2,12 @@ package mirror_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"os/exec"
 	"regexp"
 	"slices"
@@ -210,6 +214,64 @@ func TestExplorationFindsWhatEachFlawDoesNotSurvive(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestAFailingPointRerunsAloneAndItsCassetteReproducesIt reruns one
+// point of the swallow409 exploration by its subtest name, with
+// KWREC_EXPLORE_OUT set: only that point runs, it fails, and the cassette
+// it writes, opened with replay.Open, makes the same controller end in a
+// world unlike the one the recording alone gives.
+func TestAFailingPointRerunsAloneAndItsCassetteReproducesIt(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs an exploration in a child process")
+	}
+	dir := t.TempDir()
+	const point = "409@update:configmaps:nth=2"
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestExploreALoopController$/^"+regexp.QuoteMeta(point)+"$", "-test.v", "-test.count=1")
+	cmd.Env = append(os.Environ(), envFlaw+"="+string(swallow409), replaytest.EnvExploreOut+"="+dir)
+	out, _ := cmd.CombinedOutput()
+	ran := regexp.MustCompile(`(?m)^    --- (?:PASS|FAIL): TestExploreALoopController/(\S+)`).FindAllStringSubmatch(string(out), -1)
+	if len(ran) != 1 || ran[0][1] != point || !strings.Contains(string(out), "--- FAIL: TestExploreALoopController/"+point) {
+		t.Fatalf("rerunning %s by name ran %v; want it alone, failing:\n%s", point, ran, lastLines(string(out), 30))
+	}
+	written := filepath.Join(dir, "409_update_configmaps_nth_2.kwrec.zst")
+	world := func(path string) string {
+		var w string
+		synctest.Test(t, func(t *testing.T) {
+			r, err := replay.Open(path, replaytest.BubbleOptions())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			ctx, cancel := context.WithCancel(t.Context())
+			done := make(chan struct{})
+			go func() { defer close(done); loop(ctx, kubernetes.NewForConfigOrDie(r.Config()), swallow409) }()
+			synctest.Wait()
+			r.Play()
+			<-r.Consumed()
+			cancel()
+			<-done
+			objs, err := r.World()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, o := range objs {
+				if o.Resource == "configmaps" {
+					var cm corev1.ConfigMap
+					if err := json.Unmarshal(o.JSON, &cm); err != nil {
+						t.Fatal(err)
+					}
+					w += fmt.Sprintf("%s %v\n", cm.Name, cm.Data)
+				}
+			}
+		})
+		return w
+	}
+	clean, faulty := world(replaytest.Path(cassette)), world(written)
+	if clean == faulty {
+		t.Errorf("%s replays to the world of the recording alone:\n%s", written, clean)
+	}
+	t.Logf("the recording alone:\n%sthe written cassette:\n%s", clean, faulty)
 }
 
 func lastLines(s string, n int) string {

@@ -10,6 +10,12 @@
 // Cassettes may be plain text or zstd-compressed; the format is detected
 // from the file's first bytes.
 //
+// A controller test runs best in a synctest bubble ([Run] with
+// [BubbleOptions]): exact, the same every run, and a tenth of a second.
+// [Explore] then runs it once per fault point of its recording (every
+// 410, reset, failed list and failed write) and reports each the
+// controller does not survive.
+//
 // # Recording
 //
 // [Config] records instead of replaying when $KWREC_RECORD asks it to, as
