@@ -258,3 +258,46 @@ func anchoredEditInOverlay(t *testing.T) {
 		t.Errorf("edit %s, want it fired once", got)
 	}
 }
+
+// TestAWatchThatFellBehindReListsAWorldThatMovedOn places a 410 with
+// skip=2 after the change at 101: the watch sends c's addition and the
+// ERROR, and a list then holds the next two changes (a modified, b
+// deleted), which no watch sent.
+func TestAWatchThatFellBehindReListsAWorldThatMovedOn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e, err := replay.ParseEdit("watch-error:resource=configmaps,namespace=default,rv=101,code=410,skip=2")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := replay.New(fixture(t, "configmaps.kwrec"), replay.Options{Edits: []replay.Edit{e}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { r.Close() })
+		if d := cmp.Diff([]string{"ADDED c@101", "ERROR 410"}, watchLines(t, r, "?resourceVersion=100&watch=true")); d != "" {
+			t.Errorf("the watch (-want +got):\n%s", d)
+		}
+		resp, err := r.RoundTrip(rawRequest(cmPath).WithContext(t.Context()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var l struct {
+			Metadata struct{ ResourceVersion string }
+			Items    []struct {
+				Metadata struct{ Name string }
+				Data     map[string]string
+			}
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&l); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, it := range l.Items {
+			got = append(got, it.Metadata.Name+"="+it.Data["k"])
+		}
+		if d := cmp.Diff([]string{"a=1b", "c=3"}, got); d != "" || l.Metadata.ResourceVersion != "103" {
+			t.Errorf("the re-list at %s (-want +got):\n%s", l.Metadata.ResourceVersion, d)
+		}
+	})
+}

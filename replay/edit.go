@@ -74,6 +74,7 @@ const (
 // through the timeline of the collection (see the package documentation):
 //
 //	watch-error:resource=configmaps,rv=201,code=410
+//	watch-error:resource=configmaps,rv=201,code=410,skip=1
 //	reset:resource=pods,namespace=prod,at=1.5s
 //	error:resource=configmaps,verb=list,nth=2,status=503
 //	expire-continue:resource=configmaps,nth=1
@@ -130,12 +131,19 @@ type Edit struct {
 	Scale float64
 	// Cap bounds every wait between frames (warp).
 	Cap time.Duration
+	// Skip, on a watch-error anchored by resource, moves the collection
+	// past the next Skip recorded changes as the error fires, as a watch
+	// that fell behind sees the world: its 410 comes once the server has
+	// moved on, so the client's re-list holds changes its watch never
+	// sent (a deletion among them). 0: the re-list finds the world where
+	// the watch left it.
+	Skip int
 }
 
 // keys each kind takes, required ones first marked with '!'.
 var editKeys = map[EditKind][]string{
 	EditError:      {"request", "match", "resource", "group", "namespace", "verb", "nth", "!status", "reason", "retry-after"},
-	EditWatchError: {"request", "match", "resource", "group", "namespace", "after", "rv", "at", "code", "status", "reason"},
+	EditWatchError: {"request", "match", "resource", "group", "namespace", "after", "rv", "at", "code", "status", "reason", "skip"},
 	EditReset:      {"request", "match", "resource", "group", "namespace", "after", "rv", "at"},
 	EditTruncate:   {"request", "match", "resource", "group", "namespace", "after", "rv", "at"},
 	EditWarp:       {"request", "match", "scale", "cap"},
@@ -223,6 +231,8 @@ func ParseEdit(s string) (Edit, error) {
 				}
 			case "after":
 				e.After, err = positive(v, 0)
+			case "skip":
+				e.Skip, err = positive(v, 1)
 			case "before":
 				e.Frame, err = positive(v, 1)
 			case "frame":
@@ -285,6 +295,8 @@ func ParseEdit(s string) (Edit, error) {
 		return bad("after goes with request; with resource give rv or at")
 	case !anchored && !seen["after"] && (e.Kind == EditWatchError || e.Kind == EditReset || e.Kind == EditTruncate):
 		return bad("missing after")
+	case !anchored && e.Skip > 0:
+		return bad("skip goes with resource: it moves a collection's timeline")
 	}
 	if anchored {
 		if (e.Kind == EditError || e.Kind == EditExpireContinue) && e.Nth == 0 {
@@ -361,6 +373,9 @@ func (e Edit) String() string {
 			add("after", strconv.Itoa(e.After))
 		}
 		add("code", strconv.Itoa(e.Status))
+		if e.Skip != 0 {
+			add("skip", strconv.Itoa(e.Skip))
+		}
 	case EditReset, EditTruncate:
 		if !anchored {
 			add("after", strconv.Itoa(e.After))

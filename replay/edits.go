@@ -169,7 +169,7 @@ func (r *Replayer) pointOf(iv *ivState, after int) int64 {
 }
 
 func newEditMark(e Edit) *timeline.Mark {
-	m := &timeline.Mark{Once: true, Label: e.String()}
+	m := &timeline.Mark{Once: true, Label: e.String(), Skip: e.Skip}
 	switch e.Kind {
 	case EditWatchError:
 		m.Kind, m.Status = timeline.MarkError, editStatus(e)

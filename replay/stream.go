@@ -530,6 +530,10 @@ func (b *body) cross(m *timeline.Mark) error {
 	case timeline.MarkTruncate:
 		return nil
 	}
+	if m.Skip > 0 && b.p.tl != nil {
+		// The watch fell behind: the world moves on without it.
+		b.r.advance(b.p.tl, b.p.tl.After(m.RV, m.Skip))
+	}
 	var data []byte
 	if m.Recorded == nil {
 		data = b.r.codec.ErrorEvent(m.Status, b.proto())

@@ -39,6 +39,9 @@ const (
 	swallow409 flaw = "swallow409"
 	// emptyOn503 takes a list that failed with 503 for an empty world.
 	emptyOn503 flaw = "emptyOn503"
+	// keepAcross410 adds what a re-list holds to the sources it knew,
+	// so it never forgets one deleted while its watch was behind.
+	keepAcross410 flaw = "keepAcross410"
 )
 
 // loop runs the controller until ctx ends: it lists, syncs every
@@ -49,6 +52,7 @@ func loop(ctx context.Context, cs kubernetes.Interface, f flaw) {
 	cms := cs.CoreV1().ConfigMaps(namespace)
 	var lastRV string
 	resync := true
+	sources := map[string]corev1.ConfigMap{}
 	for ctx.Err() == nil {
 		l, err := cms.List(ctx, metav1.ListOptions{})
 		switch {
@@ -59,7 +63,9 @@ func loop(ctx context.Context, cs kubernetes.Interface, f flaw) {
 			continue
 		}
 		lastRV = l.ResourceVersion
-		sources := map[string]corev1.ConfigMap{}
+		if f != keepAcross410 {
+			sources = map[string]corev1.ConfigMap{}
+		}
 		for _, cm := range l.Items {
 			if cm.Labels[mirror.MirrorOf] == "" {
 				sources[cm.Name] = cm
@@ -92,6 +98,11 @@ func loop(ctx context.Context, cs kubernetes.Interface, f flaw) {
 				break // an ERROR event: list again
 			}
 			lastRV = cm.ResourceVersion
+			if ev.Type == watch.Deleted {
+				delete(sources, cm.Name)
+			} else if cm.Labels[mirror.MirrorOf] == "" {
+				sources[cm.Name] = *cm
+			}
 			syncMirror(ctx, cs, f, *cm, ev.Type == watch.Deleted)
 		}
 		w.Stop()
@@ -192,6 +203,9 @@ func TestExplorationFindsWhatEachFlawDoesNotSurvive(t *testing.T) {
 		// The third list is the periodic one, once mirrors exist: taken
 		// for an empty world, it deletes them all.
 		{emptyOn503, []string{"503@list:configmaps:nth=3"}},
+		// Behind at the 410 after 226, its watch never sends epsilon's
+		// deletion; the re-list lacks epsilon, but it remembers it.
+		{keepAcross410, []string{"410behind@configmaps/kwrec-mirror:rv=226"}},
 	} {
 		t.Run(string(tc.flaw), func(t *testing.T) {
 			cmd := exec.Command(os.Args[0], "-test.run", "^TestExploreALoopController$", "-test.v", "-test.count=1")

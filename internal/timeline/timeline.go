@@ -170,12 +170,25 @@ type Mark struct {
 	Once bool
 	// Label names the mark in reports: the edit, or the recorded frame.
 	Label string
+	// Skip, for an edit's MarkError, moves the timeline past the next
+	// Skip recorded changes as the mark fires (see [Timeline.After]).
+	Skip int
 	// Namespace, when set, limits the mark to the watches of one
 	// namespace: an edit's mark on an all-namespaces timeline that
 	// answers that namespace's collection.
 	Namespace string
 
 	fired atomic.Int64
+}
+
+// After returns the resourceVersion of the nth recorded change after rv,
+// the last recorded one when there are fewer.
+func (t *Timeline) After(rv int64, n int) int64 {
+	i := t.events.search(rv) + n - 1
+	if i >= t.events.Len() {
+		return t.last
+	}
+	return t.events.rvAt(i)
 }
 
 // Fire claims the mark for one watch: always true for a recorded mark,

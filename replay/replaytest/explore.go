@@ -2,6 +2,7 @@ package replaytest
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kwrec/kwrec/cassettes"
 	"github.com/kwrec/kwrec/replay"
@@ -28,8 +30,13 @@ type FaultKind string
 // deletecollection), in the reference run.
 const (
 	// FaultExpired ends the watch with a 410 Expired ERROR event: the
-	// client must list again.
+	// client must list again, and finds the world where its watch left.
 	FaultExpired FaultKind = "410"
+	// FaultBehind is a 410 as a watch that fell behind gets it: the
+	// world moves past the next recorded change as the error comes
+	// (replay.Edit.Skip 1), so the client's re-list holds a change its
+	// watch never sent, a deletion perhaps.
+	FaultBehind FaultKind = "410behind"
 	// FaultReset resets the watch's connection.
 	FaultReset FaultKind = "reset"
 	// FaultList500 and FaultList503 answer a list with 500 InternalError
@@ -45,7 +52,7 @@ const (
 )
 
 // AllFaults are the kinds [Explore] injects by default.
-var AllFaults = []FaultKind{FaultExpired, FaultReset, FaultList500, FaultList503, FaultConflict, FaultWrite500, FaultThrottled}
+var AllFaults = []FaultKind{FaultExpired, FaultBehind, FaultReset, FaultList500, FaultList503, FaultConflict, FaultWrite500, FaultThrottled}
 
 // Faults selects the fault points [Explore] tries.
 type Faults struct {
@@ -55,6 +62,11 @@ type Faults struct {
 	// 0 tries every point.
 	Max  int
 	Seed uint64
+	// Ignore are fields left out of the comparison of worlds, each a
+	// path into an object's JSON, such as {"metadata", "annotations",
+	// "example.com/count"}: what the code under test keeps by history
+	// (a count of its reconciles) rather than by the world it sees.
+	Ignore [][]string
 }
 
 // Point is one fault [Explore] injects: its subtest name and the edit.
@@ -112,7 +124,7 @@ func Explore(t *testing.T, name string, faults Faults, body func(t *testing.T, r
 		if t.Failed() {
 			return
 		}
-		w, err := worldOf(r)
+		w, err := worldOf(r, faults.Ignore)
 		if err != nil {
 			t.Fatalf("replaytest: the world of the reference run: %v", err)
 		}
@@ -164,7 +176,7 @@ func Explore(t *testing.T, name string, faults Faults, body func(t *testing.T, r
 				if t.Failed() {
 					return
 				}
-				w, err := worldOf(r)
+				w, err := worldOf(r, faults.Ignore)
 				if err != nil {
 					t.Fatalf("replaytest: the world after %s: %v", p.Name, err)
 				}
@@ -207,6 +219,11 @@ func faultPoints(changes []replay.Change, requests []replay.RequestCount, faults
 			e := at
 			e.Kind, e.Status = replay.EditWatchError, 410
 			out = append(out, Point{Name: "410@" + where, Edit: e})
+		}
+		if want(FaultBehind) {
+			e := at
+			e.Kind, e.Status, e.Skip = replay.EditWatchError, 410, 1
+			out = append(out, Point{Name: "410behind@" + where, Edit: e})
 		}
 		if want(FaultReset) {
 			e := at
@@ -285,15 +302,28 @@ func shard(points []Point, spec string) ([]Point, error) {
 
 // worldOf is r's world as text to compare: per object its resource,
 // namespace and name, then its JSON without the server-set fields
-// [FormatWrites] drops.
-func worldOf(r *replay.Replayer) ([]byte, error) {
+// [FormatWrites] drops and those at the paths ignore names.
+func worldOf(r *replay.Replayer, ignore [][]string) ([]byte, error) {
 	objs, err := r.World()
 	if err != nil {
 		return nil, err
 	}
 	var b bytes.Buffer
 	for _, o := range objs {
-		fmt.Fprintf(&b, "%s %s/%s\n%s", resourceName(o.Group, o.Resource), o.Namespace, o.Name, normalize(o.JSON))
+		raw := o.JSON
+		if len(ignore) > 0 {
+			var v map[string]any
+			if err := json.Unmarshal(raw, &v); err != nil {
+				return nil, fmt.Errorf("%s %s/%s: %v", o.Resource, o.Namespace, o.Name, err)
+			}
+			for _, p := range ignore {
+				unstructured.RemoveNestedField(v, p...)
+			}
+			if raw, err = json.Marshal(v); err != nil {
+				return nil, err
+			}
+		}
+		fmt.Fprintf(&b, "%s %s/%s\n%s", resourceName(o.Group, o.Resource), o.Namespace, o.Name, normalize(raw))
 	}
 	return b.Bytes(), nil
 }
