@@ -49,11 +49,18 @@ func withRecordedError(t *testing.T) *cassettes.Cassette {
 	return c
 }
 
-// watchLines serves one watch and returns its events, summarised, until
-// the stream ends (the replay is exhausted or the stream is cut).
+// watchLines serves one watch of default's ConfigMaps and returns its
+// events, summarised, until the stream ends (the replay is exhausted or
+// the stream is cut).
 func watchLines(t *testing.T, r *replay.Replayer, pathQuery string) []string {
 	t.Helper()
-	req := rawRequest(cmPath + pathQuery)
+	return watchAt(t, r, cmPath+pathQuery)
+}
+
+// watchAt is watchLines of any collection's path and query.
+func watchAt(t *testing.T, r *replay.Replayer, pathQuery string) []string {
+	t.Helper()
+	req := rawRequest(pathQuery)
 	req = req.WithContext(ctxT(t))
 	resp, err := r.RoundTrip(req)
 	if err != nil {
@@ -235,18 +242,7 @@ func anchoredEditInOverlay(t *testing.T) {
 	t.Cleanup(func() { r.Close() })
 	watch := func(path string) []string {
 		t.Helper()
-		req := rawRequest(path + "?resourceVersion=100000&watch=true&timeoutSeconds=5").WithContext(t.Context())
-		resp, err := r.RoundTrip(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var out []string
-		sc := bufio.NewScanner(resp.Body)
-		for sc.Scan() {
-			out = append(out, summarizeLine(sc.Bytes()))
-		}
-		return out
+		return watchAt(t, r, path+"?resourceVersion=100000&watch=true&timeoutSeconds=5")
 	}
 	if got := watch("/api/v1/namespaces/other/configmaps"); len(got) != 0 {
 		t.Errorf("a watch of namespace other got %v, want nothing", got)

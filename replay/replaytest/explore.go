@@ -231,7 +231,7 @@ func faultPoints(changes []replay.Change, requests []replay.RequestCount, faults
 			out = append(out, Point{Name: "reset@" + where, Edit: e})
 		}
 	}
-	errorAt := func(kind FaultKind, status, retryAfter int, c replay.RequestCount) {
+	errorAt := func(status, retryAfter int, c replay.RequestCount) {
 		for n := 1; n <= c.N; n++ {
 			e := replay.Edit{Kind: replay.EditError, Resource: c.Resource, Group: c.Group, Verb: c.Verb, Nth: n, Status: status, RetryAfter: retryAfter}
 			out = append(out, Point{Name: fmt.Sprintf("%d@%s:%s:nth=%d", status, c.Verb, resourceName(c.Group, c.Resource), n), Edit: e})
@@ -241,20 +241,20 @@ func faultPoints(changes []replay.Change, requests []replay.RequestCount, faults
 		switch c.Verb {
 		case "list":
 			if want(FaultList500) {
-				errorAt(FaultList500, 500, 0, c)
+				errorAt(500, 0, c)
 			}
 			if want(FaultList503) {
-				errorAt(FaultList503, 503, 0, c)
+				errorAt(503, 0, c)
 			}
 		case "create", "update", "patch", "delete", "deletecollection":
 			if want(FaultConflict) {
-				errorAt(FaultConflict, 409, 0, c)
+				errorAt(409, 0, c)
 			}
 			if want(FaultWrite500) {
-				errorAt(FaultWrite500, 500, 0, c)
+				errorAt(500, 0, c)
 			}
 			if want(FaultThrottled) {
-				errorAt(FaultThrottled, 429, 1, c)
+				errorAt(429, 1, c)
 			}
 		}
 	}
