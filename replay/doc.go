@@ -30,6 +30,22 @@
 //
 // Both behave the same in every other way; the kwrec CLI uses Open.
 //
+// # One history, many replays
+//
+// A test that replays one cassette many times (an exploration of faults,
+// a load test) reads it once with [Load] and makes each replay from the
+// [History]: what was recorded is shared, read-only, by every replay, and
+// each [Replayer] holds only its own state (how far it has served each
+// collection, the edits it fires, the writes it applies), so it costs a
+// few kilobytes and microseconds, not a read of the cassette:
+//
+//	h, err := replay.Load("testdata/mirror.kwrec.zst")
+//	...
+//	defer h.Close()
+//	r, err := h.Replayer(replay.Options{Writes: replay.WritesOverlay, Edits: edits})
+//
+// [Open] is Load and one Replayer, which closes the history with it.
+//
 // # One timeline per collection
 //
 // When a cassette is opened, every recorded 200 list and watch of a

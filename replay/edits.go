@@ -83,7 +83,7 @@ func (r *Replayer) Edits() []EditReport {
 		}
 		rv := e.rv
 		if e.mark != nil && len(e.paths) > 0 {
-			rv = e.mark.RV / r.timelines[e.paths[0]].Scale()
+			rv = r.timelines[e.paths[0]].Recorded(e.mark.RV)
 		}
 		out = append(out, EditReport{Edit: e.Edit, Where: e.where, Fired: n, Interaction: e.interaction,
 			Collections: e.paths, RV: rv})
@@ -144,7 +144,7 @@ func (r *Replayer) resolve(e Edit, byID map[int]*ivState) error {
 			// collection crosses it first gets the failure.
 			iv.tl.AddMark(es.mark)
 			es.paths = []string{iv.tl.Path}
-			es.where += fmt.Sprintf(" (%s at resourceVersion %d)", iv.tl.Path, es.mark.RV/iv.tl.Scale())
+			es.where += fmt.Sprintf(" (%s at resourceVersion %d)", iv.tl.Path, iv.tl.Recorded(es.mark.RV))
 		}
 	case EditPause, EditDrop, EditDup:
 		if e.Frame > nf {
@@ -223,7 +223,7 @@ func (r *Replayer) resolveAnchored(es *editState) error {
 	es.mark = newEditMark(e)
 	// rv is a recorded resourceVersion; a timeline that takes writes
 	// holds them scaled.
-	es.mark.RV = e.RV * ts[0].Scale()
+	es.mark.RV = ts[0].Served(e.RV)
 	if e.At > 0 {
 		es.mark.RV = ts[0].RVAt(e.At)
 	}
@@ -249,10 +249,9 @@ func (r *Replayer) resolveAnchored(es *editState) error {
 		}
 	}
 	es.paths = paths
-	scale := ts[0].Scale()
-	es.where = fmt.Sprintf("%s at resourceVersion %d", strings.Join(paths, ", "), es.mark.RV/scale)
+	es.where = fmt.Sprintf("%s at resourceVersion %d", strings.Join(paths, ", "), ts[0].Recorded(es.mark.RV))
 	if last := ts[0].Last(); es.mark.RV > last {
-		es.where += fmt.Sprintf(", past the last recorded one (%d): no watch will reach it", last/scale)
+		es.where += fmt.Sprintf(", past the last recorded one (%d): no watch will reach it", ts[0].Recorded(last))
 	}
 	return nil
 }

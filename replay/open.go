@@ -1,7 +1,6 @@
 package replay
 
 import (
-	"fmt"
 	"sync"
 	"time"
 
@@ -22,64 +21,19 @@ import (
 // cassette cut mid-write fails with an error wrapping
 // [cassettes.ErrTruncated], naming the file: run `kwrec lint --fix` first.
 func Open(path string, opts Options) (*Replayer, error) {
-	r, err := newReplayer(opts, nil)
+	if _, err := newReplayer(opts, nil); err != nil { // the options first, before the file is read
+		return nil, err
+	}
+	h, err := Load(path)
 	if err != nil {
 		return nil, err
 	}
-	byID := map[int]*ivState{}
-	// The frames are read (decompressed and split) here and observed by
-	// the timelines on a second goroutine, in order: the two halves of an
-	// open take about as long each.
-	obs := newObserver(func(in *index.Interaction, i int, f cassettes.Frame) {
-		iv := byID[in.ID]
-		if iv == nil {
-			iv = r.add(recordedHead(in), indexFrames{in})
-			byID[in.ID] = iv
-		}
-		iv.observe(i, f)
-	})
-	x, err := index.Open(path, index.Options{Visit: func(in *index.Interaction, i int, f cassettes.Frame) error {
-		obs.add(in, i, f)
-		return nil
-	}})
-	obs.wait()
+	r, err := h.Replayer(opts)
 	if err != nil {
-		if x != nil {
-			x.Close()
-		}
+		h.Close()
 		return nil, err
 	}
-	src := indexSource{x: x, skeletons: make(map[*cassettes.Interaction]*index.Interaction, len(x.Interactions)), cache: newFrameCache(frameCacheBytes)}
-	r.src = src
-	r.header = x.Header
-	for _, sk := range x.Interactions {
-		iv := byID[sk.ID]
-		if iv == nil { // no frames: not visited
-			iv = r.add(recordedHead(sk), indexFrames{sk})
-		}
-		// Observed, the interaction gets the rest of what it is to a
-		// replay: its end. Its frames are read from the index.
-		iv.in.End = sk.End
-		src.skeletons[iv.in] = sk
-		r.ivs = append(r.ivs, iv)
-	}
-	r.skeletons = func() {
-		for _, iv := range r.ivs {
-			sk := src.skeletons[iv.in]
-			iv.in.Frames = make([]cassettes.Frame, sk.Frames.Len())
-			for i := range iv.in.Frames {
-				iv.in.Frames[i].At = sk.Frames.At(i).At
-			}
-		}
-	}
-	if opts.Matcher != nil {
-		// A Matcher of the caller's may look at the frames.
-		r.withSkeletons()
-	}
-	if err := r.ready(opts); err != nil {
-		x.Close()
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
+	r.own = true
 	return r, nil
 }
 

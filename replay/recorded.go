@@ -159,7 +159,7 @@ func encodingOf(resp *cassettes.Response) (timeline.Encoding, bool) {
 
 // add makes the replay state of in, whose frames are fr, and files a 200 list or watch under its
 // collection's timeline. Frames are observed separately.
-func (r *Replayer) add(in *cassettes.Interaction, fr timeline.Frames) *ivState {
+func (b *builder) add(in *cassettes.Interaction, fr timeline.Frames) *ivState {
 	iv := &ivState{in: in, frames: fr}
 	if !strings.EqualFold(in.Request.Method, http.MethodGet) || in.Response == nil || in.Response.Status != http.StatusOK {
 		return iv
@@ -178,23 +178,20 @@ func (r *Replayer) add(in *cassettes.Interaction, fr timeline.Frames) *ivState {
 		return iv
 	}
 	if _, ok := table.Wants(in.Request.Header.Get("Accept")); ok && enc == timeline.JSON {
-		set := r.tables[u.Path]
+		set := b.tables[u.Path]
 		if set == nil {
 			set = &tableSet{}
-			r.tables[u.Path] = set
+			b.tables[u.Path] = set
 		}
 		iv.table = &tableFeed{in: in, watch: wire.IsWatch(q)}
 		set.feeds = append(set.feeds, iv.table)
 		return iv
 	}
-	t := r.timelines[u.Path]
+	t := b.timelines[u.Path]
 	if t == nil {
 		t = timeline.New(u.Path, rp)
-		if r.overlay() {
-			t.TakeWrites()
-		}
-		r.timelines[u.Path] = t
-		r.tlOrder = append(r.tlOrder, t)
+		b.timelines[u.Path] = t
+		b.tlOrder = append(b.tlOrder, t)
 	}
 	iv.tl = t
 	iv.stream = t.Stream(in, fr, q, enc)
@@ -204,13 +201,10 @@ func (r *Replayer) add(in *cassettes.Interaction, fr timeline.Frames) *ivState {
 		all := rp
 		all.Namespace = ""
 		path := all.Collection()
-		d := r.derived[path]
+		d := b.derived[path]
 		if d == nil {
 			d = timeline.New(path, all)
-			if r.overlay() {
-				d.TakeWrites()
-			}
-			r.derived[path] = d
+			b.derived[path] = d
 		}
 		iv.also = d.Stream(in, fr, q, enc)
 		iv.also.Scope(rp.Namespace)

@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"math"
 	"math/rand/v2"
 	"net/http"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -114,25 +112,18 @@ type Replayer struct {
 	match  Matcher
 	header cassettes.Header
 	src    source
+	hist   *History // what r replays, shared with its other replays
+	own    bool     // r closes hist (Open made both)
 	ivs    []*ivState
-	// skeletons, for a Replayer made by Open, gives each interaction its
-	// frames (offsets only) the first time a caller looks (Interactions,
-	// a Matcher of the caller's): the replay itself reads them from the
-	// index, so a long recording is not held twice.
-	skeletons     func()
-	skeletonsOnce sync.Once
-	global        []Edit // warps that apply to every interaction
-	edits         []*editState
-	codec         timeline.Codec
-	fan           fanout  // the hubs that share the frames of watches (fanout.go)
-	alarms        *alarms // the timers of the bodies' waits, one per instant (alarm.go)
+	global []Edit // warps that apply to every interaction
+	edits  []*editState
+	codec  timeline.Codec
+	fan    fanout  // the hubs that share the frames of watches (fanout.go)
+	alarms *alarms // the timers of the bodies' waits, one per instant (alarm.go)
 
-	// Set while the recording is read, then read-only:
+	// Forked from the History's (see fork), then read-only:
 	timelines map[string]*timeline.Timeline // by collection path
 	tlOrder   []*timeline.Timeline
-	// derived are the all-namespaces timelines assembled from namespaces'
-	// recordings while the cassette is read (see add); nil after.
-	derived map[string]*timeline.Timeline
 	// allOf maps a namespace's timeline to the all-namespaces one
 	// assembled from it, and that one to itself: a namespace's recorded
 	// changes are delivered when either has served them.
@@ -146,7 +137,7 @@ type Replayer struct {
 	disc     *discovery.Docs
 	discErr  error
 
-	writes  write.Engine
+	writes  *write.Engine
 	started time.Time
 	rmu     sync.Mutex
 	rand    *rand.Rand // names and uids of writes
@@ -183,24 +174,12 @@ var _ http.RoundTripper = (*Replayer)(nil)
 // have. Use [Open] for a cassette too large to hold.
 func New(c *cassettes.Cassette, opts Options) (*Replayer, error) {
 	if c == nil {
-		return nil, errors.New("kwrec replay: nil cassette")
+		return nil, errNilCassette
 	}
-	r, err := newReplayer(opts, memSource{})
-	if err != nil {
+	if _, err := newReplayer(opts, nil); err != nil { // the options first, before c is read
 		return nil, err
 	}
-	r.header = c.Header
-	for _, in := range c.Interactions {
-		iv := r.add(in, timeline.FramesOf(in))
-		r.ivs = append(r.ivs, iv)
-		for i, f := range in.Frames {
-			iv.observe(i, f)
-		}
-	}
-	if err := r.ready(opts); err != nil {
-		return nil, err
-	}
-	return r, nil
+	return loadCassette(c).Replayer(opts)
 }
 
 func newReplayer(opts Options, src source) (*Replayer, error) {
@@ -211,8 +190,8 @@ func newReplayer(opts Options, src source) (*Replayer, error) {
 		return nil, errors.New("kwrec replay: Strict and WritesOverlay exclude each other: writes are applied to the timelines Strict turns off")
 	}
 	r := &Replayer{opts: opts, clock: opts.Clock, match: opts.Matcher, src: src,
-		timelines: map[string]*timeline.Timeline{}, tables: map[string]*tableSet{}, done: make(chan struct{}),
-		empties: map[string]*timeline.Timeline{}, derived: map[string]*timeline.Timeline{}, playing: make(chan struct{}), consumed: make(chan struct{}), closed: make(chan struct{})}
+		timelines: map[string]*timeline.Timeline{}, done: make(chan struct{}),
+		empties: map[string]*timeline.Timeline{}, playing: make(chan struct{}), consumed: make(chan struct{}), closed: make(chan struct{})}
 	if r.clock == nil {
 		r.clock = clock.RealClock{}
 	}
@@ -230,41 +209,9 @@ func newReplayer(opts Options, src source) (*Replayer, error) {
 	return r, nil
 }
 
-// ready finishes a Replayer once every interaction is in r.ivs and every
-// frame observed: it seals the timelines and resolves the edits.
-func (r *Replayer) ready(opts Options) error {
-	// The timelines are built now, while the recording is read, not inside
-	// the first request: a client (a WatchList informer) would otherwise
-	// wait for the whole recording to be decoded mid-request.
-	// A resource recorded only namespace by namespace gets a timeline of
-	// all namespaces assembled from them, for clients that list and watch
-	// across namespaces (controller-runtime's cache does by default).
-	r.allOf = map[*timeline.Timeline]*timeline.Timeline{}
-	for _, path := range slices.Sorted(maps.Keys(r.derived)) {
-		if r.timelines[path] != nil {
-			continue
-		}
-		d := r.derived[path]
-		for _, t := range r.tlOrder {
-			if t.Res.Namespace != "" && t.Res.Group == d.Res.Group && t.Res.Version == d.Res.Version && t.Res.Resource == d.Res.Resource {
-				r.allOf[t] = d
-			}
-		}
-		r.allOf[d] = d
-		r.timelines[path] = d
-		r.tlOrder = append(r.tlOrder, d)
-	}
-	r.derived = nil
-	for _, t := range r.tlOrder {
-		t.Seal()
-	}
-	for _, iv := range r.ivs {
-		if iv.table != nil {
-			// A recorded Table-form watch crosses the timeline's edits
-			// like any other watch of the collection.
-			iv.tl = r.timelines[pathOf(iv.in.Request.URL)]
-		}
-	}
+// resolveEdits resolves the cassette's edits and opts.Edits against the
+// forked timelines and interactions, once r has them.
+func (r *Replayer) resolveEdits(opts Options) error {
 	var edits []Edit
 	for _, s := range r.header.Edits {
 		e, err := ParseEdit(s)
@@ -298,7 +245,7 @@ func (r *Replayer) Header() cassettes.Header { return r.header }
 // first call (a replay reads them from the file's index, so a long
 // recording's are not held twice until asked for).
 func (r *Replayer) Interactions() []*cassettes.Interaction {
-	r.withSkeletons()
+	r.hist.withSkeletons()
 	out := make([]*cassettes.Interaction, len(r.ivs))
 	for i, iv := range r.ivs {
 		out[i] = iv.in
@@ -306,18 +253,14 @@ func (r *Replayer) Interactions() []*cassettes.Interaction {
 	return out
 }
 
-// withSkeletons makes every interaction hold its frames, once.
-func (r *Replayer) withSkeletons() {
-	if r.skeletons != nil {
-		r.skeletonsOnce.Do(r.skeletons)
-	}
-}
-
 // Close releases the cassette file of a Replayer made by [Open]; bodies
 // still being served fail once it is closed.
 func (r *Replayer) Close() error {
 	r.closeOne.Do(func() { close(r.closed) })
-	return r.src.close()
+	if r.own {
+		return r.hist.Close()
+	}
+	return nil
 }
 
 // Play releases the recorded changes [Options.Hold] keeps back. Call it
@@ -468,7 +411,7 @@ func (r *Replayer) Pending() []string {
 	if !r.opts.Strict {
 		for _, t := range r.tlOrder {
 			if !r.delivered(t) {
-				out = append(out, fmt.Sprintf("%s: delivered up to resourceVersion %d of %d", t.Path, t.Progress()/t.Scale(), t.Last()/t.Scale()))
+				out = append(out, fmt.Sprintf("%s: delivered up to resourceVersion %d of %d", t.Path, t.Recorded(t.Progress()), t.Recorded(t.Last())))
 			}
 		}
 	}

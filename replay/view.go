@@ -255,7 +255,7 @@ func (r *Replayer) recordedSome(rp apipath.Path) bool {
 func tableVersion(t *timeline.Timeline, o *timeline.Object) table.Version {
 	rv := o.RV
 	if !o.Ref.W {
-		rv /= t.Scale()
+		rv = t.Recorded(rv)
 	}
 	return table.Version{Key: o.Key, RV: strconv.FormatInt(rv, 10)}
 }

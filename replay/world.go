@@ -98,11 +98,10 @@ func (r *Replayer) Changes() []Change {
 		if r.allOf[t] == t {
 			continue // assembled from namespaces' recordings, listed there
 		}
-		scale := t.Scale()
 		for i := range t.NumEvents() {
 			e := t.Event(i)
 			out = append(out, Change{Group: t.Res.Group, Resource: t.Res.Resource, Namespace: t.Res.Namespace,
-				RV: e.RV() / scale, Type: e.Type, Key: e.Obj.Key})
+				RV: t.Recorded(e.RV()), Type: e.Type, Key: e.Obj.Key})
 		}
 	}
 	return out

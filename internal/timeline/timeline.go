@@ -2,7 +2,9 @@ package timeline
 
 import (
 	"fmt"
+	"maps"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -204,10 +206,30 @@ func (m *Mark) Fire() bool {
 // Fired returns how many watches the mark has fired on.
 func (m *Mark) Fired() int { return int(m.fired.Load()) }
 
-// Timeline is everything recorded about one collection. Build it with
-// [Timeline.Stream] and [Stream.Observe] while reading the recording, then
-// [Timeline.Seal] it; after Seal it is safe for concurrent use.
+// Timeline is one collection as one replay sees it: what was recorded
+// about it, shared by every replay of the cassette, and this replay's
+// state (how far it has served, its marks and the writes it took). Build
+// it with [Timeline.Stream] and [Stream.Observe] while reading the
+// recording, then [Timeline.Seal] it; after Seal it is safe for concurrent
+// use, and [Timeline.Fork] gives each further replay its own state over
+// the same recording.
 type Timeline struct {
+	*recording
+
+	// marks are the recorded marks (copies, with their own fire counts)
+	// and this replay's edits'.
+	marks []*Mark
+
+	mu       sync.Mutex // guards progress and the writes
+	progress int64
+	writes   []Event  // the writes, in resourceVersion order
+	written  [][]byte // their objects' JSON
+	changed  chan struct{}
+}
+
+// recording is what was recorded about one collection: built while the
+// recording is read, read-only once sealed, shared by every fork.
+type recording struct {
 	Path string       // the collection path, /api/v1/namespaces/default/configmaps
 	Res  apipath.Path // Path split
 	// Kind, ListKind and APIVersion of the collection's objects, from the
@@ -217,18 +239,11 @@ type Timeline struct {
 	broken string
 	snaps  []*snapshot
 	events eventLog
-	marks  []*Mark
 	held   [][]byte
 	oldest int64
 	last   int64
 
 	scale int64 // see TakeWrites
-
-	mu       sync.Mutex // guards progress and the writes
-	progress int64
-	writes   []Event  // the writes, in resourceVersion order
-	written  [][]byte // their objects' JSON
-	changed  chan struct{}
 
 	// Only while the recording is read:
 	streams  []*Stream
@@ -242,9 +257,50 @@ type Timeline struct {
 	frs   []Frames                 // their frames
 }
 
+// Fork returns a timeline over t's recording with state of its own, as t
+// was when sealed: no writes, its recorded marks unfired, and no marks of
+// edits. t must be sealed. A fork costs what its marks do, not what the
+// recording does.
+func (t *Timeline) Fork() *Timeline {
+	f := &Timeline{recording: t.recording, progress: t.oldest}
+	for _, m := range t.marks {
+		f.marks = append(f.marks, m.copy())
+	}
+	return f
+}
+
+// copy returns m unfired.
+func (m *Mark) copy() *Mark {
+	return &Mark{RV: m.RV, Kind: m.Kind, Status: m.Status, Recorded: m.Recorded, Once: m.Once, Label: m.Label, Skip: m.Skip, Namespace: m.Namespace}
+}
+
+// WithWrites returns a sealed timeline over the same recording that takes
+// writes ([Timeline.TakeWrites]): its resourceVersions are scaled by
+// [RVScale], in a copy of what the scale changes (the snapshots and
+// marks), sharing the rest (the event log, the held bodies). t must be
+// sealed and take none.
+func (t *Timeline) WithWrites() *Timeline {
+	rc := *t.recording
+	rc.snaps = make([]*snapshot, len(t.snaps))
+	for i, s := range t.snaps {
+		c := *s
+		c.items = maps.Clone(s.items)
+		rc.snaps[i] = &c
+	}
+	rc.events.rvs.far = slices.Clone(t.events.rvs.far)
+	w := &Timeline{recording: &rc, progress: t.progress}
+	for _, m := range t.marks {
+		w.marks = append(w.marks, m.copy())
+	}
+	w.scale = RVScale
+	w.rescale()
+	w.oldest *= RVScale
+	return w
+}
+
 // New returns an empty timeline for the collection at path.
 func New(path string, res apipath.Path) *Timeline {
-	return &Timeline{Path: path, Res: res}
+	return &Timeline{recording: &recording{Path: path, Res: res}}
 }
 
 // Empty returns a sealed timeline of a collection the recording never
@@ -257,7 +313,7 @@ func New(path string, res apipath.Path) *Timeline {
 // apiVersion), at rv: the namespaces of a recording that never listed
 // them, which a server has.
 func Empty(path string, res apipath.Path, kind string, rv int64, writes bool, objs ...[]byte) *Timeline {
-	t := &Timeline{Path: path, Res: res, Kind: kind, snaps: []*snapshot{{rv: rv, items: map[string]Object{}}}, last: rv}
+	t := &Timeline{recording: &recording{Path: path, Res: res, Kind: kind, snaps: []*snapshot{{rv: rv, items: map[string]Object{}}}, last: rv}}
 	for _, b := range objs {
 		m, err := wire.MetaJSON(b)
 		if err != nil {
@@ -475,6 +531,16 @@ func (t *Timeline) Stream(in *cassettes.Interaction, fr Frames, q url.Values, en
 	s.lastRV = s.from
 	t.streams = append(t.streams, s)
 	return s
+}
+
+// WithWrites returns s as read into its timeline's
+// [Timeline.WithWrites]: its resourceVersions scaled by [RVScale]. s must
+// be sealed.
+func (s *Stream) WithWrites() *Stream {
+	c := *s
+	c.rvs.codes.far = slices.Clone(s.rvs.codes.far)
+	c.rvs.rescale(RVScale)
+	return &c
 }
 
 // RV returns the resourceVersion serving frame i moves the timeline to, 0

@@ -30,13 +30,22 @@ var ErrNoRoom = errors.New("no resourceVersion left for a write")
 func (t *Timeline) TakeWrites() { t.scale = RVScale }
 
 // Scale returns what t multiplies recorded resourceVersions by: 1, or
-// [RVScale] for a timeline that takes writes.
+// [RVScale] for a timeline that takes writes. Outside this package the
+// scale is crossed with [Timeline.Served] and [Timeline.Recorded] only.
 func (t *Timeline) Scale() int64 {
 	if t.scale == 0 {
 		return 1
 	}
 	return t.scale
 }
+
+// Served returns the resourceVersion t serves for recorded resourceVersion
+// rv.
+func (t *Timeline) Served(rv int64) int64 { return rv * t.Scale() }
+
+// Recorded returns the recorded resourceVersion that t serves as rv (for
+// a write's, the recorded one it follows).
+func (t *Timeline) Recorded(rv int64) int64 { return rv / t.Scale() }
 
 // Takes reports whether t takes writes.
 func (t *Timeline) Takes() bool { return t.scale > 1 }

@@ -57,7 +57,18 @@ func BubbleOptions() replay.Options {
 // fails the test if one is left blocked.
 func Run(t *testing.T, name string, opts replay.Options, body func(t *testing.T, r *replay.Replayer)) {
 	t.Helper()
+	run(t, Load(t, name), opts, body)
+}
+
+// run is [Run] of a loaded history.
+func run(t *testing.T, h *replay.History, opts replay.Options, body func(t *testing.T, r *replay.Replayer)) {
+	t.Helper()
 	synctest.Test(t, func(t *testing.T) {
-		body(t, New(t, name, opts))
+		r, err := h.Replayer(opts)
+		if err != nil {
+			t.Fatalf("replaytest: %v", err)
+		}
+		t.Cleanup(func() { r.Close() })
+		body(t, r)
 	})
 }

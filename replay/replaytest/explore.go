@@ -119,7 +119,8 @@ func Explore(t *testing.T, name string, faults Faults, body func(t *testing.T, r
 		changes  []replay.Change
 		requests []replay.RequestCount
 	}
-	Run(t, name, BubbleOptions(), func(t *testing.T, r *replay.Replayer) {
+	h := Load(t, name) // read once, replayed once per point
+	run(t, h, BubbleOptions(), func(t *testing.T, r *replay.Replayer) {
 		body(t, r)
 		if t.Failed() {
 			return
@@ -140,15 +141,22 @@ func Explore(t *testing.T, name string, faults Faults, body func(t *testing.T, r
 	var mu sync.Mutex
 	var failed []string
 	ran := 0
-	start := time.Now()
+	// The points' span: parallel subtests start once the test function
+	// returns, beside those of any other Explore of the same test.
+	var start, end time.Time
 	t.Cleanup(func() {
-		elapsed := time.Since(start)
+		elapsed := end.Sub(start)
 		t.Logf("replaytest: explored %d of %d fault points of %s in %v (%.0f a second): %d failed %v",
 			ran, len(points), name, elapsed.Round(time.Millisecond), float64(ran)/elapsed.Seconds(), len(failed), failed)
 	})
 	for _, p := range points {
 		t.Run(p.Name, func(t *testing.T) {
 			t.Parallel()
+			mu.Lock()
+			if start.IsZero() {
+				start = time.Now()
+			}
+			mu.Unlock()
 			opts := BubbleOptions()
 			opts.Edits = []replay.Edit{p.Edit}
 			fired := false
@@ -159,6 +167,7 @@ func Explore(t *testing.T, name string, faults Faults, body func(t *testing.T, r
 				}
 				mu.Lock()
 				ran++
+				end = time.Now()
 				if t.Failed() {
 					failed = append(failed, p.Name)
 				}
@@ -167,7 +176,7 @@ func Explore(t *testing.T, name string, faults Faults, body func(t *testing.T, r
 					writeFailing(t, name, p)
 				}
 			}()
-			Run(t, name, opts, func(t *testing.T, r *replay.Replayer) {
+			run(t, h, opts, func(t *testing.T, r *replay.Replayer) {
 				t.Logf("replaytest: injected %s", p.Edit)
 				body(t, r)
 				for _, e := range r.Edits() {

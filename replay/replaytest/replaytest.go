@@ -73,6 +73,24 @@ func New(t testing.TB, name string, opts replay.Options) *replay.Replayer {
 	return r
 }
 
+// Load loads the cassette name (see [Path]) once with [replay.Load], for
+// any number of replays ([replay.History.Replayer]), closed when the test
+// ends. A missing or unreadable cassette fails the test at once with the
+// reader's error, which says what to do.
+func Load(t testing.TB, name string) *replay.History {
+	t.Helper()
+	path := Path(name)
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("replaytest: cassette %s: %v (record it with the kwrec CLI, or fix the name)", path, err)
+	}
+	h, err := replay.Load(path)
+	if err != nil {
+		t.Fatalf("replaytest: %v", err)
+	}
+	t.Cleanup(func() { h.Close() })
+	return h
+}
+
 // Config returns a rest.Config whose clients (typed, dynamic, informers)
 // replay the cassette name (see [Path]) with [Defaults]: as fast as the
 // client reads, answering unrecorded lists and watches from the recorded
