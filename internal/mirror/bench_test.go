@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -21,6 +24,7 @@ import (
 	"github.com/kwrec/kwrec/internal/mirror"
 	"github.com/kwrec/kwrec/recorder"
 	"github.com/kwrec/kwrec/replay"
+	"github.com/kwrec/kwrec/replay/replaytest"
 )
 
 // benchObjects is how many mirror=true ConfigMaps the benchmark
@@ -35,6 +39,7 @@ var bench struct {
 	cassette string // a recorded list of benchObjects ConfigMaps
 	err      error
 	ns       int // live namespaces made so far
+	cpStart  time.Duration
 }
 
 func TestMain(m *testing.M) {
@@ -100,10 +105,12 @@ func benchSetUp() error {
 	if _, err := controlplanetest.AssetsDir(); err != nil {
 		return err
 	}
+	start := time.Now()
 	cp, err := controlplanetest.StartEnv()
 	if err != nil {
 		return err
 	}
+	bench.cpStart = time.Since(start)
 	bench.cp = cp
 	if bench.dir, err = os.MkdirTemp("", "kwrec-mirror-bench"); err != nil {
 		return err
@@ -149,4 +156,128 @@ func makeConfigMaps(ctx context.Context, cs kubernetes.Interface, ns string) err
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// BenchmarkMirrorRun times one whole run of the mirror controller over
+// its script (the cassette's recorded changes), each way a test can run
+// it:
+//   - bubble: TestMirrorReplay, in a synctest bubble, run as its own test
+//     process (synctest needs a *testing.T, which a benchmark has not),
+//     once (x1) and ten times in a row (x10): the first run in a process
+//     also builds what the process keeps (the schemes, the OpenAPI type
+//     converters of writes), so (x10 - x1) / 9 is one run more;
+//   - process: that test process with no test, to subtract;
+//   - wallclock: the same replay with replaytest.ControllerOptions, whose
+//     Settle and Linger are wall-clock durations;
+//   - live: the controller on the real control plane (envtest's
+//     kube-apiserver and etcd) while the script runs with no gaps, until
+//     the world is the one the script ends in; the control plane is
+//     started once, before (BenchmarkReconcile's), and its start is not
+//     counted but reported (cp-start-s). Skipped without the control
+//     plane.
+//
+// -count N runs the four in turn, N rounds.
+func BenchmarkMirrorRun(b *testing.B) {
+	b.Run("bubble/x1", func(b *testing.B) { runTestProcess(b, "^TestMirrorReplay$", 1) })
+	b.Run("bubble/x10", func(b *testing.B) { runTestProcess(b, "^TestMirrorReplay$", 10) })
+	b.Run("process", func(b *testing.B) { runTestProcess(b, "^$", 1) })
+	b.Run("wallclock", func(b *testing.B) {
+		for b.Loop() {
+			r, err := replay.Open(filepath.Join("testdata", cassette), replaytest.ControllerOptions())
+			if err != nil {
+				b.Fatal(err)
+			}
+			final := runManager(b, r.Config(), namespace, func(ctx context.Context, mgr ctrl.Manager) ([]object, error) {
+				r.Play()
+				select {
+				case <-r.Consumed():
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+				var l corev1.ConfigMapList
+				err := mgr.GetCache().List(ctx, &l, client.InNamespace(namespace))
+				return objects(l.Items), err
+			})
+			r.Close()
+			if d := cmp.Diff(wantFinal(), final); d != "" {
+				b.Fatalf("final ConfigMaps (-want +got):\n%s", d)
+			}
+		}
+	})
+	b.Run("live", func(b *testing.B) {
+		bench.once.Do(func() { bench.err = benchSetUp() })
+		if errors.Is(bench.err, controlplanetest.ErrNoBinaries) {
+			b.Skip(bench.err)
+		} else if bench.err != nil {
+			b.Fatal(bench.err)
+		}
+		cs := kubernetes.NewForConfigOrDie(bench.cp.Config)
+		for b.Loop() {
+			bench.ns++
+			ns := fmt.Sprintf("mirror-%d", bench.ns)
+			if err := setUp(b.Context(), cs, ns); err != nil {
+				b.Fatal(err)
+			}
+			runManager(b, bench.cp.Config, ns, func(ctx context.Context, mgr ctrl.Manager) ([]object, error) {
+				if err := play(ctx, cs, ns, 0); err != nil {
+					return nil, err
+				}
+				// Polled: a live server has no "the controller is idle".
+				for {
+					var l corev1.ConfigMapList
+					if err := mgr.GetAPIReader().List(ctx, &l, client.InNamespace(ns)); err != nil {
+						return nil, err
+					}
+					if got := objects(l.Items); cmp.Equal(wantFinal(), got) {
+						return got, nil
+					}
+					select {
+					case <-ctx.Done():
+						return nil, ctx.Err()
+					case <-time.After(10 * time.Millisecond):
+					}
+				}
+			})
+		}
+		b.ReportMetric(bench.cpStart.Seconds(), "cp-start-s")
+	})
+}
+
+// runManager runs the controller on cfg, watching namespace ns, until its
+// cache has synced and then until until returns, at most a minute.
+func runManager(b *testing.B, cfg *rest.Config, ns string, until func(context.Context, ctrl.Manager) ([]object, error)) []object {
+	b.Helper()
+	mgr, err := newManager(cfg, ns)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(b.Context(), time.Minute)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			b.Errorf("manager: %v", err)
+		}
+	}()
+	if !mgr.GetCache().WaitForCacheSync(ctx) {
+		b.Fatal("the cache did not sync")
+	}
+	out, err := until(ctx, mgr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return out
+}
+
+// runTestProcess runs this test binary with -test.run=run -test.count=n
+// once per iteration.
+func runTestProcess(b *testing.B, run string, n int) {
+	for b.Loop() {
+		out, err := exec.CommandContext(b.Context(), os.Args[0], "-test.run="+run, fmt.Sprintf("-test.count=%d", n)).CombinedOutput()
+		if err != nil {
+			b.Fatalf("%v\n%s", err, out)
+		}
+	}
 }

@@ -24,10 +24,10 @@ func TestLiveMirrorEndsLikeTheReplay(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	cs := kubernetes.NewForConfigOrDie(cp.Config)
-	if err := setUp(ctx, cs); err != nil {
+	if err := setUp(ctx, cs, namespace); err != nil {
 		t.Fatal(err)
 	}
-	mgr, err := newManager(cp.Config)
+	mgr, err := newManager(cp.Config, namespace)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +35,7 @@ func TestLiveMirrorEndsLikeTheReplay(t *testing.T) {
 	if !mgr.GetCache().WaitForCacheSync(mctx) {
 		t.Fatal("the cache did not sync")
 	}
-	if err := play(ctx, cs, 300*time.Millisecond); err != nil {
+	if err := play(ctx, cs, namespace, 300*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
 	var replayed []object

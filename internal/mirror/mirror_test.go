@@ -84,7 +84,7 @@ func TestMirrorOpen(t *testing.T) {
 	// to 100 ms after its cache syncs, has been idle for a second (of
 	// bubble time).
 	replaytest.Run(t, cassette, replay.Options{Writes: replay.WritesOverlay, Linger: time.Second}, func(t *testing.T, r *replay.Replayer) {
-		mgr, err := newManager(r.Config())
+		mgr, err := newManager(r.Config(), namespace)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -140,7 +140,7 @@ func TestMirrorRetriesAConflict(t *testing.T) {
 // and returns the ConfigMaps its cache ends with.
 func runController(t *testing.T, r *replay.Replayer) []object {
 	t.Helper()
-	mgr, err := newManager(r.Config())
+	mgr, err := newManager(r.Config(), namespace)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,12 +193,12 @@ func startManager(t *testing.T, mgr ctrl.Manager) context.Context {
 }
 
 // newManager returns a manager running the controller on cfg, with its
-// cache limited to the script's namespace and no listeners.
-func newManager(cfg *rest.Config) (ctrl.Manager, error) {
+// cache limited to namespace ns and no listeners.
+func newManager(cfg *rest.Config, ns string) (ctrl.Manager, error) {
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
-		Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{namespace: {}}},
+		Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
 		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	if err != nil {

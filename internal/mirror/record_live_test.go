@@ -36,7 +36,7 @@ func TestLiveRecordMirrorCassette(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	cs := kubernetes.NewForConfigOrDie(cp.Config)
-	if err := setUp(ctx, cs); err != nil {
+	if err := setUp(ctx, cs, namespace); err != nil {
 		t.Fatal(err)
 	}
 	out := filepath.Join(t.TempDir(), cassette)
@@ -50,7 +50,7 @@ func TestLiveRecordMirrorCassette(t *testing.T) {
 	// kwrec record says nothing once its watch is open: give it time to
 	// record discovery, list and watch.
 	time.Sleep(2 * time.Second)
-	err := play(ctx, cs, 300*time.Millisecond)
+	err := play(ctx, cs, namespace, 300*time.Millisecond)
 	time.Sleep(time.Second) // the last event reaches the recorder
 	cmd.Process.Signal(syscall.SIGTERM)
 	if werr := cmd.Wait(); werr != nil {

@@ -27,12 +27,13 @@ const namespace = "kwrec-mirror"
 
 // setUp creates the namespace and the ConfigMaps that exist before the
 // script.
-func setUp(ctx context.Context, cs kubernetes.Interface) error {
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{}); err != nil {
+func setUp(ctx context.Context, cs kubernetes.Interface, ns string) error {
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		return err
 	}
 	for _, cm := range []*corev1.ConfigMap{newCM("alpha", "true", "a", "1")} {
-		if _, err := cs.CoreV1().ConfigMaps(namespace).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+		cm.Namespace = ns
+		if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
 			return err
 		}
 	}
@@ -42,9 +43,10 @@ func setUp(ctx context.Context, cs kubernetes.Interface) error {
 // play makes the script's changes, gap apart. Updates read the object
 // first and retry on conflict: live, the controller writes the same
 // objects meanwhile.
-func play(ctx context.Context, cs kubernetes.Interface, gap time.Duration) error {
-	cms := cs.CoreV1().ConfigMaps(namespace)
+func play(ctx context.Context, cs kubernetes.Interface, ns string, gap time.Duration) error {
+	cms := cs.CoreV1().ConfigMaps(ns)
 	create := func(cm *corev1.ConfigMap) func() error {
+		cm.Namespace = ns
 		return func() error { _, err := cms.Create(ctx, cm, metav1.CreateOptions{}); return err }
 	}
 	update := func(name string, change func(*corev1.ConfigMap)) func() error {
