@@ -1,5 +1,3 @@
-//go:build unix
-
 package cassettes
 
 import (
@@ -11,10 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
-	"runtime"
-	"slices"
-	"syscall"
 	"testing"
 	"time"
 
@@ -25,12 +19,7 @@ import (
 	"github.com/kwrec/kwrec/internal/benchmarks"
 )
 
-var (
-	sizes       = flag.Bool("sizes", false, "run TestCompressionChoices, the experiment behind the compressed form's defaults")
-	sizesRounds = flag.Int("sizes.rounds", 3, "TestCompressionChoices: rounds, each writing every configuration once")
-	sizesOnly   = flag.String("sizes.only", "", "TestCompressionChoices: only the configurations whose names match this regular expression")
-	sizesZstd19 = flag.Bool("sizes.zstd19", false, "TestCompressionChoices: also compress the go-vcr YAML with the zstd CLI at -19 (about 45 s a stream)")
-)
+var sizesZstd19 = flag.Bool("sizes.zstd19", false, "BenchmarkCompressionChoices: also compress the go-vcr YAML with the zstd CLI at -19 (about 45 s a stream)")
 
 // choice is one way to write the compressed form.
 type choice struct {
@@ -38,7 +27,7 @@ type choice struct {
 	c    compression
 }
 
-// choices are the configurations TestCompressionChoices compares, the
+// choices are the configurations BenchmarkCompressionChoices compares, the
 // first as cassettes were written before the "bytes" form.
 func choices() []choice {
 	const M = 1 << 20
@@ -75,86 +64,54 @@ func choices() []choice {
 	}
 }
 
-// TestCompressionChoices writes the suite's 20k-event JSON and protobuf
-// watches (internal/benchmarks, stream(format, 5000, 20_000)) in each
+// BenchmarkCompressionChoices, the experiment behind the compressed
+// form's defaults, writes the suite's 20k-event JSON and protobuf watches
+// (internal/benchmarks, stream(format, 5000, 20_000)) in each
 // configuration of [choices], flushing every 1000 events as a recorder at
-// 1000 events/s does, and prints each cassette's size and its write rate:
-// raw stream MB per second of one goroutine (Writer.Frame to the
-// compressed bytes) and per second of the process's CPU (what recording
-// takes from a client on the same cores; garbage collection included),
-// median and min-max over -sizes.rounds rounds. The rounds alternate the
-// configurations' order, so load from other processes falls on all of
-// them; rates on a shared machine are still noisy, sizes are exact. It also prints what a zstd dictionary trained from the first
-// segment would save, and, with -sizes.zstd19, go-vcr YAML compressed by
-// the zstd CLI at -19. Run it with
+// 1000 events/s does: MB/s is the raw stream written per second, MB the
+// cassette's size (exact). It also measures what a zstd dictionary
+// trained from the first segment would save, and, with -sizes.zstd19,
+// go-vcr YAML compressed by the zstd CLI at -19 (about 45 s a stream).
+// -count N runs the configurations in turn, N rounds:
 //
-//	go test ./cassettes/ -run CompressionChoices -v -sizes [-sizes.zstd19]
-func TestCompressionChoices(t *testing.T) {
-	if !*sizes {
-		t.Skip("an experiment: run with -sizes")
-	}
-	cs := choices()
-	if *sizesOnly != "" {
-		re := regexp.MustCompile(*sizesOnly)
-		cs = slices.DeleteFunc(cs, func(c choice) bool { return !re.MatchString(c.name) })
-	}
-	type result struct {
-		size       int64
-		rates, cpu []float64
-	}
+//	go test ./cassettes/ -run '^$' -bench CompressionChoices -count 3 [-sizes.zstd19]
+func BenchmarkCompressionChoices(b *testing.B) {
 	formats := []benchmarks.Format{benchmarks.JSON, benchmarks.Protobuf}
-	res := map[benchmarks.Format][]result{}
 	events := map[benchmarks.Format][][]byte{}
 	for _, f := range formats {
 		events[f] = benchmarks.Generate(f, 5000, 20_000).Events
-		res[f] = make([]result, len(cs))
 	}
-	for r := range *sizesRounds {
-		for k := range cs {
-			i := (k + r) % len(cs) // each round starts one further on
-			for _, f := range formats {
-				var out countWriter
-				runtime.GC()
-				start, cpu := time.Now(), cpuTime()
-				raw := writeEvents(t, &out, events[f], f, &cs[i].c)
-				res[f][i].rates = append(res[f][i].rates, float64(raw)/1e6/time.Since(start).Seconds())
-				res[f][i].cpu = append(res[f][i].cpu, float64(raw)/1e6/(cpuTime()-cpu).Seconds())
-				res[f][i].size = out.n
-			}
+	for _, c := range choices() {
+		for _, f := range formats {
+			b.Run(fmt.Sprintf("%s/%s", c.name, f), func(b *testing.B) {
+				var size int64
+				for b.Loop() {
+					var out countWriter
+					b.SetBytes(writeEvents(b, &out, events[f], f, &c.c))
+					size = out.n
+				}
+				b.ReportMetric(float64(size)/1e6, "MB")
+			})
 		}
-	}
-	fmt.Printf("%-62s %9s %9s %18s %18s %18s %18s\n", "configuration", "JSON MB", "proto MB",
-		"JSON MB/s", "JSON MB/cpu-s", "proto MB/s", "proto MB/cpu-s")
-	for i, c := range cs {
-		j, p := res[benchmarks.JSON][i], res[benchmarks.Protobuf][i]
-		fmt.Printf("%-62s %9.2f %9.2f %18s %18s %18s %18s\n", c.name, float64(j.size)/1e6, float64(p.size)/1e6,
-			spread(j.rates), spread(j.cpu), spread(p.rates), spread(p.cpu))
 	}
 	for _, f := range formats {
-		if *sizesOnly != "" {
-			break
+		b.Run(fmt.Sprintf("bytes, default level, 4/1 MiB, dictionary of the first segment/%s", f), func(b *testing.B) {
+			var size int64
+			for b.Loop() {
+				size = dictionarySize(b, events[f], f)
+			}
+			b.ReportMetric(float64(size)/1e6, "MB")
+		})
+		if *sizesZstd19 {
+			b.Run(fmt.Sprintf("go-vcr YAML + zstd -19 (the CLI)/%s", f), func(b *testing.B) {
+				var size int64
+				for b.Loop() {
+					size = vcrZstd19(b, events[f])
+				}
+				b.ReportMetric(float64(size)/1e6, "MB")
+			})
 		}
-		d := dictionarySize(t, events[f], f)
-		fmt.Printf("%-62s %s %.2f MB\n", "bytes, default level, 4/1 MiB, dictionary of the first segment", f, float64(d)/1e6)
 	}
-	if *sizesZstd19 {
-		for _, f := range formats {
-			fmt.Printf("%-62s %s %.2f MB\n", "go-vcr YAML + zstd -19 (the CLI)", f, float64(vcrZstd19(t, events[f]))/1e6)
-		}
-	}
-}
-
-// cpuTime returns the CPU time the process has used, user and system.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// spread formats rates as "median (min-max)".
-func spread(rates []float64) string {
-	s := slices.Sorted(slices.Values(rates))
-	return fmt.Sprintf("%.0f (%.0f-%.0f)", s[len(s)/2], s[0], s[len(s)-1])
 }
 
 type countWriter struct{ n int64 }
@@ -164,7 +121,7 @@ func (c *countWriter) Write(p []byte) (int, error) { c.n += int64(len(p)); retur
 // writeEvents writes one watch of events to out, compressed as c says
 // (nil: plain text), flushing every 1000 events, and returns the raw
 // stream's size.
-func writeEvents(t *testing.T, out io.Writer, events [][]byte, f benchmarks.Format, c *compression) int64 {
+func writeEvents(t testing.TB, out io.Writer, events [][]byte, f benchmarks.Format, c *compression) int64 {
 	w, err := newWriter(out, Header{}, WriterOptions{FlushInterval: time.Hour}, c)
 	if err != nil {
 		t.Fatal(err)
@@ -192,7 +149,7 @@ func writeEvents(t *testing.T, out io.Writer, events [][]byte, f benchmarks.Form
 // zstd dictionary built (zstd.BuildDict) from its first segment, 1 MiB of
 // history, and stored once in the file (counted compressed): the idea of
 // a dictionary shared by all segments, measured before building it.
-func dictionarySize(t *testing.T, events [][]byte, f benchmarks.Format) int64 {
+func dictionarySize(t testing.TB, events [][]byte, f benchmarks.Format) int64 {
 	def := compressionFor(WriterOptions{Compress: true})
 	var z bytes.Buffer
 	writeEvents(t, &z, events, f, &def)
@@ -254,7 +211,7 @@ func dictionarySize(t *testing.T, events [][]byte, f benchmarks.Format) int64 {
 // vcrZstd19 returns the size of events as a go-vcr v3 cassette (one
 // interaction whose body is the whole stream, as go-vcr would hold a
 // watch if it could record one) compressed by `zstd -19`.
-func vcrZstd19(t *testing.T, events [][]byte) int64 {
+func vcrZstd19(t testing.TB, events [][]byte) int64 {
 	if _, err := exec.LookPath("zstd"); err != nil {
 		t.Skip("no zstd CLI")
 	}

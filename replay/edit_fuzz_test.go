@@ -8,11 +8,6 @@ import (
 	"github.com/kwrec/kwrec/replay"
 )
 
-// knownEditBugs are regression inputs in testdata/fuzz/FuzzParseEdit that
-// still fail, with why. Empty: the white space in reason values found here
-// is refused now (a reason is one word).
-var knownEditBugs = map[string]string{}
-
 // FuzzParseEdit checks ParseEdit's contract on any input: it never panics,
 // every error wraps [replay.ErrBadEdit], and every accepted edit prints to a
 // string that parses back to the same edit, itself printing the same
@@ -54,9 +49,6 @@ func FuzzParseEdit(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if why, ok := knownEditBugs[s]; ok {
-			t.Skip("TODO(issue 8): known bug, reported, kept as a regression input in testdata/fuzz/FuzzParseEdit: " + why)
-		}
 		e, err := replay.ParseEdit(s)
 		if err != nil {
 			if !errors.Is(err, replay.ErrBadEdit) {

@@ -17,6 +17,7 @@ import (
 	"github.com/kwrec/kwrec/internal/apipath"
 	"github.com/kwrec/kwrec/internal/discovery"
 	"github.com/kwrec/kwrec/internal/timeline"
+	"github.com/kwrec/kwrec/internal/wire"
 	"github.com/kwrec/kwrec/internal/write"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
@@ -495,7 +496,10 @@ func (r *Replayer) RoundTrip(req *http.Request) (*http.Response, error) {
 	h.Del("Content-Length")
 	h.Del("Transfer-Encoding")
 	h.Del("Content-Encoding")
-	gz := acceptsGzip(req.Header.Get("Accept-Encoding"))
+	// Go's transport adds "Accept-Encoding: gzip" below RoundTrip, so a
+	// RoundTripper sees the header only when the caller set it; server
+	// mode sees what the client sent.
+	gz := wire.AcceptsEncoding(req.Header.Get("Accept-Encoding"), "gzip")
 	if gz {
 		h.Set("Content-Encoding", "gzip")
 	}
@@ -529,19 +533,6 @@ func (r *Replayer) noResponse(ctx context.Context, p *plan) error {
 	case <-exhausted:
 		return fmt.Errorf("kwrec replay: %w (the recording stopped before this request got a response)", ErrExhausted)
 	}
-}
-
-// acceptsGzip reports whether the caller itself asked for gzip. Go's
-// transport adds "Accept-Encoding: gzip" below RoundTrip, so a RoundTripper
-// sees the header only when the caller set it; server mode sees what the
-// client sent.
-func acceptsGzip(ae string) bool {
-	for _, part := range strings.Split(ae, ",") {
-		if strings.EqualFold(strings.TrimSpace(strings.SplitN(part, ";", 2)[0]), "gzip") {
-			return !strings.Contains(strings.ReplaceAll(part, " ", ""), "q=0")
-		}
-	}
-	return false
 }
 
 // planFor picks what answers got: an error edit anchored on its resource,

@@ -102,10 +102,6 @@ func TestLintReportsEachCompressedFaultAsOneLine(t *testing.T) {
 		name string
 		data []byte
 		want string // the line lint prints
-		// knownBug, when set, names a reported bug that makes lint print
-		// something other than want today: the case is skipped while the
-		// bug lasts and fails once it is fixed, to have this field removed.
-		knownBug string
 	}{
 		{name: "random bytes are not a cassette", data: random,
 			want: `x.kwrec.zst:1: not a kwrec cassette: line 1 must be the header {"kwrec":1,...} (see the cassettes package doc for the format)`},
@@ -142,12 +138,6 @@ func TestLintReportsEachCompressedFaultAsOneLine(t *testing.T) {
 				t.Errorf("stderr %q, want %q", stderr, want)
 			}
 			got := strings.TrimSuffix(stdout, "\n")
-			if tc.knownBug != "" {
-				if got == tc.want {
-					t.Fatalf("fixed: lint now prints the wanted line; delete the case's knownBug (%s)", tc.knownBug)
-				}
-				t.Skipf("TODO(issue 8): known bug, reported: %s; lint prints %q", tc.knownBug, got)
-			}
 			if got != tc.want {
 				t.Errorf("lint printed\n\t%q\nwant\n\t%q", got, tc.want)
 			}

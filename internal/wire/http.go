@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/munnerz/goautoneg"
 )
 
 // Media types the API server speaks.
@@ -61,24 +63,34 @@ func MediaType(ct string) string {
 	return mt
 }
 
+// Clauses parses an Accept header as the API server does (goautoneg, as
+// k8s.io/apiserver's negotiation): the elements in order of q, the more
+// specific first, without those the client refuses (q=0).
+func Clauses(accept string) []goautoneg.Accept {
+	var out []goautoneg.Accept
+	for _, c := range goautoneg.ParseAccept(accept) {
+		if c.Q > 0 {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Matches reports whether Accept element c takes media type mt
+// ("type/subtype").
+func Matches(c goautoneg.Accept, mt string) bool {
+	typ, sub, _ := strings.Cut(mt, "/")
+	return (c.Type == typ || c.Type == "*") && (c.SubType == sub || c.SubType == "*")
+}
+
 // Accepts reports whether an Accept header value takes content type ct.
 // An element with an as= parameter (kubectl's server-side printing,
 // application/json;as=Table;g=meta.k8s.io;v=v1) asks for a transformed
 // object, not the plain media type, so it does not count.
 func Accepts(accept, ct string) bool {
 	want := MediaType(ct)
-	for _, part := range strings.Split(accept, ",") {
-		mt, params, err := mime.ParseMediaType(part)
-		if err != nil {
-			mt = MediaType(part)
-		}
-		if params["as"] != "" {
-			continue
-		}
-		switch {
-		case mt == "*/*", mt == want:
-			return true
-		case strings.HasSuffix(mt, "/*") && strings.HasPrefix(want, strings.TrimSuffix(mt, "*")):
+	for _, c := range Clauses(accept) {
+		if c.Params["as"] == "" && Matches(c, want) {
 			return true
 		}
 	}
@@ -86,25 +98,45 @@ func Accepts(accept, ct string) bool {
 }
 
 // Negotiate picks the encoding of a response to a request with the given
-// Accept header: protobuf when the first element the client lists that
-// kwrec can serve is protobuf (client-go's typed clients send
-// "application/vnd.kubernetes.protobuf,application/json"), JSON otherwise.
-// ok is false when the client accepts neither.
+// Accept header: protobuf when the first element (in the server's order,
+// see [Clauses]) that kwrec can serve is protobuf (client-go's typed
+// clients send "application/vnd.kubernetes.protobuf,application/json"),
+// JSON otherwise. ok is false when the client accepts neither.
 func Negotiate(accept string) (protobuf, ok bool) {
 	if strings.TrimSpace(accept) == "" {
 		return false, true
 	}
-	for _, part := range strings.Split(accept, ",") {
-		mt, params, err := mime.ParseMediaType(part)
-		if err != nil || params["as"] != "" {
-			continue
-		}
-		switch mt {
-		case MediaProtobuf:
+	for _, c := range Clauses(accept) {
+		switch {
+		case c.Params["as"] != "":
+		case Matches(c, MediaJSON): // JSON first, as the server lists its serializers
+			return c.SubType == "vnd.kubernetes.protobuf", true
+		case Matches(c, MediaProtobuf):
 			return true, true
-		case MediaJSON, "*/*", "application/*":
-			return false, true
 		}
 	}
 	return false, false
+}
+
+// AcceptsEncoding reports whether an Accept-Encoding header value takes
+// content coding coding (gzip): named, or *, with a q above 0.
+func AcceptsEncoding(ae, coding string) bool {
+	for part := range strings.SplitSeq(ae, ",") {
+		name, params, _ := strings.Cut(part, ";")
+		name = strings.TrimSpace(name)
+		if !strings.EqualFold(name, coding) && name != "*" {
+			continue
+		}
+		q := 1.0
+		for p := range strings.SplitSeq(params, ";") {
+			if k, v, ok := strings.Cut(p, "="); ok && strings.TrimSpace(k) == "q" {
+				var err error
+				if q, err = strconv.ParseFloat(strings.TrimSpace(v), 64); err != nil {
+					q = 0
+				}
+			}
+		}
+		return q > 0
+	}
+	return false
 }

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"mime"
-	"strings"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -35,17 +33,16 @@ const (
 // whether that type is protobuf. A client that lists a plain type first
 // gets the full objects.
 func AcceptsPartial(accept string) (partial, protobuf bool) {
-	for part := range strings.SplitSeq(accept, ",") {
-		mt, params, err := mime.ParseMediaType(part)
-		if err != nil || mt != MediaJSON && mt != MediaProtobuf {
+	for _, c := range Clauses(accept) {
+		if !Matches(c, MediaJSON) && !Matches(c, MediaProtobuf) || c.Type == "*" || c.SubType == "*" {
 			continue
 		}
-		switch params["as"] {
+		switch c.Params["as"] {
 		case "":
 			return false, false
 		case PartialKind, PartialListKind:
-			if params["g"] == "meta.k8s.io" && params["v"] == "v1" {
-				return true, mt == MediaProtobuf
+			if c.Params["g"] == "meta.k8s.io" && c.Params["v"] == "v1" {
+				return true, c.SubType == "vnd.kubernetes.protobuf"
 			}
 		}
 	}

@@ -25,11 +25,56 @@ func TestNegotiatePicksTheFirstEncodingTheClientListsThatKwrecServes(t *testing.
 		{"python asks for anything", "*/*", false, true},
 		{"YAML only is not served", "application/yaml", false, false},
 		{"a protobuf Table only is not served", "application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io", false, false},
+		{"a higher q wins over the order", "application/vnd.kubernetes.protobuf;q=0.5,application/json", false, true},
+		{"a refused type is not served", "application/json;q=0", false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			proto, ok := wire.Negotiate(tc.accept)
 			if proto != tc.proto || ok != tc.ok {
 				t.Errorf("Negotiate(%q) = %v, %v; want %v, %v", tc.accept, proto, ok, tc.proto, tc.ok)
+			}
+		})
+	}
+}
+
+func TestAcceptsEncodingReadsQ(t *testing.T) {
+	for _, tc := range []struct {
+		name, ae string
+		want     bool
+	}{
+		{"gzip named", "gzip", true},
+		{"gzip among others", "deflate, gzip, br", true},
+		{"gzip with a q below 1", "gzip;q=0.5", true},
+		{"gzip with a q written with spaces", "gzip; q=0.25", true},
+		{"gzip refused", "gzip;q=0", false},
+		{"gzip refused with decimals", "gzip;q=0.000", false},
+		{"any coding", "*;q=0.1", true},
+		{"identity only", "identity", false},
+		{"nothing", "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := wire.AcceptsEncoding(tc.ae, "gzip"); got != tc.want {
+				t.Errorf("AcceptsEncoding(%q, gzip) = %v, want %v", tc.ae, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestAcceptsSkipsTransformsAndRefusals(t *testing.T) {
+	for _, tc := range []struct {
+		name, accept, ct string
+		want             bool
+	}{
+		{"the type named", "application/json", "application/json", true},
+		{"a wildcard subtype", "application/*", "application/json", true},
+		{"anything", "*/*", "application/vnd.kubernetes.protobuf", true},
+		{"a Table is a transform", "application/json;as=Table;v=v1;g=meta.k8s.io", "application/json", false},
+		{"a type refused with q=0", "application/json;q=0,application/yaml", "application/json", false},
+		{"another type only", "application/yaml", "application/json", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := wire.Accepts(tc.accept, tc.ct); got != tc.want {
+				t.Errorf("Accepts(%q, %q) = %v, want %v", tc.accept, tc.ct, got, tc.want)
 			}
 		})
 	}
