@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
+	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kwrec/kwrec/internal/controlplanetest"
@@ -42,16 +43,44 @@ func TestLiveMirrorEndsLikeTheReplay(t *testing.T) {
 	replaytest.Run(t, cassette, replaytest.BubbleOptions(), func(t *testing.T, r *replay.Replayer) {
 		replayed = runController(t, r)
 	})
-	// Live, wait until the controller has caught up with the script.
+	// Live, wait until the controller has caught up with the script:
+	// checked again at each change the manager's cache sees, until the
+	// minute of ctx is up.
+	inf, err := mgr.GetCache().GetInformer(ctx, &corev1.ConfigMap{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := make(chan struct{}, 1)
+	notify := func() {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	}
+	reg, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { notify() },
+		UpdateFunc: func(any, any) { notify() },
+		DeleteFunc: func(any) { notify() },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inf.RemoveEventHandler(reg)
 	var live []object
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+	for {
 		var l corev1.ConfigMapList
-		if err := mgr.GetAPIReader().List(ctx, &l, client.InNamespace(namespace)); err != nil {
+		if err := mgr.GetCache().List(ctx, &l, client.InNamespace(namespace)); err != nil {
 			t.Fatal(err)
 		}
-		if live = objects(l.Items); cmp.Equal(replayed, live) || time.Now().After(deadline) {
+		if live = objects(l.Items); cmp.Equal(replayed, live) {
 			break
 		}
+		select {
+		case <-changed:
+			continue
+		case <-ctx.Done():
+		}
+		break
 	}
 	if diff := cmp.Diff(replayed, live); diff != "" {
 		t.Errorf("live final ConfigMaps differ from the replay's (-replay +live):\n%s", diff)
