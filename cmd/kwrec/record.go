@@ -259,6 +259,9 @@ func recordResources(cmd *cobra.Command, f *recordFlags, args []string) error {
 		defer t.Stop()
 	}
 	var total atomic.Int64
+	// ready counts the collections whose initial state is recorded: once
+	// all are, kwrec says so, for whoever waits to make changes.
+	var ready atomic.Int64
 	stats := make([]*resourceStats, len(res))
 	var wg sync.WaitGroup
 	start := time.Now()
@@ -299,8 +302,16 @@ func recordResources(cmd *cobra.Command, f *recordFlags, args []string) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			listed := false
 			for ev := range w.Events(ctx) {
 				switch ev.Type {
+				case watcher.InitDone:
+					if !listed {
+						listed = true
+						if ready.Add(1) == int64(len(res)) {
+							fmt.Fprintf(cmd.ErrOrStderr(), "kwrec: recording: the initial state of %d collection(s) is recorded; watching\n", len(res))
+						}
+					}
 				case watcher.InitApply, watcher.Apply, watcher.Delete:
 					st.events.Add(1)
 					if n := total.Add(1); f.events > 0 && n >= int64(f.events) {

@@ -1,12 +1,13 @@
 package mirror_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
@@ -40,19 +41,30 @@ func TestLiveRecordMirrorCassette(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(t.TempDir(), cassette)
-	var stderr bytes.Buffer
+	// --events: the recorder stops once it has the initial alpha and the
+	// script's 9 changes.
 	cmd := exec.CommandContext(ctx, kwrec, "record", "configmaps", "-n", namespace, "-o", out, "--kubeconfig", cp.Kubeconfig,
-		"--label", "recorded-by=TestLiveRecordMirrorCassette")
-	cmd.Stderr = &stderr
+		"--label", "recorded-by=TestLiveRecordMirrorCassette", "--events", "10")
+	stderrPipe, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// kwrec record says nothing once its watch is open: give it time to
-	// record discovery, list and watch.
-	time.Sleep(2 * time.Second)
-	err := play(ctx, cs, namespace, 300*time.Millisecond)
-	time.Sleep(time.Second) // the last event reaches the recorder
-	cmd.Process.Signal(syscall.SIGTERM)
+	// The script starts once kwrec says the initial state is recorded.
+	var stderr bytes.Buffer
+	lines := bufio.NewScanner(stderrPipe)
+	for lines.Scan() {
+		stderr.Write(append(lines.Bytes(), '\n'))
+		if bytes.Contains(lines.Bytes(), []byte("is recorded; watching")) {
+			break
+		}
+	}
+	copied := make(chan struct{})
+	go func() { io.Copy(&stderr, stderrPipe); close(copied) }()
+	err = play(ctx, cs, namespace, 300*time.Millisecond)
+	<-copied
 	if werr := cmd.Wait(); werr != nil {
 		t.Fatalf("kwrec record: %v\n%s", werr, stderr.Bytes())
 	}
