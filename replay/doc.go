@@ -19,16 +19,17 @@
 //
 // # Large cassettes
 //
-// [New] serves a cassette held in memory. [Open] serves a cassette file
-// and holds only its structure (about 50 bytes a frame), reading each frame
-// back from the file as it is served, so a recording of any size replays
-// in memory proportional to its frame count:
+// [Open] serves a cassette file and holds only its structure (the place
+// of each frame), reading each frame back from the file as it is served,
+// so a recording of any size replays in memory proportional to its frame
+// count:
 //
 //	r, err := replay.Open("testdata/pods-100k.kwrec.zst", replay.Options{})
 //	...
 //	defer r.Close()
 //
-// Both behave the same in every other way; the kwrec CLI uses Open.
+// [New] serves a cassette in memory the same way, from its text form: the
+// two answer alike; the kwrec CLI uses Open.
 //
 // # One history, many replays
 //

@@ -37,8 +37,10 @@ func fixture(t testing.TB, name string) *cassettes.Cassette {
 	return c
 }
 
-// source is where a test's Replayer reads its cassette from: replay's two
-// ways of reading one.
+// source is where a test's Replayer reads its cassette from. replay.New
+// and replay.Open serve through the same index (TestNewAndOpenAnswerAlike
+// shows they answer alike), so tests read from a file, the path with more
+// to it: compression and seek points.
 type source string
 
 const (
@@ -50,17 +52,12 @@ const (
 	inMemory source = "memory"
 )
 
-// forEachSource runs f as a subtest per source, so that a plain go test
-// ./replay covers both. The subtests run one after the other: tests set
-// client-go's process-wide feature gates, and count goroutines. Tests of
-// the server's connections and tokens (server_hardening_test.go, HTTP/2,
-// other tokens) take fromFile alone: where the frames come from is not
-// what they test.
+// forEachSource runs f as a subtest reading from a file (see source).
+// Tests of the server's connections and tokens (server_hardening_test.go,
+// HTTP/2, other tokens) take fromFile directly.
 func forEachSource(t *testing.T, f func(t *testing.T, src source)) {
 	t.Helper()
-	for _, src := range []source{fromFile, inMemory} {
-		t.Run(string(src), func(t *testing.T) { f(t, src) })
-	}
+	t.Run(string(fromFile), func(t *testing.T) { f(t, fromFile) })
 }
 
 // replayer returns a Replayer over c read from src, closed when the test

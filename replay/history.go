@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"maps"
@@ -29,7 +30,7 @@ import (
 type History struct {
 	path   string // the file it was loaded from, "" for a cassette in memory
 	header cassettes.Header
-	src    source
+	src    indexSource
 	// skeletons, for a History loaded from a file, gives each interaction
 	// its frames (offsets only) the first time a caller looks
 	// (Interactions, a Matcher of the caller's): a replay reads them from
@@ -59,6 +60,27 @@ type base struct {
 // mid-write fails with an error wrapping [cassettes.ErrTruncated], naming
 // the file: run `kwrec lint --fix` first.
 func Load(path string) (*History, error) {
+	return load(path, func(opts index.Options) (*index.Index, error) { return index.Open(path, opts) })
+}
+
+// loadCassette returns the History of c, held in memory: c encoded in
+// the text form and indexed as a file is, so that a cassette in memory and
+// one in a file are read and served by the same code.
+func loadCassette(c *cassettes.Cassette) (*History, error) {
+	var text bytes.Buffer
+	if err := cassettes.Write(&text, c, false); err != nil {
+		return nil, fmt.Errorf("kwrec replay: the cassette cannot be written in its text form: %w", err)
+	}
+	h, err := load("", func(opts index.Options) (*index.Index, error) { return index.Read("the cassette", text.Bytes(), opts) })
+	if err != nil {
+		return nil, fmt.Errorf("kwrec replay: %w", err)
+	}
+	return h, nil
+}
+
+// load reads the cassette that open indexes, path its file ("" for one
+// in memory), into a History.
+func load(path string, open func(index.Options) (*index.Index, error)) (*History, error) {
 	b := newBuilder()
 	byID := map[int]*ivState{}
 	// The frames are read (decompressed and split) here and observed by
@@ -72,7 +94,7 @@ func Load(path string) (*History, error) {
 		}
 		iv.observe(i, f)
 	})
-	x, err := index.Open(path, index.Options{Visit: func(in *index.Interaction, i int, f cassettes.Frame) error {
+	x, err := open(index.Options{Visit: func(in *index.Interaction, i int, f cassettes.Frame) error {
 		obs.add(in, i, f)
 		return nil
 	}})
@@ -107,20 +129,6 @@ func Load(path string) (*History, error) {
 		}
 	}
 	return h, nil
-}
-
-// loadCassette returns the History of c, held in memory.
-func loadCassette(c *cassettes.Cassette) *History {
-	b := newBuilder()
-	ivs := make([]*ivState, 0, len(c.Interactions))
-	for _, in := range c.Interactions {
-		iv := b.add(in, timeline.FramesOf(in))
-		for i, f := range in.Frames {
-			iv.observe(i, f)
-		}
-		ivs = append(ivs, iv)
-	}
-	return &History{header: c.Header, src: memSource{}, writes: new(write.Engine), plain: b.seal(ivs)}
 }
 
 // Header returns the cassette's header.

@@ -21,7 +21,7 @@ import (
 // cassette cut mid-write fails with an error wrapping
 // [cassettes.ErrTruncated], naming the file: run `kwrec lint --fix` first.
 func Open(path string, opts Options) (*Replayer, error) {
-	if _, err := newReplayer(opts, nil); err != nil { // the options first, before the file is read
+	if _, err := newReplayer(opts, indexSource{}); err != nil { // the options first, before the file is read
 		return nil, err
 	}
 	h, err := Load(path)
@@ -59,10 +59,11 @@ type indexSource struct {
 	cache     *frameCache
 }
 
-func (s indexSource) frames(in *cassettes.Interaction, from int) (frameIter, error) {
+// frames reads in's frames from frame from (0-based) on, in order.
+func (s indexSource) frames(in *cassettes.Interaction, from int) (indexIter, error) {
 	fr, err := s.x.Frames(s.skeletons[in], from)
 	if err != nil {
-		return nil, err
+		return indexIter{}, err
 	}
 	return indexIter{fr}, nil
 }
@@ -73,6 +74,8 @@ func (s indexSource) frames(in *cassettes.Interaction, from int) (frameIter, err
 // text before its first frame) and holds 48 bytes a frame meanwhile.
 const scanChunk = 8192
 
+// scan calls fn(i, data) for frames i = 0 to n-1 of in, in order, until
+// fn fails; data is only valid during the call.
 func (s indexSource) scan(in *cassettes.Interaction, n int, fn func(int, []byte) error) error {
 	sk := s.skeletons[in]
 	if n > sk.Frames.Len() {
@@ -99,6 +102,8 @@ func (s indexSource) scan(in *cassettes.Interaction, n int, fn func(int, []byte)
 	return nil
 }
 
+// readMany calls fn(k, data) for the frame each ref names, in any order;
+// data is only valid during the call.
 func (s indexSource) readMany(refs []frameRef, fn func(int, []byte) error) error {
 	var miss []frameRef
 	var missK []int
@@ -174,8 +179,11 @@ func (c *frameCache) put(ref frameRef, d []byte) {
 
 func (s indexSource) close() error { return s.x.Close() }
 
+// indexIter reads an interaction's frames in order.
 type indexIter struct{ fr *index.FrameReader }
 
+// next returns the next frame's bytes, valid until the next call; io.EOF
+// after the last.
 func (it indexIter) next() ([]byte, error) {
 	f, err := it.fr.Next()
 	return f.Data, err

@@ -70,7 +70,7 @@ func (fb *readBatch) frame(k int) ([]byte, error) {
 var errPrefetchStopped = errors.New("kwrec replay: read-ahead stopped")
 
 // startPrefetch reads frames [0, n) of iv in order.
-func startPrefetch(src source, iv *ivState, n int) *prefetch {
+func startPrefetch(src indexSource, iv *ivState, n int) *prefetch {
 	pf := &prefetch{ch: make(chan *readBatch, prefetchDepth), free: make(chan *readBatch, prefetchFree), stop: make(chan struct{})}
 	go func() {
 		batch := pf.batch()

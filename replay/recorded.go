@@ -65,7 +65,7 @@ type tableSet struct {
 // index returns the set's rows, reading them from src the first time. A
 // frame that cannot be read or indexed adds no row, as when it was read
 // at open.
-func (s *tableSet) index(src source) *table.Index {
+func (s *tableSet) index(src indexSource) *table.Index {
 	s.once.Do(func() {
 		s.x = new(table.Index)
 		for _, f := range s.feeds {

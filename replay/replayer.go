@@ -112,7 +112,7 @@ type Replayer struct {
 	clock  clock.Clock
 	match  Matcher
 	header cassettes.Header
-	src    source
+	src    indexSource
 	hist   *History // what r replays, shared with its other replays
 	own    bool     // r closes hist (Open made both)
 	ivs    []*ivState
@@ -169,21 +169,32 @@ type Replayer struct {
 
 var _ http.RoundTripper = (*Replayer)(nil)
 
-// New returns a Replayer over c, held in memory. It resolves the
-// cassette's [cassettes.Header.Edits] and opts.Edits against c and fails
-// (wrapping [ErrBadEdit]) when one names an interaction or frame c does not
-// have. Use [Open] for a cassette too large to hold.
+// New returns a Replayer over c, a cassette in memory: c is written in
+// its text form and served from it exactly as [Open] serves a file. It
+// resolves the cassette's [cassettes.Header.Edits] and opts.Edits against
+// c and fails (wrapping [ErrBadEdit]) when one names an interaction or
+// frame c does not have. Use [Open] for a cassette too large to hold.
 func New(c *cassettes.Cassette, opts Options) (*Replayer, error) {
 	if c == nil {
 		return nil, errNilCassette
 	}
-	if _, err := newReplayer(opts, nil); err != nil { // the options first, before c is read
+	if _, err := newReplayer(opts, indexSource{}); err != nil { // the options first, before c is read
 		return nil, err
 	}
-	return loadCassette(c).Replayer(opts)
+	h, err := loadCassette(c)
+	if err != nil {
+		return nil, err
+	}
+	r, err := h.Replayer(opts)
+	if err != nil {
+		h.Close()
+		return nil, err
+	}
+	r.own = true
+	return r, nil
 }
 
-func newReplayer(opts Options, src source) (*Replayer, error) {
+func newReplayer(opts Options, src indexSource) (*Replayer, error) {
 	if !(opts.Speed >= 0) || math.IsInf(opts.Speed, 0) { // NaN too
 		return nil, fmt.Errorf("kwrec replay: speed %v is not a finite number >= 0; use 0 for as fast as possible, 1 for real time", opts.Speed)
 	}
@@ -241,10 +252,9 @@ func (r *Replayer) resolveEdits(opts Options) error {
 func (r *Replayer) Header() cassettes.Header { return r.header }
 
 // Interactions returns the cassette's interactions in order, for reading
-// only. For a Replayer made by [Open], frames carry their arrival times
-// but no Data: the bytes stay in the file; the frames are made at the
-// first call (a replay reads them from the file's index, so a long
-// recording's are not held twice until asked for).
+// only. Their frames carry their arrival times but no Data: a replay reads
+// the bytes from the cassette's index as it serves them, so a long
+// recording's are not held twice; the frames are made at the first call.
 func (r *Replayer) Interactions() []*cassettes.Interaction {
 	r.hist.withSkeletons()
 	out := make([]*cassettes.Interaction, len(r.ivs))

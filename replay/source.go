@@ -8,86 +8,22 @@ import (
 	"github.com/kwrec/kwrec/internal/timeline"
 )
 
-// source gives a Replayer the bytes of recorded frames: from memory for a
-// loaded cassette ([New]), from the cassette file for an indexed one
-// ([Open]), so that a replay holds only the frames it is serving.
-type source interface {
-	// frames reads in's frames from frame from (0-based) on, in order.
-	frames(in *cassettes.Interaction, from int) (frameIter, error)
-	// scan calls fn(i, data) for frames i = 0 to n-1 of in, in order,
-	// until fn fails; data is only valid during the call.
-	scan(in *cassettes.Interaction, n int, fn func(i int, data []byte) error) error
-	// readMany calls fn(k, data) for the frame each ref names, in any
-	// order; data is only valid during the call.
-	readMany(refs []frameRef, fn func(k int, data []byte) error) error
-	close() error
-}
-
 // frameRef names frame i (0-based) of interaction in.
 type frameRef struct {
 	in *cassettes.Interaction
 	i  int
 }
 
-type frameIter interface {
-	// next returns the next frame's bytes, valid until the next call; io.EOF after the last.
-	next() ([]byte, error)
-	close()
-}
-
-// memSource serves the frames of a cassette held in memory.
-type memSource struct{}
-
-func (memSource) frames(in *cassettes.Interaction, from int) (frameIter, error) {
-	return &memIter{frames: in.Frames[min(from, len(in.Frames)):]}, nil
-}
-
-func (memSource) scan(in *cassettes.Interaction, n int, fn func(int, []byte) error) error {
-	if n > len(in.Frames) {
-		return frameMissing(in.ID, len(in.Frames))
-	}
-	for i, f := range in.Frames[:n] {
-		if err := fn(i, f.Data); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (memSource) readMany(refs []frameRef, fn func(int, []byte) error) error {
-	for k, ref := range refs {
-		if err := fn(k, ref.in.Frames[ref.i].Data); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (memSource) close() error { return nil }
-
-type memIter struct{ frames []cassettes.Frame }
-
-func (m *memIter) next() ([]byte, error) {
-	if len(m.frames) == 0 {
-		return nil, io.EOF
-	}
-	d := m.frames[0].Data
-	m.frames = m.frames[1:]
-	return d, nil
-}
-
-func (m *memIter) close() {}
-
 // cursor reads the recorded frames one body serves: frames of one or a few
 // interactions, each mostly in increasing order (an edit may repeat one).
 // It keeps one open reader per interaction.
 type cursor struct {
-	src source
+	src indexSource
 	its map[*cassettes.Interaction]*openIter
 }
 
 type openIter struct {
-	it    frameIter
+	it    indexIter
 	pos   int // the frame next() returns next
 	last  []byte
 	lastI int

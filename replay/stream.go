@@ -152,7 +152,6 @@ type body struct {
 
 	fmu        sync.Mutex // guards frames, pf and hub: Close may come from another goroutine
 	frames     cursor
-	readAhead  bool      // the frames come from a file: prefetch them
 	pf         *prefetch // reads the unedited recorded frames ahead
 	hub        *hub      // makes the frames of recorded events, shared (see fanout.go)
 	framesDone bool
@@ -166,7 +165,6 @@ type body struct {
 
 func newBody(r *Replayer, ctx context.Context, p *plan, start time.Time, gzipped bool) *body {
 	b := &body{r: r, p: p, ctx: ctx, start: start, due: start, closed: make(chan struct{}), frames: cursor{src: r.src}}
-	_, b.readAhead = r.src.(indexSource)
 	if gzipped {
 		b.gzbuf = new(bytes.Buffer)
 		// Level 1, kube-apiserver's (gzipContentEncodingLevel): most of
@@ -263,7 +261,7 @@ func (b *body) ready() bool {
 	if w := b.p.pace.wait(f.gap) + f.pause; w > 0 && !b.waited && b.due.Add(w).After(b.r.clock.Now()) {
 		return false
 	}
-	if f.rec > 0 && b.readAhead && b.next < b.p.recN {
+	if f.rec > 0 && b.next < b.p.recN {
 		b.fmu.Lock()
 		defer b.fmu.Unlock()
 		return b.pf != nil && b.pf.ready()
@@ -668,7 +666,7 @@ func (b *body) data(f *outFrame, seq bool) ([]byte, error) {
 		b.fmu.Unlock()
 		return nil, errClosedBody
 	}
-	if seq && b.readAhead {
+	if seq {
 		if b.pf == nil {
 			b.pf = startPrefetch(b.r.src, b.p.iv, b.p.recN)
 		}

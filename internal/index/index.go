@@ -61,11 +61,19 @@ type Index struct {
 
 // file is one file of an indexed cassette.
 type file struct {
-	f          *os.File
+	f          source
 	name       string
 	start      int64 // where its text starts in the texts of all the files
 	compressed bool
 	seeks      []seekState // in text order, at offsets in the file's own text
+}
+
+// source is what a file's bytes are read from: the file, or the bytes of
+// a cassette in memory ([Read]).
+type source interface {
+	io.Reader
+	io.ReaderAt
+	io.Closer
 }
 
 // Interaction is a recorded interaction without its frame bytes: a
@@ -157,6 +165,23 @@ func Open(name string, opts Options) (*Index, error) {
 	}
 	return x, err
 }
+
+// Read indexes the cassette whose text or compressed form is data, as
+// [Open] indexes a file: name is only what errors call it. data must not
+// change while the Index is in use.
+func Read(name string, data []byte, opts Options) (*Index, error) {
+	x := &Index{files: []*file{{f: memFile{bytes.NewReader(data)}, name: name, start: math.MaxInt64}}}
+	err := x.index(opts)
+	if err != nil && !errors.Is(err, cassettes.ErrTruncated) {
+		return nil, err
+	}
+	return x, err
+}
+
+// memFile is a cassette's bytes held in memory, closed for nothing.
+type memFile struct{ *bytes.Reader }
+
+func (memFile) Close() error { return nil }
 
 func (x *Index) index(opts Options) error {
 	// The Reader reads through src, which tells where each line is and
