@@ -121,7 +121,7 @@ func TestPendingSaysWhatKeepsTheReplayOpen(t *testing.T) {
 	forEachSource(t, func(t *testing.T, src source) {
 		r := src.replayer(t, fixture(t, "configmaps.kwrec"), replay.Options{})
 		want := []string{cmPath + ": delivered up to resourceVersion 100 of 104"}
-		if diff := cmp.Diff(want, r.Pending()); diff != "" {
+		if diff := cmp.Diff(want, replay.Pending(r)); diff != "" {
 			t.Errorf("before any request (-want +got):\n%s", diff)
 		}
 		w, err := clientset(t, r.Config()).CoreV1().ConfigMaps("default").Watch(ctxT(t), metav1.ListOptions{ResourceVersion: "100"})
@@ -131,7 +131,7 @@ func TestPendingSaysWhatKeepsTheReplayOpen(t *testing.T) {
 		defer w.Stop()
 		recv(t, w, 4)
 		waitDone(t, r)
-		if p := r.Pending(); len(p) != 0 {
+		if p := replay.Pending(r); len(p) != 0 {
 			t.Errorf("done, yet pending: %v", p)
 		}
 	})

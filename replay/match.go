@@ -48,7 +48,7 @@ func DefaultMatcher(got *cassettes.Request, rec *cassettes.Interaction) []string
 	if gu.Path != ru.Path {
 		diffs = append(diffs, fmt.Sprintf("path %s vs %s", gu.Path, ru.Path))
 	}
-	diffs = append(diffs, QueryDiff(gu.Query(), ru.Query())...)
+	diffs = append(diffs, queryDiff(gu.Query(), ru.Query())...)
 	if len(got.Body) > 0 || len(rec.Request.Body) > 0 {
 		if !bytes.Equal(got.Body, rec.Request.Body) {
 			diffs = append(diffs, fmt.Sprintf("body (%d bytes) vs recorded body (%d bytes)", len(got.Body), len(rec.Request.Body)))
@@ -68,11 +68,11 @@ func DefaultMatcher(got *cassettes.Request, rec *cassettes.Interaction) []string
 	return diffs
 }
 
-// QueryDiff compares two queries canonically: parameters sorted, values
+// queryDiff compares two queries canonically: parameters sorted, values
 // compared in order, timeoutSeconds and timeout ignored. It returns one phrase per
 // differing parameter, live value first, "(absent)" for a missing one:
 // "query resourceVersion=12 vs 10", "query watch (absent) vs true".
-func QueryDiff(got, rec url.Values) []string {
+func queryDiff(got, rec url.Values) []string {
 	keys := map[string]bool{}
 	for k := range got {
 		keys[k] = true
@@ -98,9 +98,9 @@ func QueryDiff(got, rec url.Values) []string {
 	return diffs
 }
 
-// CanonicalQuery returns q encoded with sorted keys and without
+// canonicalQuery returns q encoded with sorted keys and without
 // timeoutSeconds and timeout.
-func CanonicalQuery(q url.Values) string {
+func canonicalQuery(q url.Values) string {
 	c := url.Values{}
 	for k, v := range q {
 		if !volatile(k) {
@@ -196,5 +196,5 @@ func pathAndQuery(raw string) string {
 	if u.RawQuery == "" {
 		return u.Path
 	}
-	return u.Path + "?" + CanonicalQuery(u.Query())
+	return u.Path + "?" + canonicalQuery(u.Query())
 }

@@ -3,8 +3,10 @@ package replay_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -90,4 +92,33 @@ func TestNoMatchErrorNamesRequestAndNearestCandidates(t *testing.T) {
 			})
 		}
 	})
+}
+
+func TestACustomMatcherDecidesWhatAnswers(t *testing.T) {
+	// pathOnly lets a recorded GET answer any request for its path,
+	// whatever the query: a Matcher as go-vcr users write one.
+	pathOnly := func(got *cassettes.Request, rec *cassettes.Interaction) []string {
+		g, _ := url.Parse(got.URL)
+		r, _ := url.Parse(rec.Request.URL)
+		if g.Path != r.Path {
+			return []string{"path " + g.Path + " vs " + r.Path}
+		}
+		return nil
+	}
+	r := fromFile.replayer(t, fixture(t, "configmaps.kwrec"), replay.Options{Strict: true, Matcher: pathOnly})
+	// The recorded list was ?limit=500&resourceVersion=0; the default
+	// matcher would refuse a labelSelector it never recorded.
+	resp, err := r.RoundTrip(rawRequest(cmPath + "?labelSelector=app%3Dother"))
+	if err != nil {
+		t.Fatalf("a request the Matcher accepts: %v", err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(b), `"name":"b"`) {
+		t.Errorf("answered %s, want the recorded list (a and b, unfiltered)", b)
+	}
+	_, err = r.RoundTrip(rawRequest("/api/v1/namespaces/default/secrets"))
+	if !errors.Is(err, replay.ErrNoMatch) || !strings.Contains(err.Error(), "path /api/v1/namespaces/default/secrets vs "+cmPath) {
+		t.Errorf("a request the Matcher refuses: %v, want ErrNoMatch naming the Matcher's difference", err)
+	}
 }

@@ -411,11 +411,11 @@ func (r *Replayer) delivered(t *timeline.Timeline) bool {
 	return d != nil && d.Progress() >= t.Last()
 }
 
-// Pending says what keeps [Replayer.Done] open: each collection not yet
+// pending says what keeps [Replayer.Done] open: each collection not yet
 // delivered to its last recorded resourceVersion, and each recorded
 // interaction not yet served to its end that the replay needs. Empty once
 // done.
-func (r *Replayer) Pending() []string {
+func (r *Replayer) pending() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out []string

@@ -97,8 +97,8 @@ type Server struct {
 	openErr error
 }
 
-// DefaultReadHeaderTimeout is the default [Server.ReadHeaderTimeout].
-const DefaultReadHeaderTimeout = 10 * time.Second
+// defaultReadHeaderTimeout is the default [Server.ReadHeaderTimeout].
+const defaultReadHeaderTimeout = 10 * time.Second
 
 // The limits a [Server] puts on its clients; see its doc comment.
 const (
@@ -175,7 +175,7 @@ func (s *Server) Start() error {
 	s.url = scheme + "://" + ln.Addr().String()
 	hdrTimeout := s.ReadHeaderTimeout
 	if hdrTimeout <= 0 {
-		hdrTimeout = DefaultReadHeaderTimeout
+		hdrTimeout = defaultReadHeaderTimeout
 	}
 	s.srv = &http.Server{
 		Handler:           s,

@@ -1,0 +1,7 @@
+package replay
+
+// Exported for the tests of package replay_test.
+var (
+	CanonicalQuery = canonicalQuery
+	Pending        = (*Replayer).pending
+)
