@@ -117,10 +117,10 @@ func (r *Replayer) resolve(e Edit, byID map[int]*ivState) error {
 			}
 		}
 		if iv == nil {
-			return fmt.Errorf("kwrec replay: %w %s: the cassette has %d interaction(s) whose path contains %q, not %d", ErrBadEdit, e, n, e.Match, e.Request)
+			return fmt.Errorf("%w %s: the cassette has %d interaction(s) whose path contains %q, not %d", ErrBadEdit, e, n, e.Match, e.Request)
 		}
 	} else if iv = byID[e.Request]; iv == nil {
-		return fmt.Errorf("kwrec replay: %w %s: the cassette has no interaction %d (it has %d interactions)", ErrBadEdit, e, e.Request, len(r.ivs))
+		return fmt.Errorf("%w %s: the cassette has no interaction %d (it has %d interactions)", ErrBadEdit, e, e.Request, len(r.ivs))
 	}
 	es.where = fmt.Sprintf("interaction %d", iv.in.ID)
 	es.interaction = iv.in.ID
@@ -131,10 +131,10 @@ func (r *Replayer) resolve(e Edit, byID map[int]*ivState) error {
 		return nil
 	case EditWatchError, EditReset, EditTruncate:
 		if iv.in.Response == nil {
-			return fmt.Errorf("kwrec replay: %w %s: interaction %d has no response to cut", ErrBadEdit, e, iv.in.ID)
+			return fmt.Errorf("%w %s: interaction %d has no response to cut", ErrBadEdit, e, iv.in.ID)
 		}
 		if e.After > nf {
-			return fmt.Errorf("kwrec replay: %w %s: interaction %d has only %d frame(s)", ErrBadEdit, e, iv.in.ID, nf)
+			return fmt.Errorf("%w %s: interaction %d has only %d frame(s)", ErrBadEdit, e, iv.in.ID, nf)
 		}
 		es.mark = newEditMark(e)
 		es.where += fmt.Sprintf(" after frame %d", e.After)
@@ -148,7 +148,7 @@ func (r *Replayer) resolve(e Edit, byID map[int]*ivState) error {
 		}
 	case EditPause, EditDrop, EditDup:
 		if e.Frame > nf {
-			return fmt.Errorf("kwrec replay: %w %s: interaction %d has only %d frame(s)", ErrBadEdit, e, iv.in.ID, nf)
+			return fmt.Errorf("%w %s: interaction %d has only %d frame(s)", ErrBadEdit, e, iv.in.ID, nf)
 		}
 	}
 	iv.edits = append(iv.edits, es)

@@ -69,13 +69,9 @@ func Load(path string) (*History, error) {
 func loadCassette(c *cassettes.Cassette) (*History, error) {
 	var text bytes.Buffer
 	if err := cassettes.Write(&text, c, false); err != nil {
-		return nil, fmt.Errorf("kwrec replay: the cassette cannot be written in its text form: %w", err)
+		return nil, fmt.Errorf("the cassette cannot be written in its text form: %w", err)
 	}
-	h, err := load("", func(opts index.Options) (*index.Index, error) { return index.Read("the cassette", text.Bytes(), opts) })
-	if err != nil {
-		return nil, fmt.Errorf("kwrec replay: %w", err)
-	}
-	return h, nil
+	return load("", func(opts index.Options) (*index.Index, error) { return index.Read("the cassette", text.Bytes(), opts) })
 }
 
 // load reads the cassette that open indexes, path its file ("" for one
@@ -286,4 +282,4 @@ func (b *builder) seal(ivs []*ivState) *base {
 }
 
 // errNilCassette is New's answer to a nil cassette.
-var errNilCassette = errors.New("kwrec replay: nil cassette")
+var errNilCassette = errors.New("nil cassette")

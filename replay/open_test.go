@@ -102,7 +102,7 @@ func TestOpenResolvesEditsAndNamesTheFileOfABadOne(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = replay.Open(path, replay.Options{Edits: []replay.Edit{e}})
-	want := path + ": kwrec replay: bad replay edit reset:request=2,after=9: interaction 2 has only 4 frame(s)"
+	want := path + ": bad replay edit reset:request=2,after=9: interaction 2 has only 4 frame(s)"
 	if err == nil || err.Error() != want || !errors.Is(err, replay.ErrBadEdit) {
 		t.Errorf("error %v\nwant  %s", err, want)
 	}

@@ -196,10 +196,10 @@ func New(c *cassettes.Cassette, opts Options) (*Replayer, error) {
 
 func newReplayer(opts Options, src indexSource) (*Replayer, error) {
 	if !(opts.Speed >= 0) || math.IsInf(opts.Speed, 0) { // NaN too
-		return nil, fmt.Errorf("kwrec replay: speed %v is not a finite number >= 0; use 0 for as fast as possible, 1 for real time", opts.Speed)
+		return nil, fmt.Errorf("speed %v is not a finite number >= 0; use 0 for as fast as possible, 1 for real time", opts.Speed)
 	}
 	if opts.Strict && opts.Writes == WritesOverlay {
-		return nil, errors.New("kwrec replay: Strict and WritesOverlay exclude each other: writes are applied to the timelines Strict turns off")
+		return nil, errors.New("Strict and WritesOverlay exclude each other: writes are applied to the timelines Strict turns off")
 	}
 	r := &Replayer{opts: opts, clock: opts.Clock, match: opts.Matcher, src: src,
 		timelines: map[string]*timeline.Timeline{}, done: make(chan struct{}),
@@ -228,7 +228,7 @@ func (r *Replayer) resolveEdits(opts Options) error {
 	for _, s := range r.header.Edits {
 		e, err := ParseEdit(s)
 		if err != nil {
-			return fmt.Errorf("kwrec replay: cassette header: %w", err)
+			return fmt.Errorf("cassette header: %w", err)
 		}
 		edits = append(edits, e)
 	}

@@ -124,14 +124,14 @@ func (s *Server) Start() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.Replayer == nil && s.Open == nil {
-		return errors.New("kwrec replay: Server.Replayer and Server.Open are nil")
+		return errors.New("Server.Replayer and Server.Open are nil")
 	}
 	if s.ln != nil {
-		return errors.New("kwrec replay: Server already started")
+		return errors.New("Server already started")
 	}
 	tok := make([]byte, 24)
 	if _, err := rand.Read(tok); err != nil {
-		return fmt.Errorf("kwrec replay: token: %w", err)
+		return fmt.Errorf("token: %w", err)
 	}
 	addr := s.Addr
 	if addr == "" {
@@ -139,18 +139,18 @@ func (s *Server) Start() error {
 	}
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		return fmt.Errorf("kwrec replay: listen address %q: %w", addr, err)
+		return fmt.Errorf("listen address %q: %w", addr, err)
 	}
 	ip := net.ParseIP(host)
 	if host == "localhost" {
 		ip = net.IPv4(127, 0, 0, 1)
 	}
 	if (ip == nil || !ip.IsLoopback()) && !s.AllowRemote {
-		return fmt.Errorf("kwrec replay: listen address %q: %w", addr, ErrNotLoopback)
+		return fmt.Errorf("listen address %q: %w", addr, ErrNotLoopback)
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("kwrec replay: listen: %w", err)
+		return fmt.Errorf("listen: %w", err)
 	}
 	scheme := "http"
 	if !s.PlainHTTP {
@@ -167,7 +167,7 @@ func (s *Server) Start() error {
 		}
 		if err != nil {
 			ln.Close() // roll back
-			return fmt.Errorf("kwrec replay: serving certificate: %w", err)
+			return fmt.Errorf("serving certificate: %w", err)
 		}
 		scheme = "https"
 	}
@@ -221,7 +221,7 @@ func (s *Server) Start() error {
 		h2.NewWriteScheduler = http2.NewRandomWriteScheduler
 		if err := http2.ConfigureServer(s.srv, h2); err != nil {
 			ln.Close() // roll back
-			return fmt.Errorf("kwrec replay: configuring HTTP/2: %w", err)
+			return fmt.Errorf("configuring HTTP/2: %w", err)
 		}
 	}
 	s.opened = make(chan struct{})
@@ -237,7 +237,7 @@ func (s *Server) Start() error {
 			go func() {
 				r, err := s.Open()
 				if err == nil && r == nil {
-					err = errors.New("kwrec replay: Server.Open returned no Replayer")
+					err = errors.New("Server.Open returned no Replayer")
 				}
 				s.r, s.openErr = r, err
 				close(s.opened)
@@ -257,7 +257,7 @@ func (s *Server) Ready(ctx context.Context) (*Replayer, error) {
 	opened, open := s.opened, s.open
 	s.mu.Unlock()
 	if opened == nil {
-		return nil, errors.New("kwrec replay: Ready before Start")
+		return nil, errors.New("Ready before Start")
 	}
 	open()
 	select {
@@ -320,7 +320,7 @@ func (s *Server) WriteKubeconfig(path string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.url == "" {
-		return errors.New("kwrec replay: WriteKubeconfig before Start")
+		return errors.New("WriteKubeconfig before Start")
 	}
 	cfg := clientcmdapi.NewConfig()
 	cfg.Clusters["kwrec-replay"] = &clientcmdapi.Cluster{Server: s.url, CertificateAuthorityData: s.ca}
@@ -328,7 +328,7 @@ func (s *Server) WriteKubeconfig(path string) error {
 	cfg.Contexts["kwrec-replay"] = &clientcmdapi.Context{Cluster: "kwrec-replay", AuthInfo: "kwrec-replay", Namespace: "default"}
 	cfg.CurrentContext = "kwrec-replay"
 	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
-		return fmt.Errorf("kwrec replay: kubeconfig: %w", err)
+		return fmt.Errorf("kubeconfig: %w", err)
 	}
 	return nil
 }

@@ -61,7 +61,7 @@ func ParseWriteMode(s string) (WriteMode, error) {
 	case "overlay":
 		return WritesOverlay, nil
 	}
-	return 0, fmt.Errorf("kwrec replay: unknown write mode %q: use strict or overlay", s)
+	return 0, fmt.Errorf("unknown write mode %q: use strict or overlay", s)
 }
 
 func (r *Replayer) overlay() bool { return r.opts.Writes == WritesOverlay }

@@ -61,10 +61,7 @@ func run(args []string, s streams) int {
 		}
 		return ee.code
 	}
-	// The library packages prefix their errors for programs that embed
-	// them; on kwrec's own line the prefix only repeats the name.
-	msg := strings.ReplaceAll(strings.TrimSpace(err.Error()), "kwrec replay: ", "")
-	fmt.Fprintln(s.err, "kwrec: "+msg)
+	fmt.Fprintln(s.err, "kwrec: "+strings.TrimSpace(err.Error()))
 	return 1
 }
 
