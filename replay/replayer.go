@@ -199,7 +199,7 @@ func newReplayer(opts Options, src indexSource) (*Replayer, error) {
 		return nil, fmt.Errorf("speed %v is not a finite number >= 0; use 0 for as fast as possible, 1 for real time", opts.Speed)
 	}
 	if opts.Strict && opts.Writes == WritesOverlay {
-		return nil, errors.New("Strict and WritesOverlay exclude each other: writes are applied to the timelines Strict turns off")
+		return nil, errors.New("options Strict and WritesOverlay exclude each other: writes are applied to the timelines Strict turns off")
 	}
 	r := &Replayer{opts: opts, clock: opts.Clock, match: opts.Matcher, src: src,
 		timelines: map[string]*timeline.Timeline{}, done: make(chan struct{}),

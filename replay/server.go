@@ -124,10 +124,10 @@ func (s *Server) Start() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.Replayer == nil && s.Open == nil {
-		return errors.New("Server.Replayer and Server.Open are nil")
+		return errors.New("a replay server needs a Replayer or an Open function: both are nil")
 	}
 	if s.ln != nil {
-		return errors.New("Server already started")
+		return errors.New("the replay server is already started")
 	}
 	tok := make([]byte, 24)
 	if _, err := rand.Read(tok); err != nil {
@@ -237,7 +237,7 @@ func (s *Server) Start() error {
 			go func() {
 				r, err := s.Open()
 				if err == nil && r == nil {
-					err = errors.New("Server.Open returned no Replayer")
+					err = errors.New("the replay server's Open returned no Replayer")
 				}
 				s.r, s.openErr = r, err
 				close(s.opened)
