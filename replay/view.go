@@ -197,11 +197,11 @@ func (r *Replayer) listView(p *plan, enc encoding, q url.Values, sel timeline.Se
 
 // watchView answers a watch or a streaming list.
 func (r *Replayer) watchView(p *plan, enc encoding, q url.Values, sel timeline.Selector) error {
-	steps, from, err := p.tl.WatchSteps(q, sel)
+	steps, _, err := p.tl.WatchSteps(q, sel)
 	if err != nil {
 		return err
 	}
-	p.follow = p.tl.Follow(from, sel)
+	p.follow = steps.Follow()
 	if enc.proto {
 		p.header.Set("Content-Type", wire.MediaProtobufWatch)
 	}
@@ -264,9 +264,11 @@ func tableVersion(t *timeline.Timeline, o *timeline.Object) table.Version {
 // first time it is asked for.
 func (r *Replayer) rowOf(x *table.Index, t *timeline.Timeline, o *timeline.Object) table.Version {
 	v := tableVersion(t, o)
-	if o.Ref.W && !x.Has(v) {
-		if b, err := t.Bytes(o.Ref); err == nil {
-			x.AddObject(v, b, r.clock.Now())
+	if (o.Ref.W || o.Ref.Restamp) && !x.Has(v) {
+		// A write, or an object that left a watch's selection, served at
+		// a resourceVersion no row was recorded at.
+		if raws, err := r.raws(t, []timeline.Object{*o}); err == nil {
+			x.AddObject(v, raws[0], r.clock.Now())
 		}
 	}
 	return v

@@ -60,9 +60,10 @@ func (t *Timeline) newObject() (protoMessage, error) {
 // body returns raw, the recorded bytes of o, as protobuf message bytes
 // (proto) or as JSON, with kind and apiVersion (typed) or without.
 func (c Codec) body(t *Timeline, o *Object, raw []byte, proto, typed bool) ([]byte, error) {
-	if t.Takes() && !o.Ref.W {
+	if t.Takes() && !o.Ref.W || o.Ref.Restamp {
 		// Recorded bytes carry the recorded resourceVersion; the
-		// timeline serves it scaled (see RVScale).
+		// timeline serves it scaled (see RVScale). Restamped bytes
+		// carry an earlier version's.
 		var err error
 		if raw, err = setRV(raw, o.Ref.Enc, o.RV); err != nil {
 			return nil, fmt.Errorf("%s %s: %v", t.Kind, o.Key, err)

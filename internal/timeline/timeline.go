@@ -46,6 +46,10 @@ type Ref struct {
 	// W says the bytes are a write's object, held by the timeline (I
 	// indexes the writes), already carrying the object's resourceVersion.
 	W bool
+	// Restamp says the bytes are an earlier version of the object than
+	// the one served: they are served with the object's resourceVersion
+	// (a DELETED event for an object that left a watch's selection).
+	Restamp bool
 }
 
 // eventObject is Ref.N for the object of a watch event frame.

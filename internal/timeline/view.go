@@ -4,6 +4,7 @@ import (
 	"fmt"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"maps"
 	"net/http"
 	"net/url"
 	"sort"
@@ -511,9 +512,11 @@ func (t *Timeline) WatchSteps(q url.Values, sel Selector) (w *Steps, from int64,
 		if !ok {
 			return &Steps{head: expired(from, t.oldest), cur: -1, done: true}, from, nil
 		}
+		w.in = newSelection(sel)
 		for i := range objs {
 			if sel.Matches(&objs[i]) {
 				w.head = append(w.head, Step{Kind: StepInitial, Obj: &objs[i]})
+				w.in.add(objs[i])
 			}
 		}
 		if initial {
@@ -521,6 +524,13 @@ func (t *Timeline) WatchSteps(q url.Values, sel Selector) (w *Steps, from int64,
 		}
 	} else if rv < t.oldest {
 		return &Steps{head: expired(rv, t.oldest), cur: -1, done: true}, from, nil
+	} else if w.in = newSelection(sel); w.in != nil {
+		objs, _ := t.stateAt(from)
+		for _, o := range objs {
+			if sel.Matches(&o) {
+				w.in.add(o)
+			}
+		}
 	}
 	w.from, w.lastRV, w.prevAt = from, from, t.atOf(from)
 	marks := t.marks
@@ -540,7 +550,8 @@ func (t *Timeline) WatchSteps(q url.Values, sel Selector) (w *Steps, from int64,
 type Steps struct {
 	t    *Timeline
 	sel  Selector
-	head []Step // the initial steps, or the one StepExpired
+	in   selection // with a selector on labels or fields: what the watch holds
+	head []Step    // the initial steps, or the one StepExpired
 
 	// The place in the recording:
 	ev       int     // the next event
@@ -554,6 +565,17 @@ type Steps struct {
 	step Step  // step number cur, made last
 	ev1  Event // step's event, when it is a recorded one
 	cur  int
+	// pending is how step, a recorded event, changed in: a write the
+	// watch sends before it ([Steps.Follow]) comes first, and step is
+	// made again after it.
+	pending struct {
+		set  bool
+		ev   Event  // step's event as recorded
+		n    int32  // step's N as recorded
+		key  string // the object it changed
+		prev Object // in[key] before, if was
+		was  bool
+	}
 }
 
 // At returns step i, false past the last. i is the step asked for last,
@@ -576,6 +598,7 @@ func (w *Steps) At(i int) (*Step, bool) {
 // Clone returns a copy of w at the same step, to walk ahead of it.
 func (w *Steps) Clone() *Steps {
 	c := *w
+	c.in = maps.Clone(w.in)
 	if c.step.Ev == &w.ev1 {
 		c.step.Ev = &c.ev1
 	}
@@ -591,6 +614,7 @@ func (w *Steps) Expired() bool {
 // leaving w where it is.
 func (w *Steps) All() []Step {
 	c := *w
+	c.in = maps.Clone(w.in)
 	c.cur = -1
 	var out []Step
 	for i := 0; ; i++ {
@@ -624,15 +648,23 @@ func (w *Steps) advance() bool {
 		w.ev++
 		w.lastRV = t.events.rv(r)
 		e := t.unpack(r)
-		if !w.sel.Matches(&e.Obj) {
+		prev, was := w.in[e.Obj.Key]
+		out, asRecorded, ok := w.in.pass(w.sel, e)
+		if !ok {
 			continue
 		}
-		w.ev1 = e
+		w.ev1 = out
 		at := t.at(r)
-		w.step = Step{Kind: StepEvent, N: int32(w.ev), Ev: &w.ev1, RV: w.lastRV, Gap: at - w.prevAt}
+		n := int32(w.ev) // the frame is shared only as recorded
+		if !asRecorded {
+			n = 0
+		}
+		w.step = Step{Kind: StepEvent, N: n, Ev: &w.ev1, RV: w.lastRV, Gap: at - w.prevAt}
+		w.pending.set, w.pending.ev, w.pending.n, w.pending.key, w.pending.prev, w.pending.was = w.in != nil, e, int32(w.ev), e.Obj.Key, prev, was
 		w.prevAt = at
 		return true
 	}
+	w.pending.set = false
 	if w.bookmark {
 		w.bookmark = false
 		if w.lastRV > w.from {
@@ -649,6 +681,104 @@ func (w *Steps) advance() bool {
 		}
 	}
 	return false
+}
+
+// Follow returns the Follower of the writes the watch sends, which it
+// interleaves with its steps: a write moves objects into and out of the
+// watch's selection as a recorded change does. A watch that only
+// expires has none (nil).
+func (w *Steps) Follow() *Follower {
+	if w.t == nil {
+		return nil
+	}
+	f := w.t.Follow(w.from, w.sel)
+	if w.in != nil {
+		f.steps = w
+	}
+	return f
+}
+
+// write passes e, a write the watch sends before the step that moves the
+// timeline to rv (0: after every step), through the watch's selection.
+// The step made last, still to be sent, changed the selection when it was
+// made: that change is undone, e passed, and the step made again.
+func (w *Steps) write(e Event, rv int64) (Event, bool) {
+	p := &w.pending
+	redo := p.set && rv != 0 && w.step.Kind == StepEvent && w.step.RV == rv
+	if redo {
+		if p.was {
+			w.in[p.key] = p.prev
+		} else {
+			delete(w.in, p.key)
+		}
+	}
+	out, _, ok := w.in.pass(w.sel, e)
+	if redo {
+		prev, was := w.in[p.key]
+		if ev, asRecorded, sent := w.in.pass(w.sel, p.ev); sent {
+			// (A step the write made pointless, a DELETED of what the
+			// write already took out, is sent as it was made.)
+			w.ev1, p.prev, p.was = ev, prev, was
+			w.step.N = p.n
+			if !asRecorded {
+				w.step.N = 0
+			}
+		}
+	}
+	return out, ok
+}
+
+// selection is what a watch with a selector on labels or fields holds:
+// the objects it has sent as matching, at the version sent, by key. The
+// API server's watch sends a change that moves an object into the
+// selection as ADDED, and one that moves it out as DELETED, with the
+// last version that matched at the change's resourceVersion (its watch
+// cache and its etcd watcher alike); a watch without such a selector has
+// none (nil), and sends the events its namespace passes as they are.
+type selection map[string]Object
+
+// newSelection returns an empty selection for a watch with sel, nil when
+// sel selects on the namespace alone.
+func newSelection(sel Selector) selection {
+	if sel.labels.Empty() && sel.fields.Empty() {
+		return nil
+	}
+	return selection{}
+}
+
+func (in selection) add(o Object) {
+	if in != nil {
+		in[o.Key] = o
+	}
+}
+
+// pass returns the event a watch holding in sends for e, and whether it
+// sends one; asRecorded says it is e unchanged.
+func (in selection) pass(sel Selector, e Event) (out Event, asRecorded, ok bool) {
+	if in == nil {
+		return e, true, sel.Matches(&e.Obj)
+	}
+	key := e.Obj.Key
+	prev, was := in[key]
+	switch {
+	case e.Type == "DELETED":
+		delete(in, key)
+		return e, true, was
+	case sel.Matches(&e.Obj):
+		in[key] = e.Obj
+		out = e
+		out.Type = "MODIFIED"
+		if !was {
+			out.Type = "ADDED"
+		}
+		return out, out.Type == e.Type, true
+	case was:
+		delete(in, key)
+		prev.RV = e.Obj.RV
+		prev.Ref.Restamp = true
+		return Event{Type: "DELETED", Obj: prev}, false, true
+	}
+	return e, true, false
 }
 
 // marksOf keeps of marks those a watch of t with sel crosses: a mark

@@ -193,6 +193,9 @@ type Follower struct {
 	t    *Timeline
 	next int
 	sel  Selector
+	// steps, for a watch with a selector on labels or fields, holds its
+	// selection (see Steps.Follow).
+	steps *Steps
 }
 
 // Follow returns the Follower of a watch that starts after resourceVersion
@@ -240,6 +243,12 @@ func (f *Follower) next1(rv int64, advance bool) (ev Event, ok, reachedLast bool
 		// Matched unlocked: a field selector reads the object, which
 		// may be a write's bytes the timeline holds under t.mu.
 		t.mu.Unlock()
+		if f.steps != nil {
+			if ev, ok := f.steps.write(w, rv); ok {
+				return ev, true, false
+			}
+			continue
+		}
 		if f.sel.Matches(&w.Obj) {
 			return w, true, false
 		}

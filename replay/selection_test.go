@@ -1,0 +1,87 @@
+package replay_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kwrec/kwrec/cassettes"
+	"github.com/kwrec/kwrec/replay"
+)
+
+// labelledCM is a ConfigMap of default with labels (a JSON object, ""
+// for none).
+func labelledCM(name string, rv int, value, labels string) string {
+	l := ""
+	if labels != "" {
+		l = `,"labels":` + labels
+	}
+	return fmt.Sprintf(`{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":%q,"namespace":"default","uid":"u-%s","resourceVersion":"%d"%s},"data":{"k":%q}}`, name, name, rv, l, value)
+}
+
+func TestAWatchWithASelectorSeesObjectsMoveInAndOut(t *testing.T) {
+	demo := `{"app":"demo"}`
+	c := watchCassette(cassettes.EndStopped,
+		eventFrame(1*time.Millisecond, "ADDED", labelledCM("a", 101, "1", demo)),
+		eventFrame(2*time.Millisecond, "ADDED", labelledCM("b", 102, "1", "")),
+		eventFrame(3*time.Millisecond, "MODIFIED", labelledCM("b", 103, "2", demo)), // b moves in
+		eventFrame(4*time.Millisecond, "MODIFIED", labelledCM("a", 104, "3", "")),   // a moves out
+		eventFrame(5*time.Millisecond, "MODIFIED", labelledCM("a", 105, "4", "")),   // a stays out
+		eventFrame(6*time.Millisecond, "DELETED", labelledCM("b", 106, "2", demo)),
+	)
+	// As kube-apiserver's watch sends them: b's move in is ADDED; a's
+	// move out is DELETED with the last version that matched (k=1) at
+	// the change's resourceVersion; a's later change is not sent.
+	want := []got{{"ADDED", "a", "101", "1"}, {"ADDED", "b", "103", "2"}, {"DELETED", "a", "104", "1"}, {"DELETED", "b", "106", "2"}}
+	for _, proto := range []bool{false, true} {
+		t.Run(fmt.Sprintf("protobuf=%v", proto), func(t *testing.T) {
+			r := fromFile.replayer(t, c, replay.Options{})
+			cfg := r.Config()
+			if proto {
+				cfg.ContentType = "application/vnd.kubernetes.protobuf"
+				cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+			}
+			w, err := clientset(t, cfg).CoreV1().ConfigMaps("default").Watch(ctxT(t), metav1.ListOptions{ResourceVersion: "100", LabelSelector: "app=demo"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Stop()
+			if d := cmp.Diff(want, recv(t, w, len(want))); d != "" {
+				t.Errorf("events (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestAWriteMovesAnObjectOutOfAWatchsSelection(t *testing.T) {
+	// Hold: the recorded changes stay back, the write alone moves the world.
+	r := fromFile.replayer(t, fixture(t, "configmaps.kwrec"), replay.Options{Writes: replay.WritesOverlay, Hold: true})
+	cms := clientset(t, r.Config()).CoreV1().ConfigMaps("default")
+	w, err := cms.Watch(ctxT(t), metav1.ListOptions{LabelSelector: "app=demo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	if got := recv(t, w, 1)[0]; got.Type != "ADDED" || got.Name != "a" {
+		t.Fatalf("first event %v, want a ADDED (it carries app=demo)", got)
+	}
+	a, err := cms.Get(ctxT(t), "a", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Labels = nil
+	a.Data = map[string]string{"k": "unlabelled"}
+	updated, err := cms.Update(ctxT(t), a, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// DELETED, with what the watch last saw of a, at the update's
+	// resourceVersion.
+	want := got{"DELETED", "a", updated.ResourceVersion, "1"}
+	if d := cmp.Diff(want, recv(t, w, 1)[0]); d != "" {
+		t.Errorf("the update's event (-want +got):\n%s", d)
+	}
+}
