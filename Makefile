@@ -76,9 +76,11 @@ lint:
 	$(GO) mod tidy -diff
 	$(GO) run $(STATICCHECK) ./...
 
-## demo: record ConfigMaps from a live control plane, then replay offline with an injected 410.
-demo: build
-	export KUBEBUILDER_ASSETS="$(ASSETS)"; ./demo/demo.sh
+## demo: replay a recorded example with a 410 offline, as soon as kwrec is built; then build the
+## control plane if it is not cached, record ConfigMaps from it live and replay them with a 410.
+demo:
+	$(GO) build -o $(BIN)/kwrec ./cmd/kwrec
+	./demo/demo.sh
 
 clean:
 	rm -rf $(BIN)

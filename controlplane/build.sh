@@ -9,6 +9,9 @@
 #
 #   export KUBEBUILDER_ASSETS="$(controlplane/build.sh | tail -n 1)"
 #
+# With --cached it builds nothing: it prints the directory and exits 0 when
+# every binary is there, 1 when one is missing (make demo says so first).
+#
 # KWREC_CACHE_DIR overrides the cache root (default: $XDG_CACHE_HOME/kwrec,
 # else ~/.cache/kwrec).
 set -euo pipefail
@@ -23,6 +26,12 @@ mkdir -p "$dir"
 dir="$(cd "$dir" && pwd)"
 
 log() { echo "controlplane: $*" >&2; }
+
+if [[ "${1:-}" == --cached ]]; then
+	echo "$dir"
+	for name in etcd kube-apiserver kube-controller-manager; do [[ -x "$dir/$name" ]] || exit 1; done
+	exit 0
+fi
 
 # progress turns `go build -v` package lines into a line every 50 packages,
 # so a cold build (minutes) shows it is alive without flooding the log.
