@@ -2,6 +2,7 @@ package replay_test
 
 import (
 	"fmt"
+	"net/http"
 	"testing"
 	"time"
 
@@ -57,30 +58,73 @@ func TestAWatchWithASelectorSeesObjectsMoveInAndOut(t *testing.T) {
 }
 
 func TestAWriteMovesAnObjectOutOfAWatchsSelection(t *testing.T) {
-	// Hold: the recorded changes stay back, the write alone moves the world.
-	r := fromFile.replayer(t, fixture(t, "configmaps.kwrec"), replay.Options{Writes: replay.WritesOverlay, Hold: true})
+	for _, proto := range []bool{false, true} {
+		t.Run(fmt.Sprintf("protobuf=%v", proto), func(t *testing.T) {
+			// Hold: the recorded changes stay back, the write alone moves the world.
+			r := fromFile.replayer(t, fixture(t, "configmaps.kwrec"), replay.Options{Writes: replay.WritesOverlay, Hold: true})
+			cfg := r.Config()
+			if proto {
+				cfg.ContentType = "application/vnd.kubernetes.protobuf"
+				cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+			}
+			cms := clientset(t, cfg).CoreV1().ConfigMaps("default")
+			w, err := cms.Watch(ctxT(t), metav1.ListOptions{LabelSelector: "app=demo"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Stop()
+			if got := recv(t, w, 1)[0]; got.Type != "ADDED" || got.Name != "a" {
+				t.Fatalf("first event %v, want a ADDED (it carries app=demo)", got)
+			}
+			a, err := cms.Get(ctxT(t), "a", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			a.Labels = nil
+			a.Data = map[string]string{"k": "unlabelled"}
+			updated, err := cms.Update(ctxT(t), a, metav1.UpdateOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// DELETED, with what the watch last saw of a, at the update's
+			// resourceVersion.
+			want := got{"DELETED", "a", updated.ResourceVersion, "1"}
+			if d := cmp.Diff(want, recv(t, w, 1)[0]); d != "" {
+				t.Errorf("the update's event (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestAMoveOutAfterTheRecordingIsOutCarriesTheRecordedVersion(t *testing.T) {
+	// A list-only recording: the watch has sent every recorded change (none)
+	// before the writes come, and reads the version it last sent of "in"
+	// from the recorded list.
+	list := `{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"100"},"items":[` + labelledCM("in", 90, "1", `{"app":"demo"}`) + `,` + labelledCM("out", 95, "1", "") + `]}`
+	c := &cassettes.Cassette{Header: cassettes.Header{Version: 1}, Interactions: []*cassettes.Interaction{{
+		ID:       1,
+		Request:  cassettes.Request{Method: "GET", URL: "https://127.0.0.1:6443" + cmPath, Header: http.Header{"Accept": {"application/json"}}},
+		Response: &cassettes.Response{Status: 200, Header: http.Header{"Content-Type": {"application/json"}}},
+		Frames:   []cassettes.Frame{{Data: []byte(list)}},
+		End:      &cassettes.End{Reason: cassettes.EndEOF},
+	}}}
+	r := fromFile.replayer(t, c, replay.Options{Writes: replay.WritesOverlay})
 	cms := clientset(t, r.Config()).CoreV1().ConfigMaps("default")
-	w, err := cms.Watch(ctxT(t), metav1.ListOptions{LabelSelector: "app=demo"})
+	w, err := cms.Watch(ctxT(t), metav1.ListOptions{LabelSelector: "app=demo", ResourceVersion: "100000"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Stop()
-	if got := recv(t, w, 1)[0]; got.Type != "ADDED" || got.Name != "a" {
-		t.Fatalf("first event %v, want a ADDED (it carries app=demo)", got)
-	}
-	a, err := cms.Get(ctxT(t), "a", metav1.GetOptions{})
+	in, err := cms.Get(ctxT(t), "in", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	a.Labels = nil
-	a.Data = map[string]string{"k": "unlabelled"}
-	updated, err := cms.Update(ctxT(t), a, metav1.UpdateOptions{})
+	in.Labels, in.Data = nil, map[string]string{"k": "2"}
+	updated, err := cms.Update(ctxT(t), in, metav1.UpdateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// DELETED, with what the watch last saw of a, at the update's
-	// resourceVersion.
-	want := got{"DELETED", "a", updated.ResourceVersion, "1"}
+	want := got{"DELETED", "in", updated.ResourceVersion, "1"}
 	if d := cmp.Diff(want, recv(t, w, 1)[0]); d != "" {
 		t.Errorf("the update's event (-want +got):\n%s", d)
 	}

@@ -565,7 +565,17 @@ func (b *body) ref(ref timeline.Ref) ([]byte, error) {
 	b.fmu.Lock()
 	defer b.fmu.Unlock()
 	if b.framesDone {
-		return nil, errClosedBody
+		if isClosed(b.closed) {
+			return nil, errClosedBody
+		}
+		// The recorded frames are out, and a write moved an object out
+		// of the watch's selection: its DELETED carries the version the
+		// watch last sent, read once from the recording.
+		raws, err := b.r.raws(b.p.tl, []timeline.Object{{Ref: ref}})
+		if err != nil {
+			return nil, err
+		}
+		return raws[0], nil
 	}
 	d, err := b.frames.frame(ref.In, int(ref.I))
 	if err != nil {
