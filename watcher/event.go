@@ -7,6 +7,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/cache"
 )
 
 // Object is what a [Watcher] watches: a pointer to a Kubernetes object such
@@ -77,10 +78,7 @@ func (e Event[T]) String() string {
 // Key returns "namespace/name", or just "name" for a cluster-scoped object:
 // the key of a [Store], the same as client-go's MetaNamespaceKeyFunc.
 func Key(obj metav1.Object) string {
-	if ns := obj.GetNamespace(); ns != "" {
-		return ns + "/" + obj.GetName()
-	}
-	return obj.GetName()
+	return cache.MetaObjectToName(obj).String()
 }
 
 // The kinds of [Event.Err], after kube-rs's watcher::Error. Each wraps the
