@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"net/http"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // Status returns the failure Status the API server sends for code.
@@ -44,34 +46,16 @@ func StatusProto(st *metav1.Status) []byte {
 	return Envelope("v1", "Status", raw)
 }
 
-// ReasonFor is the metav1.StatusReason the API server uses for code, ""
-// for codes it has none for.
+// ReasonFor is the metav1.StatusReason the API server uses for code, as
+// client-go's apierrors reads one from a code (a 410 is Expired: a
+// resourceVersion too old), "" for codes it has none for.
 func ReasonFor(code int) metav1.StatusReason {
-	switch code {
-	case http.StatusBadRequest:
-		return metav1.StatusReasonBadRequest
-	case http.StatusUnauthorized:
-		return metav1.StatusReasonUnauthorized
-	case http.StatusForbidden:
-		return metav1.StatusReasonForbidden
-	case http.StatusNotFound:
-		return metav1.StatusReasonNotFound
-	case http.StatusMethodNotAllowed:
-		return metav1.StatusReasonMethodNotAllowed
-	case http.StatusConflict:
-		return metav1.StatusReasonConflict
-	case http.StatusGone:
+	if code == http.StatusGone {
 		return metav1.StatusReasonExpired
-	case http.StatusUnprocessableEntity:
-		return metav1.StatusReasonInvalid
-	case http.StatusTooManyRequests:
-		return metav1.StatusReasonTooManyRequests
-	case http.StatusInternalServerError:
-		return metav1.StatusReasonInternalError
-	case http.StatusServiceUnavailable:
-		return metav1.StatusReasonServiceUnavailable
-	case http.StatusGatewayTimeout:
-		return metav1.StatusReasonTimeout
 	}
-	return ""
+	r := apierrors.NewGenericServerResponse(code, "", schema.GroupResource{}, "", "", 0, false).ErrStatus.Reason
+	if r == metav1.StatusReasonUnknown {
+		return ""
+	}
+	return r
 }
