@@ -74,13 +74,7 @@ func TestDeltaFramesReadBackAsRecorded(t *testing.T) {
 				if n < tt.deltas || tt.deltas < 0 && n > 0 {
 					t.Errorf("%d delta frames of 2000, want %d", n, tt.deltas)
 				}
-				var got *cassettes.Cassette
-				var err error
-				if tt.opts.MaxSize > 0 {
-					got, err = cassettes.LoadParts(p)
-				} else {
-					got, err = cassettes.Load(p)
-				}
+				got, err := cassettes.Load(p)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -233,14 +233,15 @@
 // interaction started in one part go on in the next ones (a watch spans
 // them). Request and frame offsets stay relative to the recording's start
 // and the response. A part after the first cannot be read alone (its
-// first lines belong to interactions of earlier parts): [Open], [Load] and
-// [NewReader] refuse it with [ErrPart]. The first part alone reads as a
-// recording cut where it ends. [Parts], [OpenParts] and [LoadParts] take
-// the parts, a glob pattern ('rec-*.kwrec.zst', quoted so that the shell
-// leaves it to kwrec) or the first part, check that the files are the
-// parts 1 to n of one recording, and read them as one; so do replay.Open
-// and the kwrec commands that read a cassette (kwrec serve, replay, show,
-// lint).
+// first lines belong to interactions of earlier parts): named alone,
+// [Open], [Load] and [NewReader] refuse it with [ErrPart]. [Open] and
+// [Load] (and [Parts], which lists the files) take the parts, a glob
+// pattern ('rec-*.kwrec.zst', quoted so that the shell leaves it to
+// kwrec) or the first part, check that the files are the parts 1 to n of
+// one recording, and read them as one; so do replay.Open and the kwrec
+// commands that read a cassette (kwrec serve, replay, show, lint). The
+// first part read without the others ([NewReader], or the others gone)
+// reads as a recording cut where it ends.
 //
 // # go-vcr
 //

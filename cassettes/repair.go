@@ -45,7 +45,7 @@ func RepairParts(parts []string) (kept int, ended []int, err error) {
 		return 0, nil, errors.New("cassette: RepairParts needs the parts of a rotated recording; use Repair for one file")
 	}
 	last := parts[len(parts)-1]
-	rd, err := OpenParts(parts...)
+	rd, err := Open(parts...)
 	if err != nil {
 		return 0, nil, err
 	}

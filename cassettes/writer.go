@@ -56,7 +56,7 @@ type WriterOptions struct {
 	// the Writer starts the next part at the next line. Sizes are checked
 	// as lines are written and counted as they reach the file, so a part
 	// ends up to a flush interval's worth of lines past MaxSize.
-	// Default 0: one file. [Parts], [OpenParts] and replay.Open read the
+	// Default 0: one file. [Parts], [Open], [Load] and replay.Open read the
 	// parts as one recording (see the package doc).
 	MaxSize int64
 	// Deltas, with Compress, writes each watch event whose object the

@@ -53,7 +53,7 @@ func compact(in, out string) (before, after int64, err error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	r, err := cassettes.OpenParts(parts...)
+	r, err := cassettes.Open(parts...)
 	if err != nil {
 		return 0, 0, err
 	}

@@ -85,7 +85,7 @@ func lintRecording(names []string, fix bool) (msg string, repaired bool) {
 	if err != nil {
 		return err.Error(), false
 	}
-	r, err := cassettes.OpenParts(parts...)
+	r, err := cassettes.Open(parts...)
 	if err != nil {
 		return err.Error(), false
 	}

@@ -95,7 +95,7 @@ times 1000, so that writes fit between recorded events. With the default
 			defer endStartGC()
 			// What can be told at once (a missing file, not a cassette, an
 			// unknown version) is, before anything is served.
-			head, err := cassettes.OpenParts(args[0])
+			head, err := cassettes.Open(args[0])
 			if err != nil {
 				return err
 			}

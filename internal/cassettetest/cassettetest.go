@@ -21,10 +21,10 @@ import (
 var Fixtures = []string{"list-then-watch.kwrec", "error-and-reset.kwrec", "protobuf-watch.kwrec"}
 
 // Load loads the cassette file path, or the recording a pattern or first
-// part names ([cassettes.LoadParts]), or fails the test.
+// part names ([cassettes.Load]), or fails the test.
 func Load(tb testing.TB, path string) *cassettes.Cassette {
 	tb.Helper()
-	c, err := cassettes.LoadParts(path)
+	c, err := cassettes.Load(path)
 	if err != nil {
 		tb.Fatal(err)
 	}
