@@ -195,8 +195,8 @@
 // the text its frames were recorded in, and [Compress] writes every
 // frame whole, as a Writer does by default; text → compressed → text
 // gives back the text byte for byte. [ReadText] and [FormOf] tell a
-// file's [Form], and [CompressAs] and [SaveAs] write one back in it:
-// kwrec edit and kwrec lint --fix keep a cassette's deltas that way. A
+// file's [Form]; [CompressAs] writes text back in it (kwrec edit), and
+// [Repair] rewrites a cut file in it (kwrec lint --fix), deltas kept. A
 // kwrec from before deltas refuses a cassette with them (unknown field
 // "keep"); rewrite it for one without [WriterOptions.Deltas].
 //

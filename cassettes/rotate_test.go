@@ -392,7 +392,7 @@ func TestACutLastPartIsATruncatedRecording(t *testing.T) {
 	}
 }
 
-func TestRepairPartsRewritesACutLastPartAlone(t *testing.T) {
+func TestRepairRewritesACutLastPartAlone(t *testing.T) {
 	tests := []struct {
 		name   string
 		write  func(t *testing.T, dir string) []string
@@ -425,14 +425,14 @@ func TestRepairPartsRewritesACutLastPartAlone(t *testing.T) {
 			if !errors.Is(err, cassettes.ErrTruncated) {
 				t.Fatalf("Load of the cut recording = %v, want truncated", err)
 			}
-			wantEnded := cassettes.Repair(want)
+			wantEnded := cassettetest.EndOpen(want)
 
-			kept, ended, err := cassettes.RepairParts(parts)
+			kept, ended, err := cassettes.Repair(parts...)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if kept == 0 || !slices.Equal(ended, wantEnded) {
-				t.Errorf("RepairParts kept %d entries, ended %v; want some, ended %v", kept, ended, wantEnded)
+				t.Errorf("Repair kept %d entries, ended %v; want some, ended %v", kept, ended, wantEnded)
 			}
 			got, err := cassettes.Load(parts...)
 			if err != nil {
@@ -456,21 +456,21 @@ func TestRepairPartsRewritesACutLastPartAlone(t *testing.T) {
 			}
 			// Repaired, the recording is whole: a second repair has
 			// nothing to do.
-			if kept, ended, err := cassettes.RepairParts(parts); kept != 0 || ended != nil || err != nil {
-				t.Errorf("RepairParts of a whole recording = %d, %v, %v; want 0, nil, nil", kept, ended, err)
+			if kept, ended, err := cassettes.Repair(parts...); kept != 0 || ended != nil || err != nil {
+				t.Errorf("Repair of a whole recording = %d, %v, %v; want 0, nil, nil", kept, ended, err)
 			}
 		})
 	}
 }
 
-func TestRepairPartsRefusesACutBeforeTheLastPart(t *testing.T) {
+func TestRepairRefusesACutBeforeTheLastPart(t *testing.T) {
 	dir := t.TempDir()
 	parts := rotatedWith(t, dir, cassettes.WriterOptions{Compress: true})
 	cutEnd(t, parts[0])
-	_, _, err := cassettes.RepairParts(parts)
+	_, _, err := cassettes.Repair(parts...)
 	want := fmt.Sprintf("(part 1 of %d: the parts after it cannot be read; keep the parts before it)", len(parts))
 	if !errors.Is(err, cassettes.ErrTruncated) || !strings.HasSuffix(err.Error(), want) || !strings.HasPrefix(err.Error(), parts[0]+":") {
-		t.Fatalf("RepairParts = %v, want truncated in %s ending %q", err, parts[0], want)
+		t.Fatalf("Repair = %v, want truncated in %s ending %q", err, parts[0], want)
 	}
 }
 

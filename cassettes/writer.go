@@ -498,13 +498,8 @@ func writeAll(out io.Writer, c *Cassette, opts WriterOptions) error {
 // Save writes c to path atomically (see [WriteAtomic]), compressed when
 // path ends in ".zst". The old file stays untouched if anything fails.
 func Save(path string, c *Cassette) error {
-	return SaveAs(path, c, Form{Compressed: strings.HasSuffix(path, ".zst")})
-}
-
-// SaveAs writes c to path atomically as [Save] does, in form f (see
-// [FormOf]) whatever path's name says.
-func SaveAs(path string, c *Cassette, f Form) error {
-	return WriteAtomic(path, func(w io.Writer) error { return writeAll(w, c, f.options()) })
+	opts := WriterOptions{Compress: strings.HasSuffix(path, ".zst")}
+	return WriteAtomic(path, func(w io.Writer) error { return writeAll(w, c, opts) })
 }
 
 // WriteAtomic writes path through write: to a temporary file in the same
