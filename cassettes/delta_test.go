@@ -253,13 +253,13 @@ func TestACassetteIsWrittenBackInTheFormItWasFound(t *testing.T) {
 				t.Fatalf("ReadText: form %+v, %v; want %+v", f, err, tt.want)
 			}
 
-			// CompressAs compresses the text form it read: deltas if it
+			// Compress compresses the text form it read: deltas if it
 			// had them, and the same text again.
 			if !f.Compressed {
 				return
 			}
 			var z bytes.Buffer
-			if err := cassettes.CompressAs(&z, bytes.NewReader(text), f); err != nil {
+			if err := cassettes.Compress(&z, bytes.NewReader(text), f); err != nil {
 				t.Fatal(err)
 			}
 			text2, f2, err := cassettes.ReadText(bytes.NewReader(z.Bytes()))

@@ -192,13 +192,13 @@
 //
 // The text form stays whole: [Plain] (kwrec cat) rebuilds every delta
 // and drops every "keep", so a compressed cassette with deltas reads as
-// the text its frames were recorded in, and [Compress] writes every
-// frame whole, as a Writer does by default; text → compressed → text
-// gives back the text byte for byte. [ReadText] and [FormOf] tell a
-// file's [Form]; [CompressAs] writes text back in it (kwrec edit), and
-// [Repair] rewrites a cut file in it (kwrec lint --fix), deltas kept. A
-// kwrec from before deltas refuses a cassette with them (unknown field
-// "keep"); rewrite it for one without [WriterOptions.Deltas].
+// the text its frames were recorded in; text → compressed → text gives
+// back the text byte for byte, with deltas or without. [ReadText] and
+// [FormOf] tell a file's [Form]; [Compress] writes text back in it
+// (kwrec edit), and [Repair] rewrites a cut file in it (kwrec lint
+// --fix), deltas kept. A kwrec from before deltas refuses a cassette
+// with them (unknown field "keep"); rewrite it for one without
+// [WriterOptions.Deltas].
 //
 // Deltas are off by default because of what they cost a reader: a
 // replay of the 100k-event watch of target 4 (5,000 Pods) peaks at
