@@ -138,9 +138,8 @@
 // describe compressed bytes only: [Plain] drops them and [Compress] writes
 // fresh ones, so text → compressed → text gives back text without seek
 // comments byte for byte. Each frame is compressed with a window no larger
-// than a segment, so a decoder needs a few megabytes; segments cost about
-// 13% in size on a 100k-event watch (24x smaller than its raw JSON instead
-// of 27x in one frame).
+// than a segment, so a decoder needs a few megabytes; segments make the
+// file a little larger than one zstd frame would.
 //
 // # Object deltas
 //
@@ -200,20 +199,12 @@
 // with them (unknown field "keep"); rewrite it for one without
 // [WriterOptions.Deltas].
 //
-// Deltas are off by default because of what they cost a reader: a
-// replay of the 100k-event watch of target 4 (5,000 Pods) peaks at
-// 162 MB instead of 71 (the index pass and the replay's frame reader
-// each keep a version of every Pod), over its 100 MB target, and a
-// recorder holds as much as a reader. They cost the Writer less CPU, not
-// more (zstd gets a third of the text): 219 against 127 MB of JSON per
-// CPU-second.
-//
-// On the suite's 20k-event watches of 5,000 Pods, deltas make the
-// compressed cassette 1.88 MB instead of 5.25 (JSON) and 1.95 instead of
-// 5.24 (protobuf), against 3.28 and 7.00 MB for go-vcr's YAML compressed
-// with zstd -19; a reader keeps up to one version of each of the 5,000
-// Pods: at most 33 MB of frames (JSON; 20 MB protobuf), and the Writer
-// as much.
+// Deltas are off by default because of what they cost a reader: it
+// keeps up to one version of every object a later delta copies from (a
+// replay's index pass and its frame reader each keep one), up to
+// [WriterOptions.DeltaBudget], and a recorder holds as much as a reader.
+// They cost the Writer less CPU, not more: zstd gets less text. What they
+// save and cost on the benchmark suite's watches is in BENCHMARKS.md.
 //
 // # Rotated recordings
 //
