@@ -9,9 +9,9 @@ import (
 	"time"
 )
 
-// Repair repairs the recording names names (one file or a rotated
-// recording's parts, as [Open] finds them) where it was cut, as a
-// recorder killed mid-way leaves it. It rewrites the file holding the
+// Repair repairs a recording (one file or a rotated recording's parts,
+// named as [Open] takes them) where it was cut, as a recorder killed
+// mid-way leaves it. It rewrites the file holding the
 // cut, the only one or the last part, atomically and in its form (see
 // [FormOf]): every entry readable before the cut, in order, then an end
 // line ([EndStopped], at the interaction's last frame, or 0 for a request
