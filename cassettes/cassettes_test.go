@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -121,7 +122,7 @@ func TestTextCompressedTextIsByteIdentical(t *testing.T) {
 				t.Fatal(err)
 			}
 			var z bytes.Buffer
-			if err := cassettes.Compress(&z, bytes.NewReader(text)); err != nil {
+			if err := cassettes.Compress(&z, bytes.NewReader(text), cassettes.Form{Compressed: true}); err != nil {
 				t.Fatal(err)
 			}
 			if bytes.Equal(z.Bytes()[:4], text[:4]) {
@@ -346,28 +347,52 @@ func TestWriterStreamsAndHeaderNotes(t *testing.T) {
 }
 
 func TestRepairEndsCutInteractionsAndKeepsTheirFrames(t *testing.T) {
-	c, err := cassettes.Read(strings.NewReader(`{"kwrec":1,"recordedAt":"2026-12-01T00:00:00Z","redactions":[]}
-{"request":1,"at":"0s","method":"GET","url":"/api/v1/pods?watch=true"}
+	const header = `{"kwrec":1,"recordedAt":"2026-12-01T00:00:00Z","redactions":[]}
+`
+	const kept = `{"request":1,"at":"0s","method":"GET","url":"/api/v1/pods?watch=true"}
 {"response":1,"latency":"1ms","status":200}
 {"frame":1,"at":"7ms","json":{"type":"ADDED","object":{}}}
 {"request":2,"at":"1s","method":"GET","url":"/api/v1/pods"}
-`), "cut")
-	if !errors.Is(err, cassettes.ErrTruncated) {
-		t.Fatalf("error = %v, want truncated", err)
-	}
-	if diff := cmp.Diff([]int{1, 2}, cassettes.Repair(c)); diff != "" {
-		t.Errorf("ended: %s", diff)
-	}
-	var out bytes.Buffer
-	if err := cassettes.Write(&out, c, false); err != nil {
-		t.Fatal(err)
-	}
-	fixed, err := cassettes.Read(&out, "fixed")
-	if err != nil {
-		t.Fatalf("the repaired cassette does not read: %v", err)
-	}
-	if got := fixed.Interactions[0]; len(got.Frames) != 1 || *got.End != (cassettes.End{At: 7 * time.Millisecond, Reason: cassettes.EndStopped}) {
-		t.Errorf("interaction 1 after repair = %d frames, end %+v", len(got.Frames), got.End)
+`
+	for _, name := range []string{"cut.kwrec", "cut.kwrec.zst"} {
+		t.Run(name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), name)
+			text := header + kept + `{"response":2,"lat`
+			if strings.HasSuffix(name, ".zst") {
+				var z bytes.Buffer
+				if err := cassettes.Compress(&z, strings.NewReader(text), cassettes.Form{Compressed: true}); err != nil {
+					t.Fatal(err)
+				}
+				text = z.String()
+			}
+			if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			n, ended, err := cassettes.Repair(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n != 4 || !slices.Equal(ended, []int{1, 2}) {
+				t.Errorf("Repair kept %d entries and ended %v, want 4 and [1 2]", n, ended)
+			}
+			want := header + kept + `{"end":1,"at":"7ms","reason":"stopped"}
+{"end":2,"at":"0s","reason":"stopped"}
+`
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, f, err := cassettes.ReadText(bytes.NewReader(b))
+			if err != nil || f.Compressed != strings.HasSuffix(name, ".zst") {
+				t.Errorf("repaired in the form %+v: %v", f, err)
+			}
+			if diff := cmp.Diff(want, string(got)); diff != "" {
+				t.Errorf("repaired text (-want +got):\n%s", diff)
+			}
+			if n, ended, err := cassettes.Repair(p); n != 0 || ended != nil || err != nil {
+				t.Errorf("Repair of a whole cassette = %d, %v, %v; want 0, nil, nil", n, ended, err)
+			}
+		})
 	}
 }
 

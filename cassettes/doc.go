@@ -138,9 +138,8 @@
 // describe compressed bytes only: [Plain] drops them and [Compress] writes
 // fresh ones, so text → compressed → text gives back text without seek
 // comments byte for byte. Each frame is compressed with a window no larger
-// than a segment, so a decoder needs a few megabytes; segments cost about
-// 13% in size on a 100k-event watch (24x smaller than its raw JSON instead
-// of 27x in one frame).
+// than a segment, so a decoder needs a few megabytes; segments make the
+// file a little larger than one zstd frame would.
 //
 // # Object deltas
 //
@@ -192,28 +191,20 @@
 //
 // The text form stays whole: [Plain] (kwrec cat) rebuilds every delta
 // and drops every "keep", so a compressed cassette with deltas reads as
-// the text its frames were recorded in, and [Compress] writes every
-// frame whole, as a Writer does by default; text → compressed → text
-// gives back the text byte for byte. [ReadText] and [FormOf] tell a
-// file's [Form], and [CompressAs] and [SaveAs] write one back in it:
-// kwrec edit and kwrec lint --fix keep a cassette's deltas that way. A
-// kwrec from before deltas refuses a cassette with them (unknown field
-// "keep"); rewrite it for one without [WriterOptions.Deltas].
+// the text its frames were recorded in; text → compressed → text gives
+// back the text byte for byte, with deltas or without. [ReadText] and
+// [FormOf] tell a file's [Form]; [Compress] writes text back in it
+// (kwrec edit), and [Repair] rewrites a cut file in it (kwrec lint
+// --fix), deltas kept. A kwrec from before deltas refuses a cassette
+// with them (unknown field "keep"); rewrite it for one without
+// [WriterOptions.Deltas].
 //
-// Deltas are off by default because of what they cost a reader: a
-// replay of the 100k-event watch of target 4 (5,000 Pods) peaks at
-// 162 MB instead of 71 (the index pass and the replay's frame reader
-// each keep a version of every Pod), over its 100 MB target, and a
-// recorder holds as much as a reader. They cost the Writer less CPU, not
-// more (zstd gets a third of the text): 219 against 127 MB of JSON per
-// CPU-second.
-//
-// On the suite's 20k-event watches of 5,000 Pods, deltas make the
-// compressed cassette 1.88 MB instead of 5.25 (JSON) and 1.95 instead of
-// 5.24 (protobuf), against 3.28 and 7.00 MB for go-vcr's YAML compressed
-// with zstd -19; a reader keeps up to one version of each of the 5,000
-// Pods: at most 33 MB of frames (JSON; 20 MB protobuf), and the Writer
-// as much.
+// Deltas are off by default because of what they cost a reader: it
+// keeps up to one version of every object a later delta copies from (a
+// replay's index pass and its frame reader each keep one), up to
+// [WriterOptions.DeltaBudget], and a recorder holds as much as a reader.
+// They cost the Writer less CPU, not more: zstd gets less text. What they
+// save and cost on the benchmark suite's watches is in BENCHMARKS.md.
 //
 // # Rotated recordings
 //
@@ -233,14 +224,15 @@
 // interaction started in one part go on in the next ones (a watch spans
 // them). Request and frame offsets stay relative to the recording's start
 // and the response. A part after the first cannot be read alone (its
-// first lines belong to interactions of earlier parts): [Open], [Load] and
-// [NewReader] refuse it with [ErrPart]. The first part alone reads as a
-// recording cut where it ends. [Parts], [OpenParts] and [LoadParts] take
-// the parts, a glob pattern ('rec-*.kwrec.zst', quoted so that the shell
-// leaves it to kwrec) or the first part, check that the files are the
-// parts 1 to n of one recording, and read them as one; so do replay.Open
-// and the kwrec commands that read a cassette (kwrec serve, replay, show,
-// lint).
+// first lines belong to interactions of earlier parts): named alone,
+// [Open], [Load] and [NewReader] refuse it with [ErrPart]. [Open] and
+// [Load] (and [Parts], which lists the files) take the parts, a glob
+// pattern ('rec-*.kwrec.zst', quoted so that the shell leaves it to
+// kwrec) or the first part, check that the files are the parts 1 to n of
+// one recording, and read them as one; so do replay.Open and the kwrec
+// commands that read a cassette (kwrec serve, replay, show, lint). The
+// first part read without the others ([NewReader], or the others gone)
+// reads as a recording cut where it ends.
 //
 // # go-vcr
 //

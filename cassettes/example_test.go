@@ -3,6 +3,8 @@ package cassettes_test
 import (
 	"bytes"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/kwrec/kwrec/cassettes"
@@ -30,4 +32,29 @@ func Example() {
 	// Output:
 	// 1 GET 200 1 frame(s), ended: stopped
 	// {"type":"ADDED","object":{"metadata":{"name":"a"}}}
+}
+
+// A recorder killed mid-way leaves interactions open and maybe a cut last
+// line; Repair keeps what is readable and ends what was open.
+func ExampleRepair() {
+	dir, _ := os.MkdirTemp("", "repair")
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "crash.kwrec")
+	os.WriteFile(path, []byte(`{"kwrec":1,"recordedAt":"2026-12-01T00:00:00Z","redactions":[]}
+{"request":1,"at":"0s","method":"GET","url":"/api/v1/namespaces/default/configmaps?watch=true"}
+{"response":1,"latency":"2ms","status":200}
+{"frame":1,"at":"10ms","json":{"type":"ADDED","object":{"metadata":{"name":"a"}}}}
+{"frame":1,"at":"2`), 0o644)
+
+	kept, ended, err := cassettes.Repair(path)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("kept", kept, "lines, ended", ended)
+	c, _ := cassettes.Load(path)
+	fmt.Println(len(c.Interactions[0].Frames), "frame, ended:", c.Interactions[0].End.Reason, "at", c.Interactions[0].End.At)
+	// Output:
+	// kept 3 lines, ended [1]
+	// 1 frame, ended: stopped at 10ms
 }

@@ -300,9 +300,14 @@ func FormOf(path string) (Form, error) {
 	return f, nil
 }
 
-// CompressAs is [Compress] writing the compressed form f names: with
-// f.Deltas, watch events as object deltas at kwrec compact's level.
-func CompressAs(dst io.Writer, src io.Reader, f Form) error {
+// Compress writes src, the text form, to dst in the compressed form, in
+// segments of [DefaultSegmentSize] each starting with a seek comment;
+// with f.Deltas, watch events as object deltas at kwrec compact's level,
+// so that text read with [ReadText] goes back in the form it came in
+// (f.Compressed is taken as set). Seek comments in src are dropped (they
+// described other compressed bytes), so for text without them
+// decompressing the result ([Plain]) gives src back byte for byte.
+func Compress(dst io.Writer, src io.Reader, f Form) error {
 	f.Compressed = true
 	opts := f.options()
 	s, err := newSegmenter(dst, compressionFor(opts))
@@ -314,13 +319,4 @@ func CompressAs(dst io.Writer, src io.Reader, f Form) error {
 		return fmt.Errorf("cassette: compressing: %w", err)
 	}
 	return s.close()
-}
-
-// Compress writes src, the text form, to dst as the compressed form in
-// segments of [DefaultSegmentSize], each starting with a seek comment.
-// Seek comments in src are dropped (they described other compressed
-// bytes), so for text without them decompressing the result gives src
-// back byte for byte.
-func Compress(dst io.Writer, src io.Reader) error {
-	return CompressAs(dst, src, Form{Compressed: true})
 }

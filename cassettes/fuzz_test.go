@@ -23,7 +23,7 @@ func seeds(f *testing.F, compress bool) {
 		}
 		if compress {
 			var z bytes.Buffer
-			if err := cassettes.Compress(&z, bytes.NewReader(b)); err != nil {
+			if err := cassettes.Compress(&z, bytes.NewReader(b), cassettes.Form{Compressed: true}); err != nil {
 				f.Fatal(err)
 			}
 			b = z.Bytes()

@@ -31,7 +31,7 @@ type Header struct {
 	Edits []string
 	// Part numbers the files of a rotated recording from 1 (see
 	// [WriterOptions.MaxSize]); 0 for a cassette in one file, and for a
-	// recording read whole with [OpenParts].
+	// recording read whole with [Open].
 	Part int
 }
 

@@ -15,7 +15,7 @@ import (
 	"github.com/kwrec/kwrec/internal/cassetteline"
 )
 
-// Parts returns the files of the recording names name, in part order:
+// Parts returns the files of the recording named by names, in part order:
 // one cassette, or the parts of a rotated recording (see
 // [WriterOptions.MaxSize]). A name that is not an existing file is a
 // glob pattern ([filepath.Match]): 'rec-*.kwrec.zst'. A single first part
@@ -155,17 +155,21 @@ func readHeader(path string) (Header, error) {
 	return rd.Header(), nil
 }
 
-// OpenParts opens the recording names name (see [Parts]) for streaming,
-// as one stream when it has several parts: interactions continue from
-// part to part, and errors name the part and its line. Its Header is the
-// first part's, with Part 0. Close it when done.
-func OpenParts(names ...string) (*Reader, error) {
+// Open opens a recording for streaming; Close it when done. names is
+// one cassette file, compressed or plain, or a rotated recording (see
+// [WriterOptions.MaxSize]) as [Parts] finds it: its first part, which
+// brings the others found beside it, a glob pattern ('rec-*.kwrec.zst'),
+// or all its parts. Several parts read as one stream: interactions
+// continue from part to part, errors name the part and its line, and the
+// Header is the first part's with Part 0. A later part named alone is
+// refused with [ErrPart].
+func Open(names ...string) (*Reader, error) {
 	files, err := Parts(names...)
 	if err != nil {
 		return nil, err
 	}
 	if len(files) == 1 {
-		return Open(files[0])
+		return openFile(files[0])
 	}
 	src := &cassetteline.Source{}
 	var closers []io.Closer
@@ -196,10 +200,10 @@ func OpenParts(names ...string) (*Reader, error) {
 	return rd, nil
 }
 
-// LoadParts reads the whole recording names name (see [Parts] and
-// [OpenParts]); see [Read] for truncated recordings.
-func LoadParts(names ...string) (*Cassette, error) {
-	rd, err := OpenParts(names...)
+// Load reads a whole recording, one file or a rotated recording's parts,
+// named as [Open] takes them; see [Read] for truncated recordings.
+func Load(names ...string) (*Cassette, error) {
+	rd, err := Open(names...)
 	if err != nil {
 		return nil, err
 	}

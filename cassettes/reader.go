@@ -50,7 +50,7 @@ type Reader struct {
 	br   *bufio.Reader
 	dec  *zstd.Decoder
 	cr   *countingReader
-	// closers are the files opened by Open or OpenParts.
+	// closers are the files opened by Open.
 	closers []io.Closer
 	header  Header
 	line    int
@@ -107,7 +107,7 @@ func newReader(r io.Reader, name string, anyPart bool) (*Reader, error) {
 	}
 	if h.Part > 1 && !anyPart {
 		return nil, &ParseError{File: name, Line: 1, Offset: -1, Err: ErrPart,
-			Msg: fmt.Sprintf("part %d of a rotated recording: read it with the other parts, from part 1 (cassettes.OpenParts, or kwrec show '%s')", h.Part, partPattern(name))}
+			Msg: fmt.Sprintf("part %d of a rotated recording: read it with the other parts, from part 1 (cassettes.Open, or kwrec show '%s')", h.Part, partPattern(name))}
 	}
 	if len(src.More) > 0 && h.Part != 1 {
 		return nil, &ParseError{File: name, Line: 1, Offset: -1, Err: ErrPart,
@@ -183,10 +183,8 @@ func (rd *Reader) startFile(r io.Reader) (Header, error) {
 // not (or no longer) a cassette.
 var errEmpty = errors.Join(ErrTruncated, ErrNotCassette)
 
-// Open opens the cassette file path for streaming; Close it when done.
-// A rotated recording's later part is refused with [ErrPart]: open the
-// recording with [OpenParts].
-func Open(path string) (*Reader, error) {
+// openFile opens the one cassette file path for streaming.
+func openFile(path string) (*Reader, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fileError(path, err)
@@ -212,8 +210,7 @@ func fileError(path string, err error) error {
 // Header returns the cassette's header.
 func (r *Reader) Header() Header { return r.header }
 
-// Close releases the decoder and the files opened by [Open] or
-// [OpenParts].
+// Close releases the decoder and the files opened by [Open].
 func (r *Reader) Close() error {
 	r.closeFile()
 	var errs []error
@@ -502,7 +499,7 @@ func (r *Reader) atEOF() error {
 	}
 	if r.header.Part == 1 && len(r.src.More) == 0 {
 		return &ParseError{File: r.name, Line: r.line, Offset: r.pos(), Err: ErrTruncated,
-			Msg: fmt.Sprintf("part 1 of a rotated recording ends with interaction(s) %s still open, which go on in the next parts: read it with them (cassettes.OpenParts, or kwrec show '%s')", strings.Join(ids, ", "), partPattern(r.name))}
+			Msg: fmt.Sprintf("part 1 of a rotated recording ends with interaction(s) %s still open, which go on in the next parts: read it with them (cassettes.Open, or kwrec show '%s')", strings.Join(ids, ", "), partPattern(r.name))}
 	}
 	return &ParseError{File: r.name, Line: r.line, Offset: r.pos(), Err: ErrTruncated,
 		Msg: fmt.Sprintf("cassette ends with interaction(s) %s still open (no end line): the recording was cut; run `kwrec lint --fix` to end them as stopped", strings.Join(ids, ", "))}
@@ -549,14 +546,4 @@ func readAll(rd *Reader) (*Cassette, error) {
 			byID[e.ID].End = e.End
 		}
 	}
-}
-
-// Load reads the whole cassette file path; see [Read] for truncated files.
-func Load(path string) (*Cassette, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fileError(path, err)
-	}
-	defer f.Close()
-	return Read(f, path)
 }

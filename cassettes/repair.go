@@ -9,43 +9,29 @@ import (
 	"time"
 )
 
-// Repair ends every interaction of c that has no End, as a recorder killed
-// mid-way leaves them, with [EndStopped] at its last frame's offset, and
-// returns the IDs it ended. A request cut before its response ends as
-// stopped at offset 0. Nothing recorded is dropped.
-func Repair(c *Cassette) []int {
-	var ended []int
-	for _, in := range c.Interactions {
-		if in.End != nil {
-			continue
-		}
-		var at time.Duration
-		if n := len(in.Frames); n > 0 {
-			at = in.Frames[n-1].At
-		}
-		in.End = &End{At: at, Reason: EndStopped}
-		ended = append(ended, in.ID)
-	}
-	return ended
-}
-
-// RepairParts repairs a rotated recording (parts, in order, as [Parts]
-// returns them) cut in its last part, as a recorder killed mid-way leaves
-// it: it rewrites that part alone, atomically, with every entry readable
-// before the cut, then an end line ([EndStopped], at the interaction's
-// last frame) for each interaction still open, whichever part it started
-// in. The part keeps its form (see [FormOf]); with object deltas, its
-// deltas name frames of the part itself only. Earlier parts are not
-// touched. It returns how many entries the part keeps and the IDs it
-// ended; a recording that reads to its end whole is left alone (nil,
-// nil), and one cut in an earlier part is refused: nothing after that cut
+// Repair repairs a recording (one file or a rotated recording's parts,
+// named as [Open] takes them) where it was cut, as a recorder killed
+// mid-way leaves it. It rewrites the file holding the
+// cut, the only one or the last part, atomically and in its form (see
+// [FormOf]): every entry readable before the cut, in order, then an end
+// line ([EndStopped], at the interaction's last frame, or 0 for a request
+// cut before its response) for each interaction still open, whichever
+// part it started in. Earlier parts are not touched; a rewritten part's
+// object deltas name frames of that part only.
+//
+// It returns how many entries (lines after the header) the rewritten
+// file keeps and the IDs of the interactions it ended. A recording that
+// reads to its end whole is left alone (0, nil, nil). Errors other than a
+// cut ([ErrTruncated]) are returned as reading found them, and a rotated
+// recording cut before its last part is refused: nothing after that cut
 // can be read.
-func RepairParts(parts []string) (kept int, ended []int, err error) {
-	if len(parts) < 2 {
-		return 0, nil, errors.New("cassette: RepairParts needs the parts of a rotated recording; use Repair for one file")
+func Repair(names ...string) (kept int, ended []int, err error) {
+	parts, err := Parts(names...)
+	if err != nil {
+		return 0, nil, err
 	}
 	last := parts[len(parts)-1]
-	rd, err := OpenParts(parts...)
+	rd, err := Open(parts...)
 	if err != nil {
 		return 0, nil, err
 	}

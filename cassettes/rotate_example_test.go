@@ -29,7 +29,7 @@ func ExampleCreate_rotation() {
 	for _, p := range parts {
 		fmt.Println(filepath.Base(p))
 	}
-	c, err := cassettes.LoadParts(filepath.Join(dir, "rec-0001.kwrec")) // the first part brings the others
+	c, err := cassettes.Load(filepath.Join(dir, "rec-0001.kwrec")) // the first part brings the others
 	if err != nil {
 		fmt.Println(err)
 		return

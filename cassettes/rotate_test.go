@@ -123,16 +123,17 @@ func TestARotatedRecordingReadsAsOneAndEachPartOnlyAsAPart(t *testing.T) {
 					t.Errorf("part %d is %s, want %s", k+1, p, want)
 				}
 				if k == 0 {
-					// Alone, the first part is a recording cut in the middle.
-					_, err := cassettes.Load(p)
-					wantErr := fmt.Sprintf("part 1 of a rotated recording ends with interaction(s) 1, 2, 3 still open, which go on in the next parts: read it with them (cassettes.OpenParts, or kwrec show 'rec-*%s')", ext)
+					// Read without the others, the first part is a
+					// recording cut in the middle.
+					_, err := readAlone(t, p)
+					wantErr := fmt.Sprintf("part 1 of a rotated recording ends with interaction(s) 1, 2, 3 still open, which go on in the next parts: read it with them (cassettes.Open, or kwrec show 'rec-*%s')", ext)
 					if !errors.Is(err, cassettes.ErrTruncated) || !strings.HasSuffix(err.Error(), wantErr) {
-						t.Errorf("Load(part 1) = %v, want truncated: ...%s", err, wantErr)
+						t.Errorf("Read(part 1) = %v, want truncated: ...%s", err, wantErr)
 					}
 					continue
 				}
 				_, err := cassettes.Load(p)
-				wantErr := fmt.Sprintf("%s:1: part %d of a rotated recording: read it with the other parts, from part 1 (cassettes.OpenParts, or kwrec show 'rec-*%s')", p, k+1, ext)
+				wantErr := fmt.Sprintf("%s:1: part %d of a rotated recording: read it with the other parts, from part 1 (cassettes.Open, or kwrec show 'rec-*%s')", p, k+1, ext)
 				if !errors.Is(err, cassettes.ErrPart) || err.Error() != wantErr {
 					t.Errorf("Load(part %d) = %v, want %s", k+1, err, wantErr)
 				}
@@ -142,16 +143,28 @@ func TestARotatedRecordingReadsAsOneAndEachPartOnlyAsAPart(t *testing.T) {
 				{parts[0]},
 				reversed(parts),
 			} {
-				got, err := cassettes.LoadParts(names...)
+				got, err := cassettes.Load(names...)
 				if err != nil {
-					t.Fatalf("LoadParts(%v): %v", names, err)
+					t.Fatalf("Load(%v): %v", names, err)
 				}
 				if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
-					t.Errorf("LoadParts(%v) differs from the unrotated recording (-want +got):\n%s", names, diff)
+					t.Errorf("Load(%v) differs from the unrotated recording (-want +got):\n%s", names, diff)
 				}
 			}
 		})
 	}
+}
+
+// readAlone reads the cassette file path with [cassettes.Read], alone,
+// whatever part of a recording it is.
+func readAlone(t *testing.T, path string) (*cassettes.Cassette, error) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	return cassettes.Read(f, path)
 }
 
 func reversed(s []string) []string {
@@ -232,9 +245,9 @@ func TestPartsThatAreNotOneRecordingAreRefused(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			names := tc.setup(t, dir, rotated(t, dir, false))
-			_, err := cassettes.LoadParts(names...)
+			_, err := cassettes.Load(names...)
 			if err == nil {
-				t.Fatal("LoadParts succeeded")
+				t.Fatal("Load succeeded")
 			}
 			if got := strings.ReplaceAll(err.Error(), dir+string(filepath.Separator), ""); got != tc.want {
 				t.Errorf("error:\n got %s\nwant %s", got, tc.want)
@@ -292,7 +305,7 @@ func TestRotateStartsAPartByTime(t *testing.T) {
 	if diff := cmp.Diff(want, parts); diff != "" {
 		t.Fatalf("files (-want +got):\n%s", diff)
 	}
-	r, err := cassettes.OpenParts(parts...)
+	r, err := cassettes.Open(parts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -368,18 +381,18 @@ func TestACutLastPartIsATruncatedRecording(t *testing.T) {
 			parts := rotated(t, dir, compress)
 			last := parts[len(parts)-1]
 			cutEnd(t, last)
-			c, err := cassettes.LoadParts(filepath.Join(dir, "rec-*"))
+			c, err := cassettes.Load(filepath.Join(dir, "rec-*"))
 			if !errors.Is(err, cassettes.ErrTruncated) || !strings.HasPrefix(err.Error(), last+":") {
-				t.Fatalf("LoadParts = %v, want truncated in %s", err, last)
+				t.Fatalf("Load = %v, want truncated in %s", err, last)
 			}
 			if c == nil || len(c.Interactions) != 3 || len(c.Interactions[0].Frames) < 90 {
-				t.Errorf("LoadParts kept %v, want the three watches with nearly all their frames", c)
+				t.Errorf("Load kept %v, want the three watches with nearly all their frames", c)
 			}
 		})
 	}
 }
 
-func TestRepairPartsRewritesACutLastPartAlone(t *testing.T) {
+func TestRepairRewritesACutLastPartAlone(t *testing.T) {
 	tests := []struct {
 		name   string
 		write  func(t *testing.T, dir string) []string
@@ -408,22 +421,22 @@ func TestRepairPartsRewritesACutLastPartAlone(t *testing.T) {
 			}
 			// What a repair must give: everything readable, the open
 			// interactions ended as Repair ends them.
-			want, err := cassettes.LoadParts(parts...)
+			want, err := cassettes.Load(parts...)
 			if !errors.Is(err, cassettes.ErrTruncated) {
-				t.Fatalf("LoadParts of the cut recording = %v, want truncated", err)
+				t.Fatalf("Load of the cut recording = %v, want truncated", err)
 			}
-			wantEnded := cassettes.Repair(want)
+			wantEnded := cassettetest.EndOpen(want)
 
-			kept, ended, err := cassettes.RepairParts(parts)
+			kept, ended, err := cassettes.Repair(parts...)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if kept == 0 || !slices.Equal(ended, wantEnded) {
-				t.Errorf("RepairParts kept %d entries, ended %v; want some, ended %v", kept, ended, wantEnded)
+				t.Errorf("Repair kept %d entries, ended %v; want some, ended %v", kept, ended, wantEnded)
 			}
-			got, err := cassettes.LoadParts(parts...)
+			got, err := cassettes.Load(parts...)
 			if err != nil {
-				t.Fatalf("LoadParts after the repair: %v", err)
+				t.Fatalf("Load after the repair: %v", err)
 			}
 			if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("repaired recording differs (-want +got):\n%s", diff)
@@ -443,21 +456,21 @@ func TestRepairPartsRewritesACutLastPartAlone(t *testing.T) {
 			}
 			// Repaired, the recording is whole: a second repair has
 			// nothing to do.
-			if kept, ended, err := cassettes.RepairParts(parts); kept != 0 || ended != nil || err != nil {
-				t.Errorf("RepairParts of a whole recording = %d, %v, %v; want 0, nil, nil", kept, ended, err)
+			if kept, ended, err := cassettes.Repair(parts...); kept != 0 || ended != nil || err != nil {
+				t.Errorf("Repair of a whole recording = %d, %v, %v; want 0, nil, nil", kept, ended, err)
 			}
 		})
 	}
 }
 
-func TestRepairPartsRefusesACutBeforeTheLastPart(t *testing.T) {
+func TestRepairRefusesACutBeforeTheLastPart(t *testing.T) {
 	dir := t.TempDir()
 	parts := rotatedWith(t, dir, cassettes.WriterOptions{Compress: true})
 	cutEnd(t, parts[0])
-	_, _, err := cassettes.RepairParts(parts)
+	_, _, err := cassettes.Repair(parts...)
 	want := fmt.Sprintf("(part 1 of %d: the parts after it cannot be read; keep the parts before it)", len(parts))
 	if !errors.Is(err, cassettes.ErrTruncated) || !strings.HasSuffix(err.Error(), want) || !strings.HasPrefix(err.Error(), parts[0]+":") {
-		t.Fatalf("RepairParts = %v, want truncated in %s ending %q", err, parts[0], want)
+		t.Fatalf("Repair = %v, want truncated in %s ending %q", err, parts[0], want)
 	}
 }
 

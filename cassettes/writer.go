@@ -24,10 +24,9 @@ const DefaultFlushInterval = time.Second
 type WriterOptions struct {
 	// Compress writes the zstd-compressed form. [Create] turns it on for
 	// names ending in ".zst". The compressed form writes binary frames
-	// (protobuf watch events) in the "bytes" form, which compresses to
-	// two thirds of base64's size (5.2 against 8.0 MB for 20k protobuf
-	// Pod events); plain text keeps base64, which every kwrec reads (see
-	// the package doc).
+	// (protobuf watch events) in the "bytes" form, which compresses
+	// better than base64; plain text keeps base64, which every kwrec
+	// reads (see the package doc).
 	Compress bool
 	// FlushInterval bounds how long a written line may sit in a buffer
 	// before it reaches the output, so a killed process loses at most
@@ -46,26 +45,24 @@ type WriterOptions struct {
 	// deltas (Deltas, whatever it says) and klauspost's better level with
 	// a window as large as a segment (4 MiB by default, 64 MiB at most).
 	// For finished recordings (kwrec compact), not for recording: the
-	// better level writes at about 70% of the default's rate. A larger
-	// window buys little once deltas find each object's previous version:
-	// on a 20k-event watch of 5,000 Pods, 64 MiB segments and window made
-	// the file 2% smaller and cost every stream a reader decodes 64 MiB.
+	// better level writes more slowly than the default. A larger window
+	// buys little once deltas find each object's previous version, and
+	// costs every stream a reader decodes its size.
 	Compact bool
 	// MaxSize, with [Create], splits the recording into numbered parts
 	// (see [PartName]): once the current part file holds MaxSize bytes,
 	// the Writer starts the next part at the next line. Sizes are checked
 	// as lines are written and counted as they reach the file, so a part
 	// ends up to a flush interval's worth of lines past MaxSize.
-	// Default 0: one file. [Parts], [OpenParts] and replay.Open read the
+	// Default 0: one file. [Parts], [Open], [Load] and replay.Open read the
 	// parts as one recording (see the package doc).
 	MaxSize int64
 	// Deltas, with Compress, writes each watch event whose object the
 	// interaction sent before as a delta against that object's previous
-	// version (see the package doc, "Object deltas"): a 20k-event watch
-	// of 5,000 Pods is 1.9 MB instead of 5.2, and takes less CPU to
-	// write, but the Writer and every reader of the cassette hold up to
-	// DeltaBudget bytes of frames (33 MB on that watch). Default off:
-	// a recording's replay stays within its memory target; kwrec compact
+	// version (see the package doc, "Object deltas"): a much smaller
+	// file, less CPU to write, but the Writer and every reader of the
+	// cassette hold up to DeltaBudget bytes of frames. Default off: a
+	// recording's replay stays within its memory target; kwrec compact
 	// turns it on.
 	Deltas bool
 	// DeltaBudget is, with Deltas, the most bytes of frames kept as bases
@@ -498,13 +495,8 @@ func writeAll(out io.Writer, c *Cassette, opts WriterOptions) error {
 // Save writes c to path atomically (see [WriteAtomic]), compressed when
 // path ends in ".zst". The old file stays untouched if anything fails.
 func Save(path string, c *Cassette) error {
-	return SaveAs(path, c, Form{Compressed: strings.HasSuffix(path, ".zst")})
-}
-
-// SaveAs writes c to path atomically as [Save] does, in form f (see
-// [FormOf]) whatever path's name says.
-func SaveAs(path string, c *Cassette, f Form) error {
-	return WriteAtomic(path, func(w io.Writer) error { return writeAll(w, c, f.options()) })
+	opts := WriterOptions{Compress: strings.HasSuffix(path, ".zst")}
+	return WriteAtomic(path, func(w io.Writer) error { return writeAll(w, c, opts) })
 }
 
 // WriteAtomic writes path through write: to a temporary file in the same

@@ -68,14 +68,15 @@
 // the cassette header by [Header]. Add rules with [Options.Redactions];
 // turning the defaults off takes [Options.DisableRedaction].
 //
-// # Modes
+// # go-vcr's modes
 //
-// A Recorder records every request ([ModeRecordOnly], the zero value) or
-// sends requests on unrecorded ([ModePassthrough]). go-vcr's modes that
-// replay are package replay's: ReplayOnly is replay.Open, or
-// replaytest.Config in a test, and RecordOnce (record the cassette if it
-// is missing, else replay it) is replaytest.Config with KWREC_RECORD=once.
-// go-vcr's ReplayWithNewEpisodes (replay what is recorded, record and
-// append the rest) has no kwrec counterpart: a replay answers unrecorded
-// lists and watches from the recorded state instead.
+// A Recorder records every request: go-vcr's RecordOnly. Its Passthrough
+// is no Recorder at all: build the clients from a config not given to
+// [Recorder.WrapConfig]. go-vcr's modes that replay are package replay's:
+// ReplayOnly is replay.Open, or replaytest.Config in a test, and
+// RecordOnce (record the cassette if it is missing, else replay it) is
+// replaytest.Config with KWREC_RECORD=once. go-vcr's
+// ReplayWithNewEpisodes (replay what is recorded, record and append the
+// rest) has no kwrec counterpart: a replay answers unrecorded lists and
+// watches from the recorded state instead.
 package recorder

@@ -9,7 +9,6 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -21,28 +20,6 @@ import (
 	"github.com/kwrec/kwrec/internal/framing"
 	"github.com/kwrec/kwrec/internal/wire"
 )
-
-// Mode says what a [Recorder] does with requests. The names are go-vcr's.
-// go-vcr's modes that replay are package replay's: see the package doc.
-type Mode int
-
-const (
-	// ModeRecordOnly records every request to the cassette. It is the zero
-	// value.
-	ModeRecordOnly Mode = iota
-	// ModePassthrough sends requests on unrecorded; the Writer may be nil.
-	ModePassthrough
-)
-
-func (m Mode) String() string {
-	switch m {
-	case ModeRecordOnly:
-		return "RecordOnly"
-	case ModePassthrough:
-		return "Passthrough"
-	}
-	return "Mode(" + strconv.Itoa(int(m)) + ")"
-}
 
 // Sentinel errors; match them with [errors.Is].
 var (
@@ -57,8 +34,6 @@ var (
 // Options configure a [Recorder]. The zero value records everything with
 // redaction on, timed by the real clock.
 type Options struct {
-	// Mode is [ModeRecordOnly] (the zero value) or [ModePassthrough].
-	Mode Mode
 	// Clock timestamps requests, response heads and frames. The cassette
 	// starts when [New] is called. Default: the real clock.
 	Clock clock.PassiveClock
@@ -75,8 +50,8 @@ type Options struct {
 	MaxBuffered int
 }
 
-// DefaultMaxBuffered is [Options.MaxBuffered]'s default.
-const DefaultMaxBuffered = 64 << 20
+// defaultMaxBuffered is [Options.MaxBuffered]'s default.
+const defaultMaxBuffered = 64 << 20
 
 // Recorder records HTTP traffic to a [cassettes.Writer]: plug it into a
 // [rest.Config] with [Recorder.WrapConfig], or wrap any transport with
@@ -103,24 +78,18 @@ type Recorder struct {
 	wg      sync.WaitGroup
 }
 
-// New returns a recorder writing to w (nil only in [ModePassthrough]).
-// The cassette's time zero is now, by opts.Clock.
+// New returns a recorder writing to w. The cassette's time zero is now,
+// by opts.Clock.
 func New(w *cassettes.Writer, opts Options) (*Recorder, error) {
-	switch opts.Mode {
-	case ModeRecordOnly:
-		if w == nil {
-			return nil, errors.New("recorder: nil cassette writer; create one with cassettes.Create")
-		}
-	case ModePassthrough:
-	default:
-		return nil, fmt.Errorf("recorder: unknown mode %v", opts.Mode)
+	if w == nil {
+		return nil, errors.New("recorder: nil cassette writer; create one with cassettes.Create")
 	}
 	clk := opts.Clock
 	if clk == nil {
 		clk = clock.RealClock{}
 	}
 	if opts.MaxBuffered <= 0 {
-		opts.MaxBuffered = DefaultMaxBuffered
+		opts.MaxBuffered = defaultMaxBuffered
 	}
 	r := &Recorder{w: w, opts: opts, clock: clk, start: clk.Now(), open: map[*stream]struct{}{}, tokens: map[string]struct{}{}}
 	if !opts.DisableRedaction {
@@ -177,9 +146,6 @@ func (r *Recorder) noteErr(err error) {
 }
 
 func (r *Recorder) roundTrip(next http.RoundTripper, req *http.Request) (*http.Response, error) {
-	if r.opts.Mode == ModePassthrough {
-		return next.RoundTrip(req)
-	}
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()

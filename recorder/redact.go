@@ -72,14 +72,14 @@ type Redaction struct {
 // Redacted replaces secret header values and secret strings.
 const Redacted = "REDACTED"
 
-// RedactedBase64 replaces every value of a Secret's data: base64 of
-// "REDACTED", so the object still decodes.
-const RedactedBase64 = "UkVEQUNURUQ="
+// redactedBase64 replaces every value of a Secret's data: base64 of
+// [Redacted], so the object still decodes.
+const redactedBase64 = "UkVEQUNURUQ="
 
-// ProtobufPlaceholder replaces a protobuf body or frame that holds
+// protobufPlaceholder replaces a protobuf body or frame that holds
 // something secret the recorder could not decode to redact selectively.
 // Never leaking wins over replaying it.
-const ProtobufPlaceholder = "kwrec: protobuf data removed: it holds secrets that could not be decoded to redact them"
+const protobufPlaceholder = "kwrec: protobuf data removed: it holds secrets that could not be decoded to redact them"
 
 // DefaultRedactions returns the built-in rules a [Recorder] applies unless
 // [Options.DisableRedaction] is set:
@@ -92,16 +92,17 @@ const ProtobufPlaceholder = "kwrec: protobuf data removed: it holds secrets that
 //   - bearer-token:everywhere: every bearer token seen in an Authorization
 //     header or set in a [rest.Config] given to [Recorder.WrapConfig] is
 //     scrubbed from every later URL, header, body and frame (a protobuf
-//     body holding one is replaced by [ProtobufPlaceholder]).
+//     body holding one is replaced by a placeholder text).
 //   - body:secrets: in JSON and protobuf bodies, requests and responses
 //     (get, list, watch events, tables), each value of a Secret's data
-//     (by [RedactedBase64]) and stringData (by [Redacted]), and its
+//     (by [Redacted] in base64) and stringData (by [Redacted]), and its
 //     kubectl.kubernetes.io/last-applied-configuration annotation.
 //   - body:tokens: TokenRequest status.token and TokenReview spec.token.
 //
 // A body that names a Secret or token kind but cannot be parsed is
 // replaced whole: JSON by a {"kwrec":"redacted"} object, protobuf by
-// [ProtobufPlaceholder].
+// the text "kwrec: protobuf data removed: ...", which never decodes:
+// never leaking wins over replaying it.
 func DefaultRedactions() []Redaction {
 	return []Redaction{
 		headerRule("Authorization"),
@@ -115,10 +116,10 @@ func DefaultRedactions() []Redaction {
 	}
 }
 
-// RedactionNames lists the names of the rules a recorder with opts
+// redactionNames lists the names of the rules a recorder with opts
 // applies, for [cassettes.Header.Redactions]. It is empty only when
 // redaction is explicitly off and no rule was added.
-func RedactionNames(opts Options) []string {
+func redactionNames(opts Options) []string {
 	var rules []Redaction
 	if !opts.DisableRedaction {
 		rules = DefaultRedactions()
@@ -132,9 +133,11 @@ func RedactionNames(opts Options) []string {
 
 // Header returns the header of a cassette recorded with opts from a
 // server of version server ("v1.37.2", may be empty): recorded now (by
-// opts.Clock) with [RedactionNames]. Give it to [cassettes.Create].
+// opts.Clock), listing the names of the rules a recorder with opts
+// applies (empty only when redaction is off and no rule was added). Give
+// it to [cassettes.Create].
 func Header(server string, opts Options) cassettes.Header {
-	h := cassettes.Header{Version: cassettes.Version, Server: server, Redactions: RedactionNames(opts), RecordedAt: time.Now().UTC()}
+	h := cassettes.Header{Version: cassettes.Version, Server: server, Redactions: redactionNames(opts), RecordedAt: time.Now().UTC()}
 	if opts.Clock != nil {
 		h.RecordedAt = opts.Clock.Now().UTC()
 	}
@@ -261,7 +264,7 @@ func scrubTokens(ex *Exchange) {
 			continue
 		}
 		if mt == protobufType {
-			*body = []byte(ProtobufPlaceholder)
+			*body = []byte(protobufPlaceholder)
 			return
 		}
 		*body = bytes.ReplaceAll(*body, []byte(t), []byte(Redacted))
@@ -395,7 +398,7 @@ func redactSecretJSON(x map[string]any) bool {
 	changed := false
 	if m, ok := x["data"].(map[string]any); ok {
 		for k := range m {
-			m[k] = RedactedBase64
+			m[k] = redactedBase64
 			changed = true
 		}
 	}

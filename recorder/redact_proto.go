@@ -14,25 +14,25 @@ import (
 
 // redactProto redacts a protobuf document, or a watch frame (4-byte length,
 // then a metav1.WatchEvent whose object is a document). Anything secret it
-// cannot decode is replaced by [ProtobufPlaceholder].
+// cannot decode is replaced by [protobufPlaceholder].
 func redactProto(data []byte, watchFrame bool, rules objRules) []byte {
 	if !watchFrame {
 		out, ok := redactProtoDoc(data, rules)
 		if !ok {
-			return []byte(ProtobufPlaceholder)
+			return []byte(protobufPlaceholder)
 		}
 		return out
 	}
 	if len(data) < 4 || int(binary.BigEndian.Uint32(data)) != len(data)-4 {
-		return []byte(ProtobufPlaceholder) // a cut frame
+		return []byte(protobufPlaceholder) // a cut frame
 	}
 	var ev metav1.WatchEvent
 	if err := ev.Unmarshal(data[4:]); err != nil {
-		return []byte(ProtobufPlaceholder)
+		return []byte(protobufPlaceholder)
 	}
 	obj, ok := redactProtoDoc(ev.Object.Raw, rules)
 	if !ok {
-		return []byte(ProtobufPlaceholder)
+		return []byte(protobufPlaceholder)
 	}
 	if bytes.Equal(obj, ev.Object.Raw) {
 		return data
@@ -40,7 +40,7 @@ func redactProto(data []byte, watchFrame bool, rules objRules) []byte {
 	ev.Object.Raw = obj
 	b, err := ev.Marshal()
 	if err != nil {
-		return []byte(ProtobufPlaceholder)
+		return []byte(protobufPlaceholder)
 	}
 	out := binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(b)), uint32(len(b)))
 	return append(out, b...)

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kwrec/kwrec/cassettes"
+	"github.com/kwrec/kwrec/internal/cassettetest"
 )
 
 // The bad-input table for the compressed form, which a txtar cannot hold
@@ -205,8 +206,9 @@ func TestLintSaysWhatEveryCutLeaves(t *testing.T) {
 					}
 					lost++
 				default:
-					ended := cassettes.Repair(c)
-					want := fmt.Sprintf("%s: repaired: kept %d interaction(s), ended %d left open as stopped (%v)", name, len(c.Interactions), len(ended), rerr)
+					kept := cassettetest.Entries(c)
+					ended := cassettetest.EndOpen(c)
+					want := fmt.Sprintf("%s: repaired: kept %d line(s), ended %d left open as stopped (%v)", name, kept, len(ended), rerr)
 					if fix != want {
 						t.Fatalf("cut at byte %d: lint --fix says\n\t%s\nwant\n\t%s", n, fix, want)
 					}

@@ -18,11 +18,11 @@ func newCompactCmd() *cobra.Command {
 		Long: `Recompress a finished cassette for size: the compressed form with each
 watch event written as a delta against the previous version of its object
 (object deltas, see the cassettes package doc) and klauspost's better zstd
-level, in 4 MiB segments. A 20k-event watch of 5,000 Pods goes from 5.2 MB
-to 1.8 MB, about half of its go-vcr YAML compressed with zstd -19. The result
-is still seekable (a seek comment per segment) and crash-safe, but every
-reader holds up to 64 MiB of frames that later deltas copy from (33 MB on
-that watch), and a kwrec from before object deltas cannot read it.
+level, in 4 MiB segments. A watch of many objects that each change a
+little at a time shrinks the most. The result is still seekable (a seek
+comment per segment) and crash-safe, but every reader holds up to 64 MiB of
+frames that later deltas copy from, and a kwrec from before object deltas
+cannot read it.
 
 The cassette is read and written one line at a time, holding at most 64 MiB
 of frames for deltas; a cut cassette is refused (run kwrec lint --fix first). IN may be a rotated
@@ -53,7 +53,7 @@ func compact(in, out string) (before, after int64, err error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	r, err := cassettes.OpenParts(parts...)
+	r, err := cassettes.Open(parts...)
 	if err != nil {
 		return 0, 0, err
 	}

@@ -85,7 +85,7 @@ pattern ('rec-*.kwrec.zst') or its first part, and written as one file.`,
 				if err != nil {
 					return err
 				}
-			} else if c, err = cassettes.LoadParts(in); err != nil {
+			} else if c, err = cassettes.Load(in); err != nil {
 				return err
 			}
 			switch fo {

@@ -102,7 +102,7 @@ func edit(cmd *cobra.Command, path string) error {
 				// In the form it was found: with object deltas
 				// if it had some.
 				var z bytes.Buffer
-				if err := cassettes.CompressAs(&z, bytes.NewReader(edited), form); err != nil {
+				if err := cassettes.Compress(&z, bytes.NewReader(edited), form); err != nil {
 					return err
 				}
 				out = z.Bytes()

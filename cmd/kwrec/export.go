@@ -50,7 +50,7 @@ read as one, by a quoted pattern ('rec-*.kwrec.zst') or its first part.`,
 }
 
 func exportTrace(path string) (*trace.Trace, error) {
-	r, err := cassettes.OpenParts(path)
+	r, err := cassettes.Open(path)
 	if err != nil {
 		return nil, err
 	}

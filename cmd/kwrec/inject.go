@@ -42,7 +42,7 @@ pattern ('rec-*.kwrec.zst') or its first part; OUT is one file.`,
 			if len(edits) == 0 {
 				return errors.New("inject needs at least one edit flag (see --help)")
 			}
-			c, err := cassettes.LoadParts(args[0])
+			c, err := cassettes.Load(args[0])
 			if err != nil {
 				return err
 			}

@@ -85,7 +85,7 @@ func lintRecording(names []string, fix bool) (msg string, repaired bool) {
 	if err != nil {
 		return err.Error(), false
 	}
-	r, err := cassettes.OpenParts(parts...)
+	r, err := cassettes.Open(parts...)
 	if err != nil {
 		return err.Error(), false
 	}
@@ -108,29 +108,12 @@ func lintRecording(names []string, fix bool) (msg string, repaired bool) {
 	if !fix || !errors.Is(err, cassettes.ErrTruncated) {
 		return err.Error(), false
 	}
+	kept, ended, rerr := cassettes.Repair(parts...)
+	if rerr != nil {
+		return fmt.Sprintf("%v; repair failed: %v", err, rerr), false
+	}
 	if len(parts) > 1 {
-		last := parts[len(parts)-1]
-		kept, ended, rerr := cassettes.RepairParts(parts)
-		if rerr != nil {
-			return fmt.Sprintf("%v; repair failed: %v", err, rerr), false
-		}
-		return fmt.Sprintf("%s: repaired its last part %s: kept %d line(s) of it, ended %d left open as stopped (%v)", path, last, kept, len(ended), err), true
+		return fmt.Sprintf("%s: repaired its last part %s: kept %d line(s) of it, ended %d left open as stopped (%v)", path, parts[len(parts)-1], kept, len(ended), err), true
 	}
-	c, lerr := cassettes.Load(path)
-	if c == nil {
-		// Unreachable while Open reads the header; never write nothing.
-		return lerr.Error(), false
-	}
-	if lerr != nil && !errors.Is(lerr, cassettes.ErrTruncated) {
-		return lerr.Error(), false
-	}
-	form, ferr := cassettes.FormOf(path)
-	if ferr != nil {
-		return ferr.Error(), false
-	}
-	ended := cassettes.Repair(c)
-	if serr := cassettes.SaveAs(path, c, form); serr != nil {
-		return fmt.Sprintf("%s: repair failed: %v", path, serr), false
-	}
-	return fmt.Sprintf("%s: repaired: kept %d interaction(s), ended %d left open as stopped (%v)", path, len(c.Interactions), len(ended), err), true
+	return fmt.Sprintf("%s: repaired: kept %d line(s), ended %d left open as stopped (%v)", path, kept, len(ended), err), true
 }

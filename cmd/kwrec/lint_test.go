@@ -57,7 +57,7 @@ func TestLintFixKeepsTheFormOfACutCassette(t *testing.T) {
 	}
 
 	msg := lintFile(p, true)
-	if !strings.Contains(msg, "repaired: kept 1 interaction(s), ended 1 left open as stopped") {
+	if !strings.Contains(msg, "repaired: kept 12 line(s), ended 1 left open as stopped") {
 		t.Fatalf("lint --fix: %s", msg)
 	}
 	if msg := lintFile(p, false); msg != "" {

@@ -95,7 +95,7 @@ times 1000, so that writes fit between recorded events. With the default
 			defer endStartGC()
 			// What can be told at once (a missing file, not a cassette, an
 			// unknown version) is, before anything is served.
-			head, err := cassettes.OpenParts(args[0])
+			head, err := cassettes.Open(args[0])
 			if err != nil {
 				return err
 			}
@@ -158,18 +158,17 @@ times 1000, so that writes fit between recorded events. With the default
 // startGCPercent is the garbage collector's GOGC while kwrec serve starts
 // a small cassette, up to its ready line. The open of a cassette allocates
 // its buffers (a zstd window, a text buffer of 4 MiB, batches of frames) on
-// a heap of a few MiB, so at the default of 100 the collector ran three
-// times during the open of 2,000 4 KB ConfigMaps and 1,200 changes; at 400
-// it runs at most once: medians of 60 alternated runs on a busy 2-core
-// machine, 82 to 68 ms from exec to ready and 69 to 59 ms of CPU. The
+// a heap of a few MiB, so at the default of 100 the collector ran several
+// times during the open of the start benchmark's cassette; at 400 it runs
+// at most once, which shortens the start and its CPU (BENCHMARKS.md). The
 // default is back once the server is ready.
 const startGCPercent = 400
 
 // startGCMaxBytes is the largest cassette (its files on disk) whose start
 // runs at startGCPercent. A large cassette's open keeps tens of MB (the
-// index and timelines of a million events: about 45 MB), and at 400 the
-// heap could grow to five times what it keeps where 100 allows two: kwrec
-// serve of a million events peaked at 244 MB instead of 151.
+// index and timelines of a million events), and at 400 the heap could
+// grow to five times what it keeps where 100 allows two: the peak of a
+// large serve would rise by more than the start saves.
 const startGCMaxBytes = 16 << 20
 
 // startGC sets the collector's percent to [startGCPercent] for a cassette

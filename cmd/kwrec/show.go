@@ -116,7 +116,7 @@ func editRows(path string, h cassettes.Header, extra []replay.Edit) ([]timelineR
 }
 
 func show(out io.Writer, path string, asJSON bool, extra []replay.Edit) error {
-	r, err := cassettes.OpenParts(path)
+	r, err := cassettes.Open(path)
 	if err != nil {
 		return err
 	}

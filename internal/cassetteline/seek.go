@@ -68,9 +68,7 @@ func cutNumber(b []byte) (int64, []byte, bool) {
 // NewDecoder returns the zstd decoder every cassette reader uses: one
 // goroutine, low memory, and windows up to 64 MiB. With ahead, a second
 // goroutine decodes the next block while this one is read: for one pass
-// over a whole file, such as an index's, where it takes about a third off
-// the time (a replay's open of 13 MB of ConfigMaps, 72 to 52 ms on a busy
-// 2-core machine).
+// over a whole file, such as an index's, which it shortens.
 func NewDecoder(r io.Reader, ahead bool) (*zstd.Decoder, error) {
 	n := 1
 	if ahead {

@@ -21,10 +21,10 @@ import (
 var Fixtures = []string{"list-then-watch.kwrec", "error-and-reset.kwrec", "protobuf-watch.kwrec"}
 
 // Load loads the cassette file path, or the recording a pattern or first
-// part names ([cassettes.LoadParts]), or fails the test.
+// part names ([cassettes.Load]), or fails the test.
 func Load(tb testing.TB, path string) *cassettes.Cassette {
 	tb.Helper()
-	c, err := cassettes.LoadParts(path)
+	c, err := cassettes.Load(path)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -152,4 +152,39 @@ func RawText(t testing.TB, path string) []byte {
 		t.Fatal(err)
 	}
 	return text
+}
+
+// EndOpen ends every interaction of c without an End as
+// [cassettes.Repair] ends them in a file, stopped at its last frame's
+// offset (0 without frames), and returns their IDs: what a cut
+// recording read whole should read as once repaired.
+func EndOpen(c *cassettes.Cassette) []int {
+	var ended []int
+	for _, in := range c.Interactions {
+		if in.End != nil {
+			continue
+		}
+		var at time.Duration
+		if n := len(in.Frames); n > 0 {
+			at = in.Frames[n-1].At
+		}
+		in.End = &cassettes.End{At: at, Reason: cassettes.EndStopped}
+		ended = append(ended, in.ID)
+	}
+	return ended
+}
+
+// Entries returns how many entries (lines after the header) c is.
+func Entries(c *cassettes.Cassette) int {
+	n := 0
+	for _, in := range c.Interactions {
+		n += 1 + len(in.Frames)
+		if in.Response != nil {
+			n++
+		}
+		if in.End != nil {
+			n++
+		}
+	}
+	return n
 }

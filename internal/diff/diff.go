@@ -92,12 +92,12 @@ func Files(a, b string, opts Options) (*Report, error) {
 	if _, err := patterns(opts); err != nil {
 		return nil, err // before reading anything
 	}
-	ra, err := cassettes.OpenParts(a)
+	ra, err := cassettes.Open(a)
 	if err != nil {
 		return nil, err
 	}
 	defer ra.Close()
-	rb, err := cassettes.OpenParts(b)
+	rb, err := cassettes.Open(b)
 	if err != nil {
 		return nil, err
 	}

@@ -46,8 +46,8 @@ type Docs struct {
 }
 
 // Builtin returns the embedded discovery of kube-apiserver v1.37.2: the
-// snapshot (7 MB of documents) is decompressed at the first call, and every
-// call returns those same Docs, which nothing can change.
+// snapshot (megabytes of documents) is decompressed at the first call, and
+// every call returns those same Docs, which nothing can change.
 func Builtin() (*Docs, error) { return builtin() }
 
 var builtin = sync.OnceValues(decodeBuiltin)

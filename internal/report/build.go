@@ -19,7 +19,7 @@ import (
 // edit that does not fit the cassette is an error wrapping
 // [replay.ErrBadEdit]; a cassette cut short is reported up to the cut.
 func Build(path string, opts Options) (*Report, error) {
-	r, err := cassettes.OpenParts(path)
+	r, err := cassettes.Open(path)
 	if err != nil {
 		return nil, err
 	}

@@ -20,8 +20,8 @@
 // network): marks and lanes as JSON in columns, the object texts gzipped,
 // which the browser inflates with its DecompressionStream. The page draws
 // on a canvas and aggregates the marks of one pixel bucket into a bar, so
-// a 100k-event cassette's report (about 13 MB) draws in well under a
-// second; BenchmarkLargeReport measures it in headless Chromium.
+// a large cassette's report draws at once; BenchmarkLargeReport measures
+// a 100k-event one in headless Chromium.
 //
 // Cassettes are redacted when recorded; the report shows what the cassette
 // holds and adds nothing.

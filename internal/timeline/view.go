@@ -491,8 +491,8 @@ func (t *Timeline) Watch(q url.Values, sel Selector) (steps []Step, from int64, 
 
 // WatchSteps is [Timeline.Watch] made step by step as the watch reaches
 // them: a watch holds its initial state and its place in the recording,
-// not a list of every event to come (1,000 watches from the start of a
-// 100k-event recording would otherwise hold 5.6 GB of steps).
+// not a list of every event to come (a thousand watches from the start
+// of a long recording would otherwise hold gigabytes of steps).
 func (t *Timeline) WatchSteps(q url.Values, sel Selector) (w *Steps, from int64, err error) {
 	rv, err := rvParam(q)
 	if err != nil {
