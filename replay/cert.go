@@ -16,9 +16,9 @@ import (
 
 // servingCert returns a serving certificate for ips and localhost, signed
 // by a CA made for this server alone, and the CA's PEM for a kubeconfig
-// to trust. Keys are ECDSA P-256: generating them takes well under a
-// millisecond, where the two RSA-2048 keys of client-go's
-// certutil.GenerateSelfSignedCertKey took 100-250 ms, most of a start.
+// to trust. Keys are ECDSA P-256, fast to generate, where the two
+// RSA-2048 keys of client-go's certutil.GenerateSelfSignedCertKey took
+// most of a start (BENCHMARKS.md).
 // Both are valid for a year from an hour ago (clock skew).
 func servingCert(ips []net.IP, now time.Time) (tls.Certificate, []byte, error) {
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)

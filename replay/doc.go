@@ -118,6 +118,13 @@
 // replays as a clean end, a recorded reset as a connection reset
 // ([syscall.ECONNRESET]).
 //
+// Above speed 0, a watch that cannot keep up with its schedule is ended
+// as kube-apiserver ends a watcher that cannot keep up: once it is 200
+// events behind for longer than the API server's dispatch budget (up to
+// 100 ms), it gets the events it was behind by and a clean end of the
+// stream, no ERROR event; client-go's reflector then watches again from
+// the last resourceVersion it got. No other watch ever waits for it.
+//
 // # Edits
 //
 // An [Edit] changes how a cassette replays: an HTTP error on a request, a

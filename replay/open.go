@@ -244,10 +244,8 @@ func newObserver(fn func(in *index.Interaction, i int, f cassettes.Frame)) *obse
 // batch (a page of a list: megabytes) is observed before add returns,
 // once the frames before it are, without a copy: copying it cost more
 // than the wait, a memmove into a fresh buffer the size of the frame on
-// the reading goroutine, and the page faults of that buffer. kwrec serve
-// of 2,000 4 KB ConfigMaps in pages of 500 and 1,200 changes, medians of
-// 60 runs on a busy 2-core machine: 53 to 49 ms from exec to ready, and
-// 53 to 49 ms of CPU.
+// the reading goroutine, and the page faults of that buffer
+// (BENCHMARKS.md).
 func (o *observer) add(in *index.Interaction, i int, f cassettes.Frame) {
 	if len(f.Data) > batchBytes {
 		o.observeInPlace(in, i, f)

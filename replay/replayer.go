@@ -31,20 +31,12 @@ type Options struct {
 	// Matcher decides which recorded interaction answers a request
 	// byte for byte. Default [DefaultMatcher].
 	Matcher Matcher
-	// Speed scales recorded time: 1 is real time, 10 ten times faster. The
-	// default 0 skips every recorded wait (latency and gaps between
-	// frames), serving frames as fast as the client reads them; the idle
-	// end of a watch then lasts the client's timeoutSeconds of clock time
-	// unscaled, so a client that re-watches at once does not spin.
-	// Negative values are refused.
-	//
-	// Above 0, a watch that cannot keep up with its schedule is ended as
-	// kube-apiserver ends a watcher that cannot keep up: once it is 200
-	// events behind for longer than the API server's dispatch budget (up
-	// to 100 ms), it gets the events it was behind by and a clean end of
-	// the stream, no ERROR event; client-go's reflector then watches
-	// again from the last resourceVersion it got. No other watch ever
-	// waits for it.
+	// Speed scales recorded time: 1 is real time, 10 ten times faster.
+	// The default 0 skips every recorded wait and serves frames as fast as
+	// the client reads; the idle end of a watch then lasts the client's
+	// timeoutSeconds. Negative values are refused. Above 0, a watch that
+	// falls far behind its schedule is ended cleanly, as kube-apiserver
+	// ends a slow watcher (see the package documentation, "Time").
 	Speed float64
 	// MaxGap caps every wait between frames (after Speed). Default 0: no cap.
 	MaxGap time.Duration

@@ -54,8 +54,7 @@ type Server struct {
 	Replayer *Replayer
 	// Open, when Replayer is nil, opens the Replayer once Start listens, on
 	// a goroutine of its own, so that the server's URL, token and
-	// kubeconfig are there at once while the cassette is read (the read
-	// of 2,000 4 KB objects and 1,200 changes, with discovery and OpenAPI,
+	// kubeconfig are there at once while the cassette is read (reading
 	// takes longer than the rest of a start together). Requests wait for
 	// it as long as their context lets them; if it fails, they are
 	// answered 503 with its error. [Server.Ready] starts and waits for
@@ -211,9 +210,9 @@ func (s *Server) Start() error {
 		// have some, not round robin: the round-robin scheduler looks
 		// at every open stream of the connection for each frame it
 		// writes (and once more to find none left), up to 1,000
-		// watches on a connection of client-go's; with 250 it was 43%
-		// of the connection's writer and 8% of all the CPU of 1,000
-		// watchers at speed 1. Each stream's frames stay in order.
+		// watches on a connection of client-go's, which made it most of
+		// the connection's writer (BENCHMARKS.md). Each stream's frames
+		// stay in order.
 		// x/net deprecates user-provided schedulers (its default under
 		// Go 1.26 is the round-robin one); should it drop them, drop
 		// this.
@@ -444,8 +443,8 @@ const writeBatch = 64 << 10
 // writeBatches holds the buffers of copyFrames. A new one starts at 16 KB
 // and grows as a batch needs: a paced watch that is late gathers a few
 // small frames, and a thousand of them late together (a burst at speed
-// 1 on a busy machine) held 80 KB each, garbage whose collection made the
-// next bursts later still.
+// 1 on a busy machine) held large buffers each, garbage whose collection
+// made the next bursts later still.
 var writeBatches = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
 
 // copyBody writes any other body to w, flushing every read.
@@ -470,8 +469,7 @@ func copyBody(w http.ResponseWriter, rc *http.ResponseController, body io.Reader
 // streaming list (sendInitialEvents, the WatchListCompression feature, on
 // since v1.37) and never for a plain watch. Go's transport asks every
 // server for gzip on the client's behalf, so without this every watch
-// would pay a compressor per watcher: 83% of the CPU of 50 watchers at
-// speed 0 before it.
+// would pay a compressor per watcher, most of the CPU of a fan-out.
 func compressible(req *http.Request) bool {
 	q := req.URL.Query()
 	return !wire.IsWatch(q) || q.Get("sendInitialEvents") == "true"

@@ -163,11 +163,11 @@ func ControllerOptions() replay.Options {
 // Settle is how long [Controller] lets the code under test be idle
 // before each recorded change ([replay.Options.Settle]): longer than a
 // controller takes to start reconciling a change it was sent, even on a
-// loaded CI machine. At 50 ms a race-enabled controller-runtime manager,
-// sharing 2 cores with the other packages' tests, once took longer, and
-// its workqueue merged two changes of one object into one reconcile; an
-// idle 2-core VM alone loses its CPU for up to 50-75 ms
-// (BenchmarkTheMachineIsSteady).
+// loaded CI machine: with a quarter of it, a race-enabled
+// controller-runtime manager sharing 2 cores with other tests once took
+// longer, and its workqueue merged two changes of one object into one
+// reconcile (BENCHMARKS.md, BenchmarkTheMachineIsSteady). In a synctest
+// bubble ([Run], [BubbleOptions]) no duration decides this.
 const Settle = 200 * time.Millisecond
 
 // EnvRecord names the environment variable that switches [Config] to
