@@ -14,6 +14,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/kwrec/kwrec/internal/kubeconfig"
 )
 
 // Proxy is a loopback reverse proxy that records, through a [Recorder],
@@ -98,12 +100,7 @@ func clusterURL(cfg *rest.Config) (*url.URL, error) {
 // Kubeconfig returns a kubeconfig whose only context points at the proxy,
 // with no credentials (the proxy holds them).
 func (p *Proxy) Kubeconfig() *clientcmdapi.Config {
-	kc := clientcmdapi.NewConfig()
-	kc.Clusters["kwrec"] = &clientcmdapi.Cluster{Server: p.URL}
-	kc.AuthInfos["kwrec"] = &clientcmdapi.AuthInfo{}
-	kc.Contexts["kwrec"] = &clientcmdapi.Context{Cluster: "kwrec", AuthInfo: "kwrec", Namespace: "default"}
-	kc.CurrentContext = "kwrec"
-	return kc
+	return kubeconfig.For("kwrec", p.URL, nil, "")
 }
 
 // WriteKubeconfig writes [Proxy.Kubeconfig] to path.

@@ -18,12 +18,12 @@ import (
 	"time"
 
 	"github.com/kwrec/kwrec/internal/apipath"
+	"github.com/kwrec/kwrec/internal/kubeconfig"
 	"github.com/kwrec/kwrec/internal/wire"
 	"golang.org/x/net/http2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
 // Server serves a [Replayer] on a loopback address (127.0.0.1 only) so any
@@ -321,12 +321,7 @@ func (s *Server) WriteKubeconfig(path string) error {
 	if s.url == "" {
 		return errors.New("WriteKubeconfig before Start")
 	}
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["kwrec-replay"] = &clientcmdapi.Cluster{Server: s.url, CertificateAuthorityData: s.ca}
-	cfg.AuthInfos["kwrec-replay"] = &clientcmdapi.AuthInfo{Token: s.token}
-	cfg.Contexts["kwrec-replay"] = &clientcmdapi.Context{Cluster: "kwrec-replay", AuthInfo: "kwrec-replay", Namespace: "default"}
-	cfg.CurrentContext = "kwrec-replay"
-	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+	if err := clientcmd.WriteToFile(*kubeconfig.For("kwrec-replay", s.url, s.ca, s.token), path); err != nil {
 		return fmt.Errorf("kubeconfig: %w", err)
 	}
 	return nil
