@@ -388,7 +388,7 @@ func (r *Replayer) errorPlan(iv *ivState, e Edit) *plan {
 		lat = iv.in.Response.Latency
 	}
 	return &plan{status: e.Status, header: h, latency: lat, pace: r.pacing(iv), end: endEOF,
-		frames: []outFrame{{data: wire.StatusJSON(st)}}}
+		frames: []outFrame{{data: wire.StatusBody(st, false)}}}
 }
 
 // editStatus is the Status of a watch-error edit's ERROR event.

@@ -530,14 +530,11 @@ func writeTooLarge(w http.ResponseWriter, req *http.Request) {
 // writeStatus answers a failure Status, in protobuf when the request
 // negotiates it (client-go's typed clients), JSON otherwise.
 func writeStatus(w http.ResponseWriter, req *http.Request, code int, reason metav1.StatusReason, msg string) {
-	st := wire.Status(code, reason, msg, 0)
-	if proto, _ := wire.Negotiate(req.Header.Get("Accept")); proto {
-		w.Header().Set("Content-Type", wire.MediaProtobuf)
-		w.WriteHeader(code)
-		w.Write(wire.StatusProto(st))
-		return
-	}
+	proto, _ := wire.Negotiate(req.Header.Get("Accept"))
 	w.Header().Set("Content-Type", wire.MediaJSON)
+	if proto {
+		w.Header().Set("Content-Type", wire.MediaProtobuf)
+	}
 	w.WriteHeader(code)
-	w.Write(wire.StatusJSON(st))
+	w.Write(wire.StatusBody(wire.Status(code, reason, msg, 0), proto))
 }

@@ -310,5 +310,5 @@ func (r *Replayer) statusPlan(st *metav1.Status, retryAfter int, proto bool) *pl
 		h.Set("Retry-After", strconv.Itoa(retryAfter))
 	}
 	return &plan{status: int(st.Code), header: h, pace: r.pacing(nil), end: endEOF,
-		frames: []outFrame{{data: r.codec.Status(st, proto)}}}
+		frames: []outFrame{{data: wire.StatusBody(st, proto)}}}
 }

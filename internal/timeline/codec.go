@@ -237,13 +237,6 @@ func (c Codec) List(t *Timeline, l List, raws [][]byte, proto bool) ([]byte, err
 	return wire.Envelope(t.APIVersion, t.ListKind, msg), nil
 }
 
-// Status returns st as a response body in the requested encoding.
-func (Codec) Status(st *metav1.Status, proto bool) []byte {
-	if proto {
-		return wire.StatusProto(st)
-	}
-	return wire.StatusJSON(st)
-}
 
 // ToJSON returns an enveloped protobuf object of t's kind (a request
 // body) as typed JSON.

@@ -40,6 +40,15 @@ func StatusJSON(st *metav1.Status) []byte {
 	return append(b, '\n')
 }
 
+// StatusBody is st as a response body: enveloped protobuf (proto) or
+// JSON.
+func StatusBody(st *metav1.Status, proto bool) []byte {
+	if proto {
+		return StatusProto(st)
+	}
+	return StatusJSON(st)
+}
+
 // StatusProto is st as an enveloped protobuf body.
 func StatusProto(st *metav1.Status) []byte {
 	raw, _ := st.Marshal()
