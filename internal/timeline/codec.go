@@ -237,7 +237,6 @@ func (c Codec) List(t *Timeline, l List, raws [][]byte, proto bool) ([]byte, err
 	return wire.Envelope(t.APIVersion, t.ListKind, msg), nil
 }
 
-
 // ToJSON returns an enveloped protobuf object of t's kind (a request
 // body) as typed JSON.
 func (c Codec) ToJSON(t *Timeline, body []byte) ([]byte, error) {
