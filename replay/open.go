@@ -21,20 +21,14 @@ import (
 // cassette cut mid-write fails with an error wrapping
 // [cassettes.ErrTruncated], naming the file: run `kwrec lint --fix` first.
 func Open(path string, opts Options) (*Replayer, error) {
-	if _, err := newReplayer(opts, indexSource{}); err != nil { // the options first, before the file is read
+	if err := opts.check(); err != nil { // before the file is read
 		return nil, err
 	}
 	h, err := Load(path)
 	if err != nil {
 		return nil, err
 	}
-	r, err := h.Replayer(opts)
-	if err != nil {
-		h.Close()
-		return nil, err
-	}
-	r.own = true
-	return r, nil
+	return h.alone(opts)
 }
 
 // recordedHead returns what a Replayer is told of an indexed interaction

@@ -170,13 +170,30 @@ func New(c *cassettes.Cassette, opts Options) (*Replayer, error) {
 	if c == nil {
 		return nil, errNilCassette
 	}
-	if _, err := newReplayer(opts, indexSource{}); err != nil { // the options first, before c is read
+	if err := opts.check(); err != nil { // before c is read
 		return nil, err
 	}
 	h, err := loadCassette(c)
 	if err != nil {
 		return nil, err
 	}
+	return h.alone(opts)
+}
+
+// check refuses options no replay can take.
+func (opts Options) check() error {
+	if !(opts.Speed >= 0) || math.IsInf(opts.Speed, 0) { // NaN too
+		return fmt.Errorf("speed %v is not a finite number >= 0; use 0 for as fast as possible, 1 for real time", opts.Speed)
+	}
+	if opts.Strict && opts.Writes == WritesOverlay {
+		return errors.New("options Strict and WritesOverlay exclude each other: writes are applied to the timelines Strict turns off")
+	}
+	return nil
+}
+
+// alone returns the one Replayer of h, which closes h with it ([New],
+// [Open]).
+func (h *History) alone(opts Options) (*Replayer, error) {
 	r, err := h.Replayer(opts)
 	if err != nil {
 		h.Close()
@@ -187,11 +204,8 @@ func New(c *cassettes.Cassette, opts Options) (*Replayer, error) {
 }
 
 func newReplayer(opts Options, src indexSource) (*Replayer, error) {
-	if !(opts.Speed >= 0) || math.IsInf(opts.Speed, 0) { // NaN too
-		return nil, fmt.Errorf("speed %v is not a finite number >= 0; use 0 for as fast as possible, 1 for real time", opts.Speed)
-	}
-	if opts.Strict && opts.Writes == WritesOverlay {
-		return nil, errors.New("options Strict and WritesOverlay exclude each other: writes are applied to the timelines Strict turns off")
+	if err := opts.check(); err != nil {
+		return nil, err
 	}
 	r := &Replayer{opts: opts, clock: opts.Clock, match: opts.Matcher, src: src,
 		timelines: map[string]*timeline.Timeline{}, done: make(chan struct{}),

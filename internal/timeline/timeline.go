@@ -298,7 +298,6 @@ func (t *Timeline) WithWrites() *Timeline {
 	}
 	w.scale = RVScale
 	w.rescale()
-	w.oldest *= RVScale
 	return w
 }
 
@@ -485,7 +484,6 @@ func (t *Timeline) Seal() {
 	}
 	t.rescale()
 	t.streams = nil
-	t.oldest *= t.Scale()
 	if t.Kind == "" && strings.HasSuffix(t.ListKind, "List") {
 		t.Kind = strings.TrimSuffix(t.ListKind, "List")
 	}

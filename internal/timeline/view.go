@@ -572,8 +572,7 @@ type Steps struct {
 		set  bool
 		ev   Event  // step's event as recorded
 		n    int32  // step's N as recorded
-		key  string // the object it changed
-		prev Object // in[key] before, if was
+		prev Object // in[ev.Obj.Key] before, if was
 		was  bool
 	}
 }
@@ -647,20 +646,13 @@ func (w *Steps) advance() bool {
 		}
 		w.ev++
 		w.lastRV = t.events.rv(r)
-		e := t.unpack(r)
-		prev, was := w.in[e.Obj.Key]
-		out, asRecorded, ok := w.in.pass(w.sel, e)
+		out, n, ok := w.pass(t.unpack(r), int32(w.ev))
 		if !ok {
 			continue
 		}
 		w.ev1 = out
 		at := t.at(r)
-		n := int32(w.ev) // the frame is shared only as recorded
-		if !asRecorded {
-			n = 0
-		}
 		w.step = Step{Kind: StepEvent, N: n, Ev: &w.ev1, RV: w.lastRV, Gap: at - w.prevAt}
-		w.pending.set, w.pending.ev, w.pending.n, w.pending.key, w.pending.prev, w.pending.was = w.in != nil, e, int32(w.ev), e.Obj.Key, prev, was
 		w.prevAt = at
 		return true
 	}
@@ -698,6 +690,24 @@ func (w *Steps) Follow() *Follower {
 	return f
 }
 
+// pass passes e, recorded event number n, through the watch's selection:
+// the event the watch sends, its step's N (0 when it is not e as
+// recorded: its frame is not shared), and whether it sends one. What it
+// changes in the selection is noted for [Steps.write].
+func (w *Steps) pass(e Event, n int32) (Event, int32, bool) {
+	if w.in == nil {
+		return e, n, w.sel.Matches(&e.Obj)
+	}
+	p := &w.pending
+	p.prev, p.was = w.in[e.Obj.Key]
+	out, asRecorded, ok := w.in.pass(w.sel, e)
+	p.set, p.ev, p.n = ok, e, n
+	if !asRecorded {
+		n = 0
+	}
+	return out, n, ok
+}
+
 // write passes e, a write the watch sends before the step that moves the
 // timeline to rv (0: after every step), through the watch's selection.
 // The step made last, still to be sent, changed the selection when it was
@@ -707,22 +717,17 @@ func (w *Steps) write(e Event, rv int64) (Event, bool) {
 	redo := p.set && rv != 0 && w.step.Kind == StepEvent && w.step.RV == rv
 	if redo {
 		if p.was {
-			w.in[p.key] = p.prev
+			w.in[p.ev.Obj.Key] = p.prev
 		} else {
-			delete(w.in, p.key)
+			delete(w.in, p.ev.Obj.Key)
 		}
 	}
 	out, _, ok := w.in.pass(w.sel, e)
 	if redo {
-		prev, was := w.in[p.key]
-		if ev, asRecorded, sent := w.in.pass(w.sel, p.ev); sent {
-			// (A step the write made pointless, a DELETED of what the
-			// write already took out, is sent as it was made.)
-			w.ev1, p.prev, p.was = ev, prev, was
-			w.step.N = p.n
-			if !asRecorded {
-				w.step.N = 0
-			}
+		// A step the write made pointless (a DELETED of what the write
+		// already took out) is sent as it was made.
+		if ev, n, sent := w.pass(p.ev, p.n); sent {
+			w.ev1, w.step.N = ev, n
 		}
 	}
 	return out, ok

@@ -29,10 +29,10 @@ var ErrNoRoom = errors.New("no resourceVersion left for a write")
 // [RVScale]. Call it before [Timeline.Seal].
 func (t *Timeline) TakeWrites() { t.scale = RVScale }
 
-// Scale returns what t multiplies recorded resourceVersions by: 1, or
-// [RVScale] for a timeline that takes writes. Outside this package the
-// scale is crossed with [Timeline.Served] and [Timeline.Recorded] only.
-func (t *Timeline) Scale() int64 {
+// scaleFactor returns what t multiplies recorded resourceVersions by: 1,
+// or [RVScale] for a timeline that takes writes. Outside this package the
+// scale is crossed with [Timeline.Served] and [Timeline.Recorded].
+func (t *Timeline) scaleFactor() int64 {
 	if t.scale == 0 {
 		return 1
 	}
@@ -41,18 +41,18 @@ func (t *Timeline) Scale() int64 {
 
 // Served returns the resourceVersion t serves for recorded resourceVersion
 // rv.
-func (t *Timeline) Served(rv int64) int64 { return rv * t.Scale() }
+func (t *Timeline) Served(rv int64) int64 { return rv * t.scaleFactor() }
 
 // Recorded returns the recorded resourceVersion that t serves as rv (for
 // a write's, the recorded one it follows).
-func (t *Timeline) Recorded(rv int64) int64 { return rv / t.Scale() }
+func (t *Timeline) Recorded(rv int64) int64 { return rv / t.scaleFactor() }
 
 // Takes reports whether t takes writes.
 func (t *Timeline) Takes() bool { return t.scale > 1 }
 
 // rescale multiplies every recorded resourceVersion by the scale, at Seal.
 func (t *Timeline) rescale() {
-	k := t.Scale()
+	k := t.scaleFactor()
 	if k == 1 {
 		return
 	}
@@ -71,6 +71,7 @@ func (t *Timeline) rescale() {
 		s.rvs.rescale(k)
 	}
 	t.last *= k
+	t.oldest *= k
 	t.progress *= k
 }
 
