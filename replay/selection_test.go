@@ -1,12 +1,15 @@
 package replay_test
 
 import (
+	"bufio"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kwrec/kwrec/cassettes"
@@ -127,5 +130,48 @@ func TestAMoveOutAfterTheRecordingIsOutCarriesTheRecordedVersion(t *testing.T) {
 	want := got{"DELETED", "in", updated.ResourceVersion, "1"}
 	if d := cmp.Diff(want, recv(t, w, 1)[0]); d != "" {
 		t.Errorf("the update's event (-want +got):\n%s", d)
+	}
+}
+
+func TestKubectlsTableWatchWithASelectorSeesAWriteMoveAnObjectOut(t *testing.T) {
+	// A real recording with kubectl's Table form, in overlay mode: kubectl
+	// get -w -l sends this Accept, and gets rows.
+	r, err := replay.Open("../internal/benchmarks/testdata/recorded-2000cm.kwrec.zst", replay.Options{Writes: replay.WritesOverlay, Hold: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	cms := clientset(t, r.Config()).CoreV1().ConfigMaps("default")
+	cm, err := cms.Create(ctxT(t), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "moving", Labels: map[string]string{"app": "demo"}}, Data: map[string]string{"k": "1"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := rawRequest(cmPath + "?watch=true&labelSelector=app%3Ddemo&resourceVersion=" + cm.ResourceVersion)
+	req.Header.Set("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json")
+	resp, err := r.RoundTrip(req.Clone(ctxT(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	cm.Labels = nil
+	if _, err := cms.Update(ctxT(t), cm, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(resp.Body).ReadBytes('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev struct {
+		Type   string
+		Object struct {
+			Kind string
+			Rows []struct{ Cells []any }
+		}
+	}
+	if err := json.Unmarshal(line, &ev); err != nil {
+		t.Fatalf("%v: %s", err, line)
+	}
+	if ev.Type != "DELETED" || ev.Object.Kind != "Table" || len(ev.Object.Rows) != 1 || len(ev.Object.Rows[0].Cells) == 0 || ev.Object.Rows[0].Cells[0] != "moving" {
+		t.Errorf("the update's event: %s, want a DELETED Table row of moving", line)
 	}
 }
