@@ -48,13 +48,6 @@ func TestDefaultMatcher(t *testing.T) {
 	}
 }
 
-func TestCanonicalQuery(t *testing.T) {
-	q, _ := url.ParseQuery("watch=true&timeoutSeconds=412&allowWatchBookmarks=true&resourceVersion=5&timeout=1m")
-	if got, want := replay.CanonicalQuery(q), "allowWatchBookmarks=true&resourceVersion=5&watch=true"; got != want {
-		t.Errorf("CanonicalQuery = %q, want %q", got, want)
-	}
-}
-
 func TestNoMatchErrorNamesRequestAndNearestCandidates(t *testing.T) {
 	forEachSource(t, func(t *testing.T, src source) {
 		for _, tc := range []struct {

@@ -16,6 +16,7 @@ import (
 	"github.com/kwrec/kwrec/cassettes"
 	"github.com/kwrec/kwrec/internal/apipath"
 	"github.com/kwrec/kwrec/internal/discovery"
+	"github.com/kwrec/kwrec/internal/match"
 	"github.com/kwrec/kwrec/internal/timeline"
 	"github.com/kwrec/kwrec/internal/wire"
 	"github.com/kwrec/kwrec/internal/write"
@@ -559,7 +560,7 @@ func (r *Replayer) planFor(req *http.Request, got *cassettes.Request) (*plan, er
 		return p, nil
 	}
 	r.mu.Lock()
-	var cands []candidate
+	var cands []match.Candidate
 	for _, iv := range r.ivs {
 		if r.overlay() && (iv.stream != nil || iv.table != nil) {
 			// The world has the code's writes: every read of a recorded
@@ -568,11 +569,11 @@ func (r *Replayer) planFor(req *http.Request, got *cassettes.Request) (*plan, er
 		}
 		diffs := r.match(got, iv.in)
 		if diffs != nil {
-			cands = append(cands, candidate{id: iv.in.ID, diffs: diffs})
+			cands = append(cands, match.Candidate{ID: iv.in.ID, Diffs: diffs})
 			continue
 		}
 		if iv.claimed {
-			cands = append(cands, candidate{id: iv.in.ID, used: true})
+			cands = append(cands, match.Candidate{ID: iv.in.ID, Used: true})
 			continue
 		}
 		if len(iv.errs) > 0 {
@@ -592,7 +593,7 @@ func (r *Replayer) planFor(req *http.Request, got *cassettes.Request) (*plan, er
 		return p, nil
 	}
 	if exhausted {
-		return nil, noMatchError(ErrExhausted, got, cands, "")
+		return nil, match.NoMatch(ErrExhausted, got, cands, "")
 	}
 	extra := ""
 	if r.overlay() {
@@ -607,7 +608,7 @@ func (r *Replayer) planFor(req *http.Request, got *cassettes.Request) (*plan, er
 		}
 		extra = "(" + why + ")"
 	}
-	return nil, noMatchError(ErrNoMatch, got, cands, extra)
+	return nil, match.NoMatch(ErrNoMatch, got, cands, extra)
 }
 
 // pacing returns how waits are scaled for iv (nil for a timeline view).
