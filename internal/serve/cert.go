@@ -1,4 +1,4 @@
-package replay
+package serve
 
 import (
 	"crypto/ecdsa"
