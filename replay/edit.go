@@ -1,12 +1,11 @@
 package replay
 
 import (
-	"fmt"
-	"math"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kwrec/kwrec/internal/edit"
 )
 
 // EditKind names what an [Edit] does.
@@ -140,203 +139,100 @@ type Edit struct {
 	Skip int
 }
 
-// keys each kind takes, required ones first marked with '!'.
-var editKeys = map[EditKind][]string{
-	EditError:      {"request", "match", "resource", "group", "namespace", "verb", "nth", "!status", "reason", "retry-after"},
-	EditWatchError: {"request", "match", "resource", "group", "namespace", "after", "rv", "at", "code", "status", "reason", "skip"},
-	EditReset:      {"request", "match", "resource", "group", "namespace", "after", "rv", "at"},
-	EditTruncate:   {"request", "match", "resource", "group", "namespace", "after", "rv", "at"},
-	EditWarp:       {"request", "match", "scale", "cap"},
-	EditPause:      {"request", "match", "!before", "!for"},
-	EditDrop:       {"request", "match", "!frame"},
-	EditDup:        {"request", "match", "!frame"},
+// editSyntax is the grammar of edits: the keys each kind takes, required
+// ones marked with '!'.
+var editSyntax = edit.Syntax{Bad: ErrBadEdit, Keys: map[string][]string{
+	string(EditError):      {"request", "match", "resource", "group", "namespace", "verb", "nth", "!status", "reason", "retry-after"},
+	string(EditWatchError): {"request", "match", "resource", "group", "namespace", "after", "rv", "at", "code", "status", "reason", "skip"},
+	string(EditReset):      {"request", "match", "resource", "group", "namespace", "after", "rv", "at"},
+	string(EditTruncate):   {"request", "match", "resource", "group", "namespace", "after", "rv", "at"},
+	string(EditWarp):       {"request", "match", "scale", "cap"},
+	string(EditPause):      {"request", "match", "!before", "!for"},
+	string(EditDrop):       {"request", "match", "!frame"},
+	string(EditDup):        {"request", "match", "!frame"},
 	// expire-continue is always anchored by resource.
-	EditExpireContinue: {"!resource", "group", "namespace", "nth"},
-}
+	string(EditExpireContinue): {"!resource", "group", "namespace", "nth"},
+}}
 
-func editKindNames() string {
-	var ks []string
-	for k := range editKeys {
-		ks = append(ks, string(k))
-	}
-	sort.Strings(ks)
-	return strings.Join(ks, ", ")
+// editSetters parse each key's value into its field of an Edit.
+var editSetters = map[string]func(e *Edit, v string) error{
+	"request":     func(e *Edit, v string) (err error) { e.Request, err = edit.Positive(v, 1); return err },
+	"match":       func(e *Edit, v string) error { e.Match = v; return nil },
+	"resource":    func(e *Edit, v string) error { e.Resource = v; return edit.Name(v) },
+	"group":       func(e *Edit, v string) error { e.Group = v; return edit.Name(v) },
+	"namespace":   func(e *Edit, v string) error { e.Namespace = v; return edit.Name(v) },
+	"verb":        func(e *Edit, v string) error { e.Verb = v; return edit.CheckVerb(v) },
+	"nth":         func(e *Edit, v string) (err error) { e.Nth, err = edit.Positive(v, 1); return err },
+	"rv":          func(e *Edit, v string) error { n, err := edit.Positive(v, 1); e.RV = int64(n); return err },
+	"at":          func(e *Edit, v string) (err error) { e.At, err = edit.Duration("at", v, false); return err },
+	"after":       func(e *Edit, v string) (err error) { e.After, err = edit.Positive(v, 0); return err },
+	"skip":        func(e *Edit, v string) (err error) { e.Skip, err = edit.Positive(v, 1); return err },
+	"before":      func(e *Edit, v string) (err error) { e.Frame, err = edit.Positive(v, 1); return err },
+	"frame":       func(e *Edit, v string) (err error) { e.Frame, err = edit.Positive(v, 1); return err },
+	"status":      func(e *Edit, v string) (err error) { e.Status, err = edit.Status(v); return err },
+	"code":        func(e *Edit, v string) (err error) { e.Status, err = edit.Status(v); return err },
+	"reason":      func(e *Edit, v string) error { e.Reason = v; return edit.Reason(v) },
+	"retry-after": func(e *Edit, v string) (err error) { e.RetryAfter, err = edit.Positive(v, 0); return err },
+	"for":         func(e *Edit, v string) (err error) { e.For, err = edit.Duration("for", v, false); return err },
+	"scale":       func(e *Edit, v string) (err error) { e.Scale, err = edit.Scale(v); return err },
+	"cap":         func(e *Edit, v string) (err error) { e.Cap, err = edit.Duration("cap", v, true); return err },
 }
 
 // ParseEdit parses one edit in the syntax documented on [Edit]. Errors wrap
 // [ErrBadEdit] and say which keys the kind takes.
 func ParseEdit(s string) (Edit, error) {
-	kind, args, _ := strings.Cut(strings.TrimSpace(s), ":")
-	e := Edit{Kind: EditKind(kind)}
-	keys, ok := editKeys[e.Kind]
-	if !ok {
-		return Edit{}, fmt.Errorf("%w %q: unknown kind %q; kinds are %s", ErrBadEdit, s, kind, editKindNames())
+	var e Edit
+	kind, seen, err := editSyntax.Parse(s, func(k, v string) error { return editSetters[k](&e, v) })
+	if err != nil {
+		return Edit{}, err
 	}
-	bad := func(format string, a ...any) (Edit, error) {
-		return Edit{}, fmt.Errorf("%w %q: %s; %s takes %s", ErrBadEdit, s, fmt.Sprintf(format, a...), kind, strings.ReplaceAll(strings.Join(keys, ","), "!", "required "))
+	e.Kind = EditKind(kind)
+	if why := e.complete(seen); why != "" {
+		return Edit{}, editSyntax.Error(s, kind, "%s", why)
 	}
-	seen := map[string]bool{}
-	if args != "" {
-		for _, kv := range strings.Split(args, ",") {
-			k, v, ok := strings.Cut(kv, "=")
-			if !ok || v == "" {
-				return bad("%q is not key=value", kv)
-			}
-			known := false
-			for _, want := range keys {
-				if strings.TrimPrefix(want, "!") == k {
-					known = true
-				}
-			}
-			if !known {
-				return bad("unknown key %q", k)
-			}
-			if seen[k] || (k == "code" && seen["status"]) || (k == "status" && seen["code"]) {
-				return bad("key %q given twice", k)
-			}
-			seen[k] = true
-			var err error
-			switch k {
-			case "request":
-				e.Request, err = positive(v, 1)
-			case "match":
-				e.Match = v
-			case "resource", "group", "namespace":
-				if strings.ContainsAny(v, "/?&#") {
-					err = fmt.Errorf("not a name")
-				}
-				switch k {
-				case "resource":
-					e.Resource = v
-				case "group":
-					e.Group = v
-				default:
-					e.Namespace = v
-				}
-			case "verb":
-				e.Verb = v
-				if !validVerbs[v] {
-					err = fmt.Errorf("verbs are get, list, watch, create, update, patch, delete, deletecollection")
-				}
-			case "nth":
-				e.Nth, err = positive(v, 1)
-			case "rv":
-				var n int
-				n, err = positive(v, 1)
-				e.RV = int64(n)
-			case "at":
-				e.At, err = time.ParseDuration(v)
-				if err == nil && e.At <= 0 {
-					err = fmt.Errorf("at must be positive")
-				}
-			case "after":
-				e.After, err = positive(v, 0)
-			case "skip":
-				e.Skip, err = positive(v, 1)
-			case "before":
-				e.Frame, err = positive(v, 1)
-			case "frame":
-				e.Frame, err = positive(v, 1)
-			case "status", "code":
-				e.Status, err = positive(v, 100)
-				if err == nil && e.Status > 999 {
-					err = fmt.Errorf("%d is not an HTTP status", e.Status)
-				}
-			case "reason":
-				// A metav1.StatusReason is one CamelCase word (Expired,
-				// TooManyRequests); nothing else can round-trip a flag.
-				e.Reason = v
-				if !isReason(v) {
-					err = fmt.Errorf("a reason is one word of letters, such as Expired or ServiceUnavailable")
-				}
-			case "retry-after":
-				e.RetryAfter, err = positive(v, 0)
-			case "for":
-				e.For, err = time.ParseDuration(v)
-				if err == nil && e.For <= 0 {
-					err = fmt.Errorf("for must be positive")
-				}
-			case "scale":
-				e.Scale, err = strconv.ParseFloat(v, 64)
-				if err == nil && (!(e.Scale > 0) || math.IsInf(e.Scale, 0)) {
-					err = fmt.Errorf("scale must be a finite number > 0")
-				}
-			case "cap":
-				e.Cap, err = time.ParseDuration(v)
-				if err == nil && e.Cap < 0 {
-					err = fmt.Errorf("cap must not be negative")
-				}
-			}
-			if err != nil {
-				return bad("%s=%s: %v", k, v, err)
-			}
-		}
-	}
-	for _, want := range keys {
-		if name, req := strings.CutPrefix(want, "!"); req && !seen[name] {
-			return bad("missing %s", name)
-		}
-	}
+	return e, nil
+}
+
+// complete checks the keys of e go together and fills in the defaults;
+// it returns what is wrong, "" for nothing.
+func (e *Edit) complete(seen map[string]bool) string {
 	switch {
 	case e.Kind == EditWatchError && e.Status == 0:
 		e.Status = 410
 	case e.Kind == EditWarp && e.Scale == 0 && e.Cap == 0:
-		return bad("give scale or cap")
+		return "give scale or cap"
 	}
 	anchored := e.Resource != ""
 	switch {
 	case anchored && (seen["request"] || seen["match"]):
-		return bad("give request (or match) or resource, not both")
+		return "give request (or match) or resource, not both"
 	case !anchored && (seen["group"] || seen["namespace"] || seen["verb"] || seen["nth"] || seen["rv"] || seen["at"]):
-		return bad("group, namespace, verb, nth, rv and at go with resource")
+		return "group, namespace, verb, nth, rv and at go with resource"
 	case anchored && e.Kind != EditError && e.Kind != EditExpireContinue && seen["rv"] == seen["at"]:
-		return bad("give rv or at with resource")
+		return "give rv or at with resource"
 	case anchored && seen["after"]:
-		return bad("after goes with request; with resource give rv or at")
+		return "after goes with request; with resource give rv or at"
 	case !anchored && !seen["after"] && (e.Kind == EditWatchError || e.Kind == EditReset || e.Kind == EditTruncate):
-		return bad("missing after")
+		return "missing after"
 	case !anchored && e.Skip > 0:
-		return bad("skip goes with resource: it moves a collection's timeline")
+		return "skip goes with resource: it moves a collection's timeline"
 	}
 	if anchored {
 		if (e.Kind == EditError || e.Kind == EditExpireContinue) && e.Nth == 0 {
 			e.Nth = 1
 		}
-		return e, nil
+		return ""
 	}
 	if e.Kind != EditWarp && e.Request == 0 {
 		if e.Match == "" {
-			return bad("missing request")
+			return "missing request"
 		}
 		e.Request = 1
 	}
 	if e.Kind == EditWarp && e.Match != "" && e.Request == 0 {
 		e.Request = 1
 	}
-	return e, nil
-}
-
-func isReason(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
-			return false
-		}
-	}
-	return true
-}
-
-func positive(v string, min int) (int, error) {
-	n, err := strconv.Atoi(v)
-	if err != nil {
-		return 0, fmt.Errorf("not a number")
-	}
-	if n < min {
-		return 0, fmt.Errorf("must be at least %d", min)
-	}
-	return n, nil
+	return ""
 }
 
 // String returns the edit in [ParseEdit]'s syntax, keys in a fixed order, so
@@ -364,6 +260,18 @@ func (e Edit) String() string {
 	if e.At != 0 {
 		add("at", e.At.String())
 	}
+	e.kindKeys(add)
+	if e.Reason != "" {
+		add("reason", e.Reason)
+	}
+	if e.RetryAfter != 0 {
+		add("retry-after", strconv.Itoa(e.RetryAfter))
+	}
+	return string(e.Kind) + ":" + strings.Join(kv, ",")
+}
+
+// kindKeys adds the keys only e's kind takes, for [Edit.String].
+func (e Edit) kindKeys(add func(k, v string)) {
 	anchored := e.Resource != ""
 	switch e.Kind {
 	case EditError:
@@ -393,15 +301,4 @@ func (e Edit) String() string {
 			add("cap", e.Cap.String())
 		}
 	}
-	if e.Reason != "" {
-		add("reason", e.Reason)
-	}
-	if e.RetryAfter != 0 {
-		add("retry-after", strconv.Itoa(e.RetryAfter))
-	}
-	return string(e.Kind) + ":" + strings.Join(kv, ",")
 }
-
-// validVerbs are the verbs an error edit anchored by resource can name.
-var validVerbs = map[string]bool{"get": true, "list": true, "watch": true, "create": true, "update": true,
-	"patch": true, "delete": true, "deletecollection": true}

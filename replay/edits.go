@@ -6,39 +6,19 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
+	"time"
 
 	"github.com/kwrec/kwrec/internal/apipath"
+	"github.com/kwrec/kwrec/internal/edit"
 	"github.com/kwrec/kwrec/internal/timeline"
 	"github.com/kwrec/kwrec/internal/wire"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// editState is one resolved edit and whether it fired.
+// editState is one resolved edit: where it sits and whether it fired.
 type editState struct {
 	Edit
-	// where says where the edit sits, for reports; interaction, paths
-	// and rv say it as data (see EditReport).
-	where       string
-	interaction int
-	paths       []string
-	rv          int64
-	// mark is the timeline point of a watch-error, reset or truncate.
-	mark *timeline.Mark
-
-	mu      sync.Mutex
-	fired   int
-	firedAt string
-	seen    int // requests counted by an error edit anchored by resource
-}
-
-func (e *editState) fire(at string) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.fired++
-	if e.firedAt == "" {
-		e.firedAt = at
-	}
+	edit.State
 }
 
 // EditReport says where an edit sits on the cassette and whether it
@@ -75,55 +55,90 @@ func (e EditReport) String() string {
 func (r *Replayer) Edits() []EditReport {
 	out := make([]EditReport, 0, len(r.edits))
 	for _, e := range r.edits {
-		e.mu.Lock()
-		n := e.fired
-		e.mu.Unlock()
-		if e.mark != nil {
-			n = e.mark.Fired()
+		var rv int64
+		if e.Mark != nil && len(e.Paths) > 0 {
+			rv = r.timelines[e.Paths[0]].Recorded(e.Mark.RV)
 		}
-		rv := e.rv
-		if e.mark != nil && len(e.paths) > 0 {
-			rv = r.timelines[e.paths[0]].Recorded(e.mark.RV)
-		}
-		out = append(out, EditReport{Edit: e.Edit, Where: e.where, Fired: n, Interaction: e.interaction,
-			Collections: e.paths, RV: rv})
+		out = append(out, EditReport{Edit: e.Edit, Where: e.Where, Fired: e.Fired(), Interaction: e.Interaction,
+			Collections: e.Paths, RV: rv})
 	}
 	return out
+}
+
+// resolveEdits resolves the cassette's edits and opts.Edits against the
+// forked timelines and interactions, once r has them.
+func (r *Replayer) resolveEdits(opts Options) error {
+	var edits []Edit
+	for _, s := range r.header.Edits {
+		e, err := ParseEdit(s)
+		if err != nil {
+			return fmt.Errorf("cassette header: %w", err)
+		}
+		edits = append(edits, e)
+	}
+	edits = append(edits, opts.Edits...)
+	byID := map[int]*ivState{}
+	for _, iv := range r.ivs {
+		byID[iv.in.ID] = iv
+	}
+	for _, e := range edits {
+		if err := r.resolve(e, byID); err != nil {
+			return err
+		}
+	}
+	r.mu.Lock()
+	r.checkDoneLocked()
+	r.mu.Unlock()
+	return nil
 }
 
 // resolve attaches e to the interaction or timelines it names.
 func (r *Replayer) resolve(e Edit, byID map[int]*ivState) error {
 	es := &editState{Edit: e}
 	r.edits = append(r.edits, es)
-	if e.Kind == EditWarp && e.Request == 0 {
-		es.where = "every interaction"
-		es.fired = 1
+	switch {
+	case e.Kind == EditWarp && e.Request == 0:
+		es.Where = "every interaction"
+		es.Fire("")
 		r.global = append(r.global, e)
 		return nil
+	case e.Resource != "":
+		r.resolveAnchored(es)
+		return nil
 	}
-	if e.Resource != "" {
-		return r.resolveAnchored(es)
+	iv, err := r.named(e, byID)
+	if err != nil {
+		return err
 	}
-	var iv *ivState
-	if e.Match != "" {
-		n := 0
-		for _, cand := range r.ivs {
-			u, err := url.Parse(cand.in.Request.URL)
-			if err == nil && strings.Contains(u.Path, e.Match) {
-				if n++; n == e.Request {
-					iv = cand
-					break
-				}
+	return r.resolveOn(es, iv)
+}
+
+// named returns the interaction e names: by ID, or the Nth whose path
+// contains e.Match.
+func (r *Replayer) named(e Edit, byID map[int]*ivState) (*ivState, error) {
+	if e.Match == "" {
+		if iv := byID[e.Request]; iv != nil {
+			return iv, nil
+		}
+		return nil, fmt.Errorf("%w %s: the cassette has no interaction %d (it has %d interactions)", ErrBadEdit, e, e.Request, len(r.ivs))
+	}
+	n := 0
+	for _, cand := range r.ivs {
+		u, err := url.Parse(cand.in.Request.URL)
+		if err == nil && strings.Contains(u.Path, e.Match) {
+			if n++; n == e.Request {
+				return cand, nil
 			}
 		}
-		if iv == nil {
-			return fmt.Errorf("%w %s: the cassette has %d interaction(s) whose path contains %q, not %d", ErrBadEdit, e, n, e.Match, e.Request)
-		}
-	} else if iv = byID[e.Request]; iv == nil {
-		return fmt.Errorf("%w %s: the cassette has no interaction %d (it has %d interactions)", ErrBadEdit, e, e.Request, len(r.ivs))
 	}
-	es.where = fmt.Sprintf("interaction %d", iv.in.ID)
-	es.interaction = iv.in.ID
+	return nil, fmt.Errorf("%w %s: the cassette has %d interaction(s) whose path contains %q, not %d", ErrBadEdit, e, n, e.Match, e.Request)
+}
+
+// resolveOn attaches es to the recorded interaction iv.
+func (r *Replayer) resolveOn(es *editState, iv *ivState) error {
+	e := es.Edit
+	es.Where = fmt.Sprintf("interaction %d", iv.in.ID)
+	es.Interaction = iv.in.ID
 	nf := iv.frames.Len()
 	switch e.Kind {
 	case EditError:
@@ -136,16 +151,7 @@ func (r *Replayer) resolve(e Edit, byID map[int]*ivState) error {
 		if e.After > nf {
 			return fmt.Errorf("%w %s: interaction %d has only %d frame(s)", ErrBadEdit, e, iv.in.ID, nf)
 		}
-		es.mark = newEditMark(e)
-		es.where += fmt.Sprintf(" after frame %d", e.After)
-		es.mark.RV = r.pointOf(iv, e.After)
-		if iv.tl != nil && wire.IsWatch(queryOf(iv.in.Request.URL)) {
-			// The same point on the timeline: whichever watch of the
-			// collection crosses it first gets the failure.
-			iv.tl.AddMark(es.mark)
-			es.paths = []string{iv.tl.Path}
-			es.where += fmt.Sprintf(" (%s at resourceVersion %d)", iv.tl.Path, iv.tl.Recorded(es.mark.RV))
-		}
+		r.cut(es, iv)
 	case EditPause, EditDrop, EditDup:
 		if e.Frame > nf {
 			return fmt.Errorf("%w %s: interaction %d has only %d frame(s)", ErrBadEdit, e, iv.in.ID, nf)
@@ -153,6 +159,21 @@ func (r *Replayer) resolve(e Edit, byID map[int]*ivState) error {
 	}
 	iv.edits = append(iv.edits, es)
 	return nil
+}
+
+// cut places the mark of a watch-error, reset or truncate on iv after
+// its frame After, and on the same point of its collection's timeline.
+func (r *Replayer) cut(es *editState, iv *ivState) {
+	es.Mark = newEditMark(es.Edit)
+	es.Where += fmt.Sprintf(" after frame %d", es.After)
+	es.Mark.RV = r.pointOf(iv, es.After)
+	if iv.tl != nil && wire.IsWatch(queryOf(iv.in.Request.URL)) {
+		// The same point on the timeline: whichever watch of the
+		// collection crosses it first gets the failure.
+		iv.tl.AddMark(es.Mark)
+		es.Paths = []string{iv.tl.Path}
+		es.Where += fmt.Sprintf(" (%s at resourceVersion %d)", iv.tl.Path, iv.tl.Recorded(es.Mark.RV))
+	}
 }
 
 // pointOf is the resourceVersion iv's collection was at after its first
@@ -181,52 +202,60 @@ func newEditMark(e Edit) *timeline.Mark {
 	return m
 }
 
-// anchors returns the timelines an edit anchored by resource names.
-func (r *Replayer) anchors(e Edit) []*timeline.Timeline {
-	var out []*timeline.Timeline
-	for _, t := range r.tlOrder {
-		if t.Res.Resource == e.Resource && t.Res.Group == e.Group && (e.Namespace == "" || t.Res.Namespace == e.Namespace) {
-			out = append(out, t)
-		}
+// editStatus is the Status of a watch-error edit's ERROR event.
+func editStatus(e Edit) *metav1.Status {
+	msg := fmt.Sprintf("kwrec: injected by edit %s", e)
+	if e.Status == http.StatusGone {
+		// The watch cache's wording for a compacted version.
+		msg = "too old resource version (" + msg + ")"
 	}
-	return out
+	return wire.Status(e.Status, metav1.StatusReason(e.Reason), msg, 0)
+}
+
+// anchor is the resource an edit anchored by resource names.
+func (e Edit) anchor() edit.Anchor {
+	return edit.Anchor{Resource: e.Resource, Group: e.Group, Namespace: e.Namespace}
 }
 
 // resolveAnchored places an edit anchored by resource. An error edit
 // needs no place: it counts requests.
-func (r *Replayer) resolveAnchored(es *editState) error {
+func (r *Replayer) resolveAnchored(es *editState) {
 	e := es.Edit
-	what := e.Resource
-	if e.Group != "" {
-		what += "." + e.Group
-	}
-	if e.Namespace != "" {
-		what += " in namespace " + e.Namespace
-	}
+	what := e.anchor().What()
 	switch e.Kind {
 	case EditError:
 		verb := e.Verb
 		if verb == "" {
 			verb = "any"
 		}
-		es.where = fmt.Sprintf("request %d of %s, verb %s", e.Nth, what, verb)
-		return nil
+		es.Where = fmt.Sprintf("request %d of %s, verb %s", e.Nth, what, verb)
+		return
 	case EditExpireContinue:
-		es.where = fmt.Sprintf("list request %d of %s that carries a continue token", e.Nth, what)
-		return nil
+		es.Where = fmt.Sprintf("list request %d of %s that carries a continue token", e.Nth, what)
+		return
 	}
-	ts := r.anchors(e)
+	ts := e.anchor().On(r.tlOrder)
 	if len(ts) == 0 {
-		es.where = fmt.Sprintf("nowhere: the cassette records no list or watch of %s", what)
-		return nil
+		es.Where = fmt.Sprintf("nowhere: the cassette records no list or watch of %s", what)
+		return
 	}
-	es.mark = newEditMark(e)
+	es.Mark = newEditMark(e)
 	// rv is a recorded resourceVersion; a timeline that takes writes
 	// holds them scaled.
-	es.mark.RV = ts[0].Served(e.RV)
+	es.Mark.RV = ts[0].Served(e.RV)
 	if e.At > 0 {
-		es.mark.RV = ts[0].RVAt(e.At)
+		es.Mark.RV = ts[0].RVAt(e.At)
 	}
+	es.Paths = r.placeMark(es, ts)
+	es.Where = fmt.Sprintf("%s at resourceVersion %d", strings.Join(es.Paths, ", "), ts[0].Recorded(es.Mark.RV))
+	if last := ts[0].Last(); es.Mark.RV > last {
+		es.Where += fmt.Sprintf(", past the last recorded one (%d): no watch will reach it", ts[0].Recorded(last))
+	}
+}
+
+// placeMark adds the mark of es to the timelines that answer the watches
+// of ts, and returns the paths of ts to report it on.
+func (r *Replayer) placeMark(es *editState, ts []*timeline.Timeline) []string {
 	var paths []string
 	placed := map[*timeline.Timeline]bool{}
 	for _, t := range ts {
@@ -240,51 +269,15 @@ func (r *Replayer) resolveAnchored(es *editState) error {
 		if at == nil {
 			at = t
 		}
-		if ns != "" && e.Namespace != "" {
-			es.mark.Namespace = ns
+		if ns != "" && es.Namespace != "" {
+			es.Mark.Namespace = ns
 		}
 		if !placed[at] {
 			placed[at] = true
-			at.AddMark(es.mark)
+			at.AddMark(es.Mark)
 		}
 	}
-	es.paths = paths
-	es.where = fmt.Sprintf("%s at resourceVersion %d", strings.Join(paths, ", "), ts[0].Recorded(es.mark.RV))
-	if last := ts[0].Last(); es.mark.RV > last {
-		es.where += fmt.Sprintf(", past the last recorded one (%d): no watch will reach it", ts[0].Recorded(last))
-	}
-	return nil
-}
-
-// verbOf is the API verb of a request, "" for a path that is not a
-// resource.
-func verbOf(req *http.Request) (apipath.Path, string) {
-	rp, ok := apipath.Parse(req.URL.Path)
-	if !ok {
-		return rp, ""
-	}
-	switch req.Method {
-	case http.MethodGet:
-		switch {
-		case wire.IsWatch(req.URL.Query()):
-			return rp, "watch"
-		case rp.Name != "":
-			return rp, "get"
-		}
-		return rp, "list"
-	case http.MethodPost:
-		return rp, "create"
-	case http.MethodPut:
-		return rp, "update"
-	case http.MethodPatch:
-		return rp, "patch"
-	case http.MethodDelete:
-		if rp.Name == "" {
-			return rp, "deletecollection"
-		}
-		return rp, "delete"
-	}
-	return rp, ""
+	return paths
 }
 
 // anchoredError counts req against the edits anchored by resource that
@@ -298,35 +291,29 @@ func (r *Replayer) anchoredError(req *http.Request) *plan {
 			continue
 		}
 		if verb == "" {
-			if rp, verb = verbOf(req); verb == "" {
+			if rp, verb = edit.Verb(req); verb == "" {
 				return nil
 			}
 		}
-		if rp.Resource != es.Resource || rp.Group != es.Group || (es.Namespace != "" && rp.Namespace != es.Namespace) {
+		if !es.anchor().Names(rp) {
 			continue
 		}
 		var expired *metav1.Status
-		switch es.Kind {
-		case EditError:
-			if es.Verb != "" && es.Verb != verb {
-				continue
-			}
-		case EditExpireContinue:
+		switch {
+		case es.Kind == EditError && es.Verb != "" && es.Verb != verb:
+			continue
+		case es.Kind == EditExpireContinue:
 			if verb != "list" {
 				continue
 			}
-			if expired = continueExpired(req.URL.Query().Get("continue")); expired == nil {
+			if expired = edit.ContinueExpired(req.URL.Query().Get("continue")); expired == nil {
 				continue // no token, or one the server refuses with a 400 anyway
 			}
 		}
-		es.mu.Lock()
-		es.seen++
-		hit := es.seen == es.Nth
-		es.mu.Unlock()
-		if !hit {
+		if !es.Count(es.Nth) {
 			continue
 		}
-		es.fire(req.Method + " " + req.URL.Path)
+		es.Fire(req.Method + " " + req.URL.Path)
 		if expired != nil {
 			enc, _ := wire.Negotiate(req.Header.Get("Accept"))
 			return r.statusPlan(expired, 0, enc)
@@ -336,24 +323,18 @@ func (r *Replayer) anchoredError(req *http.Request) *plan {
 	return nil
 }
 
-// continueExpired is kube-apiserver's answer to a paged list whose
-// continue token tok names a compacted resourceVersion: 410 Expired, and
-// in the Status a token that continues from the same key at the latest
-// state (resourceVersion -1). nil when tok is not a token the server would
-// read (it answers those with a 400 whatever was compacted).
-func continueExpired(tok string) *metav1.Status {
-	if tok == "" {
-		return nil
+// errorPlan answers with the HTTP error of edit e, in front of iv (nil for
+// an edit anchored by resource).
+func (r *Replayer) errorPlan(iv *ivState, e Edit) *plan {
+	h := http.Header{"Content-Type": {wire.MediaJSON}}
+	if e.RetryAfter > 0 {
+		h.Set("Retry-After", strconv.Itoa(e.RetryAfter))
 	}
-	start, _, err := wire.DecodeContinue(tok, "")
-	if err != nil {
-		return nil
+	st := wire.Status(e.Status, metav1.StatusReason(e.Reason), fmt.Sprintf("kwrec: injected by edit %s", e), e.RetryAfter)
+	var lat time.Duration
+	if iv != nil && iv.in.Response != nil {
+		lat = iv.in.Response.Latency
 	}
-	latest, err := wire.EncodeContinue(start, "", -1)
-	if err != nil {
-		return nil
-	}
-	st := wire.Status(http.StatusGone, metav1.StatusReasonExpired, wire.ContinueInconsistent, 0)
-	st.Continue = latest
-	return st
+	return &plan{status: e.Status, header: h, latency: lat, pace: r.pacing(iv), end: endEOF,
+		frames: []outFrame{{data: wire.StatusBody(st, false)}}}
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/kwrec/kwrec/internal/table"
 	"github.com/kwrec/kwrec/internal/timeline"
 	"github.com/kwrec/kwrec/internal/wire"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // ivState is the replay state of one recorded interaction.
@@ -216,8 +215,8 @@ func (b *builder) add(in *cassettes.Interaction, fr timeline.Frames) *ivState {
 func (r *Replayer) recordedPlan(iv *ivState, req *http.Request) *plan {
 	in := iv.in
 	for _, e := range iv.edits {
-		if e.mark == nil {
-			e.fire(fmt.Sprintf("interaction %d", in.ID))
+		if e.Mark == nil {
+			e.Fire(fmt.Sprintf("interaction %d", in.ID))
 		}
 	}
 	p := &plan{iv: iv, pace: r.pacing(iv), timeout: wire.TimeoutSeconds(req.URL.Query()), tl: iv.tl,
@@ -293,9 +292,9 @@ func (r *Replayer) marksOn(iv *ivState) []placedMark {
 	var out []placedMark
 	own := map[*timeline.Mark]bool{}
 	for _, e := range iv.edits {
-		if e.mark != nil {
-			out = append(out, placedMark{before: e.After + 1, mark: e.mark})
-			own[e.mark] = true
+		if e.Mark != nil {
+			out = append(out, placedMark{before: e.After + 1, mark: e.Mark})
+			own[e.Mark] = true
 		}
 	}
 	if iv.tl == nil {
@@ -373,30 +372,4 @@ func recordedFrame(iv *ivState, i int) outFrame {
 		gap -= iv.frames.At(i - 1)
 	}
 	return outFrame{gap: gap, rec: i + 1, rv: iv.rv(i)}
-}
-
-// errorPlan answers with the HTTP error of edit e, in front of iv (nil for
-// an edit anchored by resource).
-func (r *Replayer) errorPlan(iv *ivState, e Edit) *plan {
-	h := http.Header{"Content-Type": {wire.MediaJSON}}
-	if e.RetryAfter > 0 {
-		h.Set("Retry-After", strconv.Itoa(e.RetryAfter))
-	}
-	st := wire.Status(e.Status, metav1.StatusReason(e.Reason), fmt.Sprintf("kwrec: injected by edit %s", e), e.RetryAfter)
-	var lat time.Duration
-	if iv != nil && iv.in.Response != nil {
-		lat = iv.in.Response.Latency
-	}
-	return &plan{status: e.Status, header: h, latency: lat, pace: r.pacing(iv), end: endEOF,
-		frames: []outFrame{{data: wire.StatusBody(st, false)}}}
-}
-
-// editStatus is the Status of a watch-error edit's ERROR event.
-func editStatus(e Edit) *metav1.Status {
-	msg := fmt.Sprintf("kwrec: injected by edit %s", e)
-	if e.Status == http.StatusGone {
-		// The watch cache's wording for a compacted version.
-		msg = "too old resource version (" + msg + ")"
-	}
-	return wire.Status(e.Status, metav1.StatusReason(e.Reason), msg, 0)
 }

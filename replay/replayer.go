@@ -228,33 +228,6 @@ func newReplayer(opts Options, src indexSource) (*Replayer, error) {
 	return r, nil
 }
 
-// resolveEdits resolves the cassette's edits and opts.Edits against the
-// forked timelines and interactions, once r has them.
-func (r *Replayer) resolveEdits(opts Options) error {
-	var edits []Edit
-	for _, s := range r.header.Edits {
-		e, err := ParseEdit(s)
-		if err != nil {
-			return fmt.Errorf("cassette header: %w", err)
-		}
-		edits = append(edits, e)
-	}
-	edits = append(edits, opts.Edits...)
-	byID := map[int]*ivState{}
-	for _, iv := range r.ivs {
-		byID[iv.in.ID] = iv
-	}
-	for _, e := range edits {
-		if err := r.resolve(e, byID); err != nil {
-			return err
-		}
-	}
-	r.mu.Lock()
-	r.checkDoneLocked()
-	r.mu.Unlock()
-	return nil
-}
-
 // Header returns the cassette's header.
 func (r *Replayer) Header() cassettes.Header { return r.header }
 
@@ -580,7 +553,7 @@ func (r *Replayer) planFor(req *http.Request, got *cassettes.Request) (*plan, er
 			es := iv.errs[0]
 			iv.errs = iv.errs[1:]
 			r.mu.Unlock()
-			es.fire("")
+			es.Fire("")
 			return r.errorPlan(iv, es.Edit), nil
 		}
 		iv.claimed = true

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"slices"
 
+	"github.com/kwrec/kwrec/internal/edit"
 	"github.com/kwrec/kwrec/internal/timeline"
 )
 
@@ -126,7 +127,7 @@ func (r *Replayer) Requests() []RequestCount {
 
 // count notes req in [Replayer.Requests].
 func (r *Replayer) count(req *http.Request) {
-	rp, verb := verbOf(req)
+	rp, verb := edit.Verb(req)
 	if verb == "" {
 		return
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/kwrec/kwrec/cassettes"
 	"github.com/kwrec/kwrec/internal/apipath"
+	"github.com/kwrec/kwrec/internal/edit"
 	"github.com/kwrec/kwrec/internal/timeline"
 	"github.com/kwrec/kwrec/internal/wire"
 	"github.com/kwrec/kwrec/internal/write"
@@ -279,19 +280,7 @@ func writeOf(req *http.Request) (rp apipath.Path, sub, verb string) {
 		}
 		sub = path[i+1:]
 	}
-	switch req.Method {
-	case http.MethodPost:
-		verb = "create"
-	case http.MethodPut:
-		verb = "update"
-	case http.MethodPatch:
-		verb = "patch"
-	case http.MethodDelete:
-		verb = "delete"
-		if rp.Name == "" {
-			verb = "deletecollection"
-		}
-	default:
+	if verb = edit.WriteVerb(req.Method, rp.Name == ""); verb == "" {
 		return rp, "", ""
 	}
 	return rp, sub, verb
