@@ -1,8 +1,6 @@
 package replay
 
 import (
-	"sync"
-
 	"fmt"
 	"net/http"
 	"net/url"
@@ -35,71 +33,6 @@ type ivState struct {
 	// form: its rows feed the collection's table index, and tl is set once
 	// every interaction is read (the Table form may come first).
 	table *tableFeed
-}
-
-// tableFeed is a recorded Table-form list or watch of a collection.
-type tableFeed struct {
-	in    *cassettes.Interaction
-	watch bool
-	rvs   []int64 // per watch frame: the resourceVersion of its row
-}
-
-func (f *tableFeed) observe(fr cassettes.Frame) {
-	if f.watch {
-		// The Table's resourceVersion comes first: its row's object's.
-		f.rvs = append(f.rvs, wire.ScanRV(fr.Data))
-	}
-}
-
-// tableSet is kubectl's Table form of a collection: the rows of its
-// recorded Table-form lists and watches, read on first use. Parsing every
-// row when the cassette is opened took a fifth of the open of a recording
-// of 2,000 ConfigMaps and 1,200 changes, for a form only kubectl asks for.
-type tableSet struct {
-	feeds []*tableFeed
-	once  sync.Once
-	x     *table.Index
-}
-
-// index returns the set's rows, reading them from src the first time. A
-// frame that cannot be read or indexed adds no row, as when it was read
-// at open.
-func (s *tableSet) index(src indexSource) *table.Index {
-	s.once.Do(func() {
-		s.x = new(table.Index)
-		for _, f := range s.feeds {
-			it, err := src.frames(f.in, 0)
-			if err != nil {
-				continue
-			}
-			var list []byte
-			for {
-				data, err := it.next()
-				if err != nil {
-					break
-				}
-				if f.watch {
-					s.x.AddWatchEvent(data)
-				} else {
-					list = append(list, data...)
-				}
-			}
-			it.close()
-			if len(list) > 0 {
-				s.x.AddList(list)
-			}
-		}
-	})
-	return s.x
-}
-
-// table returns the Table rows recorded for the collection at path, nil
-// when none were.
-func (r *Replayer) table(path string) *table.Index {
-	if s := r.tables[path]; s != nil {
-		return s.index(r.src)
-	}
-	return nil
 }
 
 // observe takes frame i of iv as the recording is read.
@@ -156,8 +89,9 @@ func encodingOf(resp *cassettes.Response) (timeline.Encoding, bool) {
 	return 0, false
 }
 
-// add makes the replay state of in, whose frames are fr, and files a 200 list or watch under its
-// collection's timeline. Frames are observed separately.
+// add makes the replay state of in, whose frames are fr, and files a 200
+// list or watch under its collection's timeline (or, in kubectl's Table
+// form, its table set). Frames are observed separately.
 func (b *builder) add(in *cassettes.Interaction, fr timeline.Frames) *ivState {
 	iv := &ivState{in: in, frames: fr}
 	if !strings.EqualFold(in.Request.Method, http.MethodGet) || in.Response == nil || in.Response.Status != http.StatusOK {
@@ -186,29 +120,35 @@ func (b *builder) add(in *cassettes.Interaction, fr timeline.Frames) *ivState {
 		set.feeds = append(set.feeds, iv.table)
 		return iv
 	}
-	t := b.timelines[u.Path]
+	b.feed(iv, u.Path, rp, q, enc)
+	return iv
+}
+
+// feed makes iv, a list or watch of the collection rp at path, feed its
+// timeline.
+func (b *builder) feed(iv *ivState, path string, rp apipath.Path, q url.Values, enc timeline.Encoding) {
+	t := b.timelines[path]
 	if t == nil {
-		t = timeline.New(u.Path, rp)
-		b.timelines[u.Path] = t
+		t = timeline.New(path, rp)
+		b.timelines[path] = t
 		b.tlOrder = append(b.tlOrder, t)
 	}
 	iv.tl = t
-	iv.stream = t.Stream(in, fr, q, enc)
-	if rp.Namespace != "" {
-		// A namespace's list or watch also feeds the resource's timeline of
-		// all namespaces, used when the recording holds none of its own.
-		all := rp
-		all.Namespace = ""
-		path := all.Collection()
-		d := b.derived[path]
-		if d == nil {
-			d = timeline.New(path, all)
-			b.derived[path] = d
-		}
-		iv.also = d.Stream(in, fr, q, enc)
-		iv.also.Scope(rp.Namespace)
+	iv.stream = t.Stream(iv.in, iv.frames, q, enc)
+	if rp.Namespace == "" {
+		return
 	}
-	return iv
+	// A namespace's list or watch also feeds the resource's timeline of
+	// all namespaces, used when the recording holds none of its own.
+	all := rp
+	all.Namespace = ""
+	d := b.derived[all.Collection()]
+	if d == nil {
+		d = timeline.New(all.Collection(), all)
+		b.derived[all.Collection()] = d
+	}
+	iv.also = d.Stream(iv.in, iv.frames, q, enc)
+	iv.also.Scope(rp.Namespace)
 }
 
 // recordedPlan builds the plan for a claimed interaction, edits applied.
@@ -236,25 +176,38 @@ func (r *Replayer) recordedPlan(iv *ivState, req *http.Request) *plan {
 	}
 	p.status, p.header, p.latency = in.Response.Status, in.Response.Header, in.Response.Latency
 	p.proto = wire.MediaType(p.header.Get("Content-Type")) == wire.MediaProtobuf
+	recordedEnd(p, iv)
+	r.recordedFrames(p, iv)
+	return p
+}
+
+// recordedEnd sets how p ends as iv's recording did.
+func recordedEnd(p *plan, iv *ivState) {
+	p.end = endIdle
+	if iv.in.End == nil {
+		return
+	}
 	var last time.Duration
 	if n := iv.frames.Len(); n > 0 {
 		last = iv.frames.At(n - 1)
 	}
-	// The recorded end.
-	p.end = endIdle
-	if in.End != nil {
-		p.endGap = in.End.At - last
-		switch in.End.Reason {
-		case cassettes.EndEOF:
-			p.end = endEOF
-		case cassettes.EndReset:
-			p.end = endReset
-		case cassettes.EndTimeout:
-			if p.timeout == 0 {
-				p.timeout = in.End.At
-			}
+	p.endGap = iv.in.End.At - last
+	switch iv.in.End.Reason {
+	case cassettes.EndEOF:
+		p.end = endEOF
+	case cassettes.EndReset:
+		p.end = endReset
+	case cassettes.EndTimeout:
+		if p.timeout == 0 {
+			p.timeout = iv.in.End.At
 		}
 	}
+}
+
+// recordedFrames sets the frames p serves of iv: as recorded (described on
+// the fly, see plan.frame, rather than listed here), or with its frame
+// edits and marks applied.
+func (r *Replayer) recordedFrames(p *plan, iv *ivState) {
 	nrec := iv.frames.Len()
 	if iv.stream != nil && iv.stream.ErrorAt() >= 0 {
 		// The API server ends a watch after an ERROR event.
@@ -269,13 +222,10 @@ func (r *Replayer) recordedPlan(iv *ivState, req *http.Request) *plan {
 			reframe = true
 		}
 	}
-	// Without edits the recorded frames are served as they are, described
-	// on the fly (see plan.frame) rather than listed here.
 	p.recN = nrec
 	if reframe {
 		p.frames, p.recN = editedFrames(iv, nrec, marks), 0
 	}
-	return p
 }
 
 // placedMark is a mark on a recorded stream: before recorded frame

@@ -2,19 +2,15 @@ package replay
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"math"
 	"math/rand/v2"
 	"net/http"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/kwrec/kwrec/cassettes"
-	"github.com/kwrec/kwrec/internal/apipath"
 	"github.com/kwrec/kwrec/internal/discovery"
 	"github.com/kwrec/kwrec/internal/match"
 	"github.com/kwrec/kwrec/internal/timeline"
@@ -23,80 +19,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 )
-
-// Options configure a [Replayer]. The zero value replays exactly what was
-// recorded, as fast as the client reads, answering every other request for
-// a recorded collection from its timeline, and idling at the end of a
-// watch like a live server.
-type Options struct {
-	// Matcher decides which recorded interaction answers a request
-	// byte for byte. Default [DefaultMatcher].
-	Matcher Matcher
-	// Speed scales recorded time: 1 is real time, 10 ten times faster.
-	// The default 0 skips every recorded wait and serves frames as fast as
-	// the client reads; the idle end of a watch then lasts the client's
-	// timeoutSeconds. Negative values are refused. Above 0, a watch that
-	// falls far behind its schedule is ended cleanly, as kube-apiserver
-	// ends a slow watcher (see the package documentation, "Time").
-	Speed float64
-	// MaxGap caps every wait between frames (after Speed). Default 0: no cap.
-	MaxGap time.Duration
-	// Clock is the clock waits run on; tests pass a
-	// k8s.io/utils/clock/testing.FakeClock and step it when HasWaiters().
-	// Default: the real clock.
-	Clock clock.Clock
-	// Edits are applied after the cassette's own [cassettes.Header.Edits].
-	Edits []Edit
-	// Strict answers recorded requests only, byte for byte: no timeline
-	// views. Default false.
-	Strict bool
-	// ErrorWhenExhausted makes a fully served replay fail fast instead of
-	// idling: once [Replayer.Consumed] is closed, a request with no remaining
-	// match fails with [ErrExhausted], and every stream that would idle
-	// (a recorded watch that the recording stopped, or a timeline watch
-	// with no events left) ends with a body read error wrapping
-	// [ErrExhausted], so no test can hang. Default false.
-	ErrorWhenExhausted bool
-	// Linger is how long, once [Replayer.Done] is closed, the clients must
-	// have made no request before the cassette counts as consumed
-	// ([Replayer.Consumed]): the code under test may still react to the
-	// last recorded change. Waits run on Clock. Default 0: consumed when
-	// done.
-	Linger time.Duration
-	// Settle paces recorded changes by the code under test instead of by
-	// the recording: before a watch sends a recorded change no client has
-	// been sent yet, it waits until Settle has passed since the last
-	// request and since the previous recorded change. At speed 0 a
-	// controller then reconciles each change before the next comes
-	// (a workqueue merges changes to one object that come faster than it
-	// reconciles), deterministically. Only recorded changes wait: the
-	// code under test's own writes reach its watches at once, and one
-	// ends the wait. Waits run on Clock (in a synctest bubble, see
-	// replaytest.Run, they cost no wall time). Default 0: no wait.
-	Settle time.Duration
-	// Hold keeps every recorded change back until [Replayer.Play]: lists
-	// and gets answer the state the recording starts with, watches send
-	// their initial state, and then wait. A controller registers its
-	// handlers after its informers start; without Hold, at speed 0 the
-	// informers can run through the whole recording first, and the
-	// handlers see only the final state. Writes of the code under test
-	// are never held. Default false.
-	Hold bool
-	// Writes says what happens to a write that matches no recorded one.
-	// Default [WritesStrict]: it fails with [ErrNoMatch].
-	Writes WriteMode
-	// DisableGarbageCollection, in [WritesOverlay] mode, leaves the
-	// dependents of what the code under test deletes as they are, as a bare
-	// API server and envtest do. By default kwrec collects them as
-	// kube-controller-manager's garbage collector does on a cluster
-	// (ownerReferences with background, foreground and orphan
-	// propagation); see the package documentation, "Writes".
-	DisableGarbageCollection bool
-	// WritesOut, in [WritesOverlay] mode, receives every write applied, as
-	// an interaction with its request and answer (see [Replayer.Writes]).
-	// The Replayer does not close it. Default nil.
-	WritesOut *cassettes.Writer
-}
 
 // Replayer is an [http.RoundTripper] that answers requests from a cassette.
 // It is safe for concurrent use. Create one with [New] or [Open].
@@ -181,17 +103,6 @@ func New(c *cassettes.Cassette, opts Options) (*Replayer, error) {
 	return h.alone(opts)
 }
 
-// check refuses options no replay can take.
-func (opts Options) check() error {
-	if !(opts.Speed >= 0) || math.IsInf(opts.Speed, 0) { // NaN too
-		return fmt.Errorf("speed %v is not a finite number >= 0; use 0 for as fast as possible, 1 for real time", opts.Speed)
-	}
-	if opts.Strict && opts.Writes == WritesOverlay {
-		return errors.New("options Strict and WritesOverlay exclude each other: writes are applied to the timelines Strict turns off")
-	}
-	return nil
-}
-
 // alone returns the one Replayer of h, which closes h with it ([New],
 // [Open]).
 func (h *History) alone(opts Options) (*Replayer, error) {
@@ -254,49 +165,6 @@ func (r *Replayer) Close() error {
 	return nil
 }
 
-// Play releases the recorded changes [Options.Hold] keeps back. Call it
-// once the code under test is ready, for a controller once its manager
-// has started and its caches have synced. It is a no-op without Hold and
-// after the first call.
-func (r *Replayer) Play() {
-	r.playOnce.Do(func() {
-		r.playedAt = r.clock.Now()
-		close(r.playing)
-	})
-}
-
-// Consumed returns a channel closed once the replay is [Replayer.Done] and
-// the clients have then made no request for [Options.Linger]: every
-// recorded change delivered and the code under test idle. A test that
-// replays into code that keeps watching waits for it (or passes
-// ErrorWhenExhausted, which ends the watches then).
-func (r *Replayer) Consumed() <-chan struct{} { return r.consumed }
-
-// linger closes consumed once the clients have been idle for Linger.
-func (r *Replayer) linger() {
-	for {
-		idle := r.clock.Since(time.Unix(0, r.activity.Load()))
-		if idle >= r.opts.Linger {
-			close(r.consumed)
-			return
-		}
-		t := r.clock.NewTimer(r.opts.Linger - idle)
-		select {
-		case <-t.C():
-		case <-r.closed:
-			t.Stop()
-			return
-		}
-	}
-}
-
-// Done returns a channel closed once the whole cassette has been served:
-// every recorded interaction answered to its end (or closed by the client),
-// and, unless [Options.Strict], every recorded resourceVersion of every
-// collection delivered, whether by a recorded stream or a timeline view.
-// A replay of an empty cassette is done at once.
-func (r *Replayer) Done() <-chan struct{} { return r.done }
-
 // Config returns a rest.Config whose clients replay through r. Its Host is a
 // placeholder: no connection is ever made.
 func (r *Replayer) Config() *rest.Config {
@@ -317,147 +185,12 @@ func (r *Replayer) WrapConfig(cfg *rest.Config) {
 	cfg.RateLimiter = nil
 }
 
-// advance records that a frame moved t to resourceVersion rv.
-func (r *Replayer) advance(t *timeline.Timeline, rv int64) {
-	if t.Advance(rv) {
-		r.mu.Lock()
-		r.checkDoneLocked()
-		r.mu.Unlock()
-	}
-}
-
-// reached records that a timeline reached its last recorded
-// resourceVersion.
-func (r *Replayer) reached() {
-	r.mu.Lock()
-	r.checkDoneLocked()
-	r.mu.Unlock()
-}
-
-// finish records that iv has been served to its end.
-func (r *Replayer) finish(iv *ivState) {
-	if iv == nil {
-		return
-	}
-	r.mu.Lock()
-	if !iv.finished {
-		iv.finished = true
-		r.checkDoneLocked()
-	}
-	r.mu.Unlock()
-}
-
-func (r *Replayer) checkDoneLocked() {
-	if r.doneClosed {
-		return
-	}
-	if !r.opts.Strict { // every timeline delivered to its end
-		for _, t := range r.tlOrder {
-			if !r.delivered(t) {
-				return
-			}
-		}
-	}
-	for _, iv := range r.ivs {
-		if iv.finished || (!iv.claimed && r.optional(iv)) {
-			continue
-		}
-		return
-	}
-	r.doneClosed = true
-	close(r.done)
-	if r.opts.Linger > 0 {
-		// Linger counts from done, not from the last request: the
-		// clients may have been idle for longer while Hold held the
-		// recorded changes, and need Linger to react to the last one.
-		r.activity.Store(r.clock.Now().UnixNano())
-		go r.linger()
-	} else {
-		close(r.consumed)
-	}
-}
-
-// delivered reports whether t's recorded changes have all been served,
-// through t or through the all-namespaces timeline assembled from it (an
-// assembled one counts through its namespaces').
-func (r *Replayer) delivered(t *timeline.Timeline) bool {
-	d := r.allOf[t]
-	switch {
-	case d == t:
-		return true
-	case t.Broken() != "" || t.Progress() >= t.Last():
-		return true
-	}
-	return d != nil && d.Progress() >= t.Last()
-}
-
-// pending says what keeps [Replayer.Done] open: each collection not yet
-// delivered to its last recorded resourceVersion, and each recorded
-// interaction not yet served to its end that the replay needs. Empty once
-// done.
-func (r *Replayer) pending() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []string
-	if !r.opts.Strict {
-		for _, t := range r.tlOrder {
-			if !r.delivered(t) {
-				out = append(out, fmt.Sprintf("%s: delivered up to resourceVersion %d of %d", t.Path, t.Recorded(t.Progress()), t.Recorded(t.Last())))
-			}
-		}
-	}
-	for _, iv := range r.ivs {
-		switch {
-		case iv.finished || (!iv.claimed && r.optional(iv)):
-		case iv.claimed:
-			out = append(out, fmt.Sprintf("interaction %d (%s %s): being served", iv.in.ID, iv.in.Request.Method, iv.in.Request.URL))
-		default:
-			out = append(out, fmt.Sprintf("interaction %d (%s %s): not asked for", iv.in.ID, iv.in.Request.Method, iv.in.Request.URL))
-		}
-	}
-	return out
-}
-
-// optional reports whether a replay can be done without iv served: a GET
-// of a collection that a timeline answers instead (unless Strict), and
-// what kwrec record records for other clients than the one recorded: the
-// server's discovery and the Table form of a collection.
-func (r *Replayer) optional(iv *ivState) bool {
-	if !strings.EqualFold(iv.in.Request.Method, http.MethodGet) {
-		return false
-	}
-	if iv.table != nil || discovery.IsPath(pathOf(iv.in.Request.URL)) {
-		return true
-	}
-	if r.opts.Strict {
-		return false
-	}
-	if iv.stream != nil {
-		return true
-	}
-	// A failed GET of a recorded collection (a reset while the server was
-	// down, a 5xx): the timeline answers the client's retries, which need
-	// not repeat it.
-	rp, ok := apipath.Parse(pathOf(iv.in.Request.URL))
-	if !ok {
-		return false
-	}
-	all := rp
-	all.Namespace, all.Name = "", ""
-	return r.timelines[rp.Collection()] != nil || r.timelines[all.Collection()] != nil
-}
-
 // RoundTrip answers req from the cassette. Waits (latency, frame gaps)
 // run on [Options.Clock] and end when req's context is cancelled.
 func (r *Replayer) RoundTrip(req *http.Request) (*http.Response, error) {
-	got := &cassettes.Request{Method: req.Method, URL: req.URL.String(), Header: req.Header}
-	if req.Body != nil && req.Body != http.NoBody {
-		b, err := io.ReadAll(req.Body)
-		req.Body.Close()
-		if err != nil {
-			return nil, fmt.Errorf("kwrec replay: reading request body: %w", err)
-		}
-		got.Body = b
+	got, err := requestOf(req)
+	if err != nil {
+		return nil, err
 	}
 	ctx := req.Context()
 	r.activity.Store(r.clock.Now().UnixNano())
@@ -479,6 +212,25 @@ func (r *Replayer) RoundTrip(req *http.Request) (*http.Response, error) {
 	if p.status == 0 { // no response recorded: fail as the recording did
 		return nil, r.noResponse(ctx, p)
 	}
+	return r.response(req, p), nil
+}
+
+// requestOf is req as the Matcher sees it, its body read.
+func requestOf(req *http.Request) (*cassettes.Request, error) {
+	got := &cassettes.Request{Method: req.Method, URL: req.URL.String(), Header: req.Header}
+	if req.Body != nil && req.Body != http.NoBody {
+		b, err := io.ReadAll(req.Body)
+		req.Body.Close()
+		if err != nil {
+			return nil, fmt.Errorf("kwrec replay: reading request body: %w", err)
+		}
+		got.Body = b
+	}
+	return got, nil
+}
+
+// response answers req with p's head and a body that serves p.
+func (r *Replayer) response(req *http.Request, p *plan) *http.Response {
 	h := p.header.Clone()
 	if h == nil {
 		h = http.Header{}
@@ -503,8 +255,8 @@ func (r *Replayer) RoundTrip(req *http.Request) (*http.Response, error) {
 		ContentLength: -1,
 		Request:       req,
 	}
-	resp.Body = newBody(r, ctx, p, r.clock.Now(), gz)
-	return resp, nil
+	resp.Body = newBody(r, req.Context(), p, r.clock.Now(), gz)
+	return resp
 }
 
 // noResponse replays an interaction that ended before any response.
@@ -532,6 +284,37 @@ func (r *Replayer) planFor(req *http.Request, got *cassettes.Request) (*plan, er
 	if p := r.anchoredError(req); p != nil {
 		return p, nil
 	}
+	p, cands := r.recordedMatch(req, got)
+	if p != nil {
+		return p, nil
+	}
+	exhausted := r.opts.ErrorWhenExhausted && isClosed(r.consumed)
+	if p := r.discoveryPlan(req); p != nil {
+		return p, nil
+	}
+	if exhausted {
+		return nil, match.NoMatch(ErrExhausted, got, cands, "")
+	}
+	extra := ""
+	if r.overlay() {
+		if p := r.writePlan(req, got.Body); p != nil {
+			return p, nil
+		}
+	}
+	if !r.opts.Strict {
+		p, why := r.viewPlan(req)
+		if p != nil {
+			return p, nil
+		}
+		extra = "(" + why + ")"
+	}
+	return nil, match.NoMatch(ErrNoMatch, got, cands, extra)
+}
+
+// recordedMatch claims the first recorded interaction that answers got
+// and returns its plan (or that of an error edit in front of it); else
+// nil and every candidate, for the error.
+func (r *Replayer) recordedMatch(req *http.Request, got *cassettes.Request) (*plan, []match.Candidate) {
 	r.mu.Lock()
 	var cands []match.Candidate
 	for _, iv := range r.ivs {
@@ -561,27 +344,7 @@ func (r *Replayer) planFor(req *http.Request, got *cassettes.Request) (*plan, er
 		return r.recordedPlan(iv, req), nil
 	}
 	r.mu.Unlock()
-	exhausted := r.opts.ErrorWhenExhausted && isClosed(r.consumed)
-	if p := r.discoveryPlan(req); p != nil {
-		return p, nil
-	}
-	if exhausted {
-		return nil, match.NoMatch(ErrExhausted, got, cands, "")
-	}
-	extra := ""
-	if r.overlay() {
-		if p := r.writePlan(req, got.Body); p != nil {
-			return p, nil
-		}
-	}
-	if !r.opts.Strict {
-		p, why := r.viewPlan(req)
-		if p != nil {
-			return p, nil
-		}
-		extra = "(" + why + ")"
-	}
-	return nil, match.NoMatch(ErrNoMatch, got, cands, extra)
+	return nil, cands
 }
 
 // pacing returns how waits are scaled for iv (nil for a timeline view).

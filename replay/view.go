@@ -249,48 +249,6 @@ func (r *Replayer) recordedSome(rp apipath.Path) bool {
 	return false
 }
 
-// tableVersion names an object's row in a table index: by its recorded
-// resourceVersion (a timeline that takes writes serves them scaled), or
-// for a write its own.
-func tableVersion(t *timeline.Timeline, o *timeline.Object) table.Version {
-	rv := o.RV
-	if !o.Ref.W {
-		rv = t.Recorded(rv)
-	}
-	return table.Version{Key: o.Key, RV: strconv.FormatInt(rv, 10)}
-}
-
-// rowOf returns the name of o's row in x, making the row of a write the
-// first time it is asked for.
-func (r *Replayer) rowOf(x *table.Index, t *timeline.Timeline, o *timeline.Object) table.Version {
-	v := tableVersion(t, o)
-	if (o.Ref.W || o.Ref.Restamp) && !x.Has(v) {
-		// A write, or an object that left a watch's selection, served at
-		// a resourceVersion no row was recorded at.
-		if raws, err := r.raws(t, []timeline.Object{*o}); err == nil {
-			x.AddObject(v, raws[0], r.clock.Now())
-		}
-	}
-	return v
-}
-
-// tableHasRows reports whether every object a watch sends has a recorded
-// Table row: a watch is served in the Table form whole or not at all (its
-// client then prints plain objects, as it does for a server without
-// server-side printing). Writes to come get theirs when served.
-func (r *Replayer) tableHasRows(x *table.Index, t *timeline.Timeline, steps []timeline.Step) bool {
-	for _, s := range steps {
-		o := s.Obj
-		if s.Kind == timeline.StepEvent {
-			o = &s.Ev.Obj
-		}
-		if o != nil && !x.Has(r.rowOf(x, t, o)) {
-			return false
-		}
-	}
-	return true
-}
-
 // errorPlanOf answers with the Status of a timeline view's error.
 func (r *Replayer) errorPlanOf(err error, proto bool) *plan {
 	var se *timeline.StatusError
