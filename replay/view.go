@@ -14,42 +14,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// timelineFor returns the timeline that answers for rp's collection, and
-// the namespace to filter it by: the collection's own, else for a
-// namespaced request the all-namespaces timeline of the same resource.
-//
-// In Overlay mode the all-namespaces timeline comes first, so that a write
-// and every watch of the resource meet on one timeline; a collection never
-// recorded has the timeline it was given at its first request.
-func (r *Replayer) timelineFor(rp apipath.Path) (*timeline.Timeline, string) {
-	all := rp
-	all.Namespace, all.Name = "", ""
-	if rp.Namespace != "" && r.overlay() {
-		if t := r.timelines[all.Collection()]; t != nil {
-			return t, rp.Namespace
-		}
-	}
-	if t := r.timelines[rp.Collection()]; t != nil {
-		return t, ""
-	}
-	if rp.Namespace != "" {
-		if t := r.timelines[all.Collection()]; t != nil {
-			return t, rp.Namespace
-		}
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if t := r.empties[rp.Collection()]; t != nil {
-		return t, ""
-	}
-	if rp.Namespace != "" {
-		if t := r.empties[all.Collection()]; t != nil {
-			return t, rp.Namespace
-		}
-	}
-	return nil, ""
-}
-
 // viewPlan answers a GET list, watch or get of a recorded collection from
 // its timeline, in the encoding the client negotiated. It returns a nil
 // plan and the reason when it cannot.
@@ -94,6 +58,15 @@ func (r *Replayer) viewPlan(req *http.Request) (*plan, string) {
 	if enc.proto {
 		p.header.Set("Content-Type", wire.MediaProtobuf)
 	}
+	if err := r.view(p, enc, rp, q, sel); err != nil {
+		return r.errorPlanOf(err, enc.proto), ""
+	}
+	return p, ""
+}
+
+// view fills in p, a view of rp's collection: a get, a list or a watch.
+func (r *Replayer) view(p *plan, enc encoding, rp apipath.Path, q url.Values, sel timeline.Selector) error {
+	var err error
 	switch {
 	case rp.Name != "":
 		err = r.getView(p, enc, rp)
@@ -106,10 +79,7 @@ func (r *Replayer) viewPlan(req *http.Request) (*plan, string) {
 		p.shape = wire.ShapeWatch
 	}
 	p.partial = enc.partial
-	if err != nil {
-		return r.errorPlanOf(err, enc.proto), ""
-	}
-	return p, ""
+	return err
 }
 
 // encoding is how a view answers: protobuf or JSON, and for kubectl's
@@ -213,40 +183,6 @@ func (r *Replayer) watchView(p *plan, enc encoding, q url.Values, sel timeline.S
 		p.table, p.tableGV = enc.table, enc.gv
 	}
 	return nil
-}
-
-// emptyTimeline answers for a collection the cassette never recorded of a
-// resource the server has (kubectl describe lists the events of what it
-// describes): no objects, as of the newest resourceVersion recorded of any
-// collection (they are one etcd revision sequence). nil for a resource the
-// server's discovery does not know.
-func (r *Replayer) emptyTimeline(rp apipath.Path) (*timeline.Timeline, string) {
-	docs, err := r.discoveryDocs()
-	if err != nil {
-		return nil, ""
-	}
-	info, ok := docs.Lookup(rp.Group, rp.Version, rp.Resource)
-	kind := info.Kind
-	if !ok || !info.Namespaced && rp.Namespace != "" {
-		return nil, ""
-	}
-	if rp.Namespace == "" && r.recordedSome(rp) {
-		// All namespaces, where only some were recorded: not empty, but
-		// not known either.
-		return nil, ""
-	}
-	return r.made(rp, kind)
-}
-
-// recordedSome reports whether the cassette records a collection of rp's
-// resource in some namespace.
-func (r *Replayer) recordedSome(rp apipath.Path) bool {
-	for _, t := range r.tlOrder {
-		if t.Res.Group == rp.Group && t.Res.Version == rp.Version && t.Res.Resource == rp.Resource {
-			return true
-		}
-	}
-	return false
 }
 
 // errorPlanOf answers with the Status of a timeline view's error.

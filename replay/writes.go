@@ -5,26 +5,19 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"net/http"
 	"net/url"
-	"slices"
-	"strconv"
 	"strings"
-	"time"
 
-	"github.com/google/uuid"
-	"github.com/kwrec/kwrec/cassettes"
 	"github.com/kwrec/kwrec/internal/apipath"
+	"github.com/kwrec/kwrec/internal/discovery"
 	"github.com/kwrec/kwrec/internal/edit"
 	"github.com/kwrec/kwrec/internal/timeline"
 	"github.com/kwrec/kwrec/internal/wire"
 	"github.com/kwrec/kwrec/internal/write"
-	"github.com/kwrec/kwrec/recorder"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -79,50 +72,24 @@ func (r *Replayer) writePlan(req *http.Request, body []byte) *plan {
 	if verb == "" {
 		return nil
 	}
-	proto := wire.Accepts(req.Header.Get("Accept"), wire.MediaProtobuf) && !wire.Accepts(req.Header.Get("Accept"), wire.MediaJSON)
-	partial, _ := wire.AcceptsPartial(req.Header.Get("Accept"))
-	fail := func(code int, reason metav1.StatusReason, format string, a ...any) *plan {
-		return r.statusPlan(wire.Status(code, reason, fmt.Sprintf(format, a...), 0), 0, false)
-	}
-	if sub != "" && sub != "status" && !simulated(rp, sub, verb) {
-		return fail(http.StatusMethodNotAllowed, metav1.StatusReasonMethodNotAllowed,
-			"kwrec replay: %s of the %s subresource of %s is not simulated", verb, sub, rp.Resource)
-	}
-	docs, err := r.discoveryDocs()
-	if err != nil {
-		return fail(http.StatusInternalServerError, metav1.StatusReasonInternalError, "kwrec replay: discovery: %v", err)
-	}
-	info, ok := docs.Lookup(rp.Group, rp.Version, rp.Resource)
-	kind, namespaced := info.Kind, info.Namespaced
-	if !ok {
-		return fail(http.StatusNotFound, metav1.StatusReasonNotFound, "the server could not find the requested resource")
-	}
-	if namespaced != (rp.Namespace != "") {
-		return fail(http.StatusNotFound, metav1.StatusReasonNotFound, "the server could not find the requested resource")
-	}
-	t := r.writeTimeline(rp, kind)
-	if why := t.Broken(); why != "" {
-		return fail(http.StatusInternalServerError, metav1.StatusReasonInternalError,
-			"kwrec replay: the timeline of %s cannot be rebuilt: %s", t.Path, why)
+	accept := req.Header.Get("Accept")
+	proto := wire.Accepts(accept, wire.MediaProtobuf) && !wire.Accepts(accept, wire.MediaJSON)
+	partial, _ := wire.AcceptsPartial(accept)
+	t, info, refused := r.writeTarget(rp, sub, verb)
+	if refused != nil {
+		return refused
 	}
 	proto = proto && r.codec.CanProtobuf(t)
 	ct := wire.MediaType(req.Header.Get("Content-Type"))
 	if ct == wire.MediaProtobuf {
-		// A delete's body is DeleteOptions, a subresource's its own kind,
-		// not an object of the resource's kind.
-		toJSON := r.codec.ToJSON
-		if verb == "delete" || verb == "deletecollection" {
-			toJSON = deleteOptionsJSON
-		} else if sub != "" && sub != "status" && sub != write.SubresourceApproval {
-			toJSON = envelopedJSON
-		}
-		if body, err = toJSON(t, body); err != nil {
-			return fail(http.StatusBadRequest, metav1.StatusReasonBadRequest, "%v", err)
+		var err error
+		if body, err = writeJSON(r.codec, t, verb, sub, body); err != nil {
+			return r.failPlan(http.StatusBadRequest, metav1.StatusReasonBadRequest, "%v", err)
 		}
 		ct = wire.MediaJSON
 	}
-	w := write.Request{Verb: verb, Subresource: sub, Group: rp.Group, Version: rp.Version, Resource: rp.Resource, Kind: kind,
-		Namespaced: namespaced, StatusSubresource: info.Status, Namespace: rp.Namespace, Name: rp.Name, ContentType: ct, Body: body,
+	w := write.Request{Verb: verb, Subresource: sub, Group: rp.Group, Version: rp.Version, Resource: rp.Resource, Kind: info.Kind,
+		Namespaced: info.Namespaced, StatusSubresource: info.Status, Namespace: rp.Namespace, Name: rp.Name, ContentType: ct, Body: body,
 		Query: req.URL.Query(), UserAgent: req.Header.Get("User-Agent")}
 	dry, err := dryRun(verb, req.URL.Query())
 	if err != nil {
@@ -135,6 +102,54 @@ func (r *Replayer) writePlan(req *http.Request, body []byte) *plan {
 	if verb == "deletecollection" {
 		return r.deleteCollection(req, t, w, proto)
 	}
+	return r.applyPlan(req, t, w, proto, partial)
+}
+
+// failPlan answers a write with a Status of code and reason.
+func (r *Replayer) failPlan(code int, reason metav1.StatusReason, format string, a ...any) *plan {
+	return r.statusPlan(wire.Status(code, reason, fmt.Sprintf(format, a...), 0), 0, false)
+}
+
+// writeTarget returns the timeline a write of verb on rp (and its
+// subresource sub) goes to, and what discovery says of its resource; or
+// the plan that refuses the write.
+func (r *Replayer) writeTarget(rp apipath.Path, sub, verb string) (*timeline.Timeline, discovery.Info, *plan) {
+	var info discovery.Info
+	if sub != "" && sub != "status" && !simulated(rp, sub, verb) {
+		return nil, info, r.failPlan(http.StatusMethodNotAllowed, metav1.StatusReasonMethodNotAllowed,
+			"kwrec replay: %s of the %s subresource of %s is not simulated", verb, sub, rp.Resource)
+	}
+	docs, err := r.discoveryDocs()
+	if err != nil {
+		return nil, info, r.failPlan(http.StatusInternalServerError, metav1.StatusReasonInternalError, "kwrec replay: discovery: %v", err)
+	}
+	info, ok := docs.Lookup(rp.Group, rp.Version, rp.Resource)
+	if !ok || info.Namespaced != (rp.Namespace != "") {
+		return nil, info, r.failPlan(http.StatusNotFound, metav1.StatusReasonNotFound, "the server could not find the requested resource")
+	}
+	t := r.writeTimeline(rp, info.Kind)
+	if why := t.Broken(); why != "" {
+		return nil, info, r.failPlan(http.StatusInternalServerError, metav1.StatusReasonInternalError,
+			"kwrec replay: the timeline of %s cannot be rebuilt: %s", t.Path, why)
+	}
+	return t, info, nil
+}
+
+// writeJSON returns the protobuf body of a write as JSON. A delete's body
+// is DeleteOptions, a subresource's its own kind, not an object of the
+// resource's kind.
+func writeJSON(codec timeline.Codec, t *timeline.Timeline, verb, sub string, body []byte) ([]byte, error) {
+	switch {
+	case verb == "delete" || verb == "deletecollection":
+		return deleteOptionsJSON(t, body)
+	case sub != "" && sub != "status" && sub != write.SubresourceApproval:
+		return envelopedJSON(t, body)
+	}
+	return codec.ToJSON(t, body)
+}
+
+// applyPlan applies w to t and answers it.
+func (r *Replayer) applyPlan(req *http.Request, t *timeline.Timeline, w write.Request, proto, partial bool) *plan {
 	res, stored, err := r.applyWrite(t, w)
 	if err != nil {
 		return r.writeError(err, proto)
@@ -142,14 +157,14 @@ func (r *Replayer) writePlan(req *http.Request, body []byte) *plan {
 	answer := res.Body
 	if stored != nil {
 		switch {
-		case sub == write.SubresourceScale:
+		case w.Subresource == write.SubresourceScale:
 			if answer, err = write.ScaleOf(stored); err != nil {
 				return r.writeError(err, proto)
 			}
 		case bytes.Equal(res.Body, res.Object):
 			answer = stored
 		}
-		r.noteWrite(req, body, res.Code, answer)
+		r.noteWrite(req, w.Body, res.Code, answer)
 	}
 	p := r.writeAnswer(t, res.Code, answer, proto, partial)
 	for _, w := range res.Warnings {
@@ -158,93 +173,6 @@ func (r *Replayer) writePlan(req *http.Request, body []byte) *plan {
 		}
 	}
 	return p
-}
-
-// applyWrite is applyOnce, then the garbage collector when the write
-// deleted an object or marked it for deletion with its dependents.
-func (r *Replayer) applyWrite(t *timeline.Timeline, w write.Request) (res write.Result, stored []byte, err error) {
-	res, stored, err = r.applyOnce(t, w)
-	if err != nil || stored == nil || r.opts.DisableGarbageCollection {
-		return res, stored, err
-	}
-	if res.Event != write.EventDeleted && !bytes.Contains(stored, []byte(metav1.FinalizerDeleteDependents)) &&
-		!bytes.Contains(stored, []byte(metav1.FinalizerOrphanDependents)) {
-		return res, stored, nil // most writes: nothing for the collector
-	}
-	var o struct {
-		Metadata metav1.ObjectMeta `json:"metadata"`
-	}
-	if json.Unmarshal(stored, &o) != nil {
-		return res, stored, nil
-	}
-	m := o.Metadata
-	switch {
-	case res.Event == write.EventDeleted:
-		r.collectGarbage([]types.UID{m.UID})
-	case m.DeletionTimestamp != nil && (slices.Contains(m.Finalizers, metav1.FinalizerDeleteDependents) || slices.Contains(m.Finalizers, metav1.FinalizerOrphanDependents)):
-		r.gcMarked.Store(true)
-		r.collectGarbage(nil)
-	}
-	return res, stored, nil
-}
-
-// applyOnce computes w from the current object and commits it to t,
-// again if a recorded event changed the object meanwhile. stored is the
-// object as committed, with its resourceVersion; nil for a dry run or a
-// write that changed nothing.
-func (r *Replayer) applyOnce(t *timeline.Timeline, w write.Request) (res write.Result, stored []byte, err error) {
-	for range writeRetries {
-		name := w.Name
-		suffix, uid := r.nameSuffix()
-		if w.Verb == "create" {
-			name = createName(w.Body, suffix)
-		}
-		key := w.Namespace + "/" + name
-		cur, exists := t.Current(key)
-		var curJSON []byte
-		if exists {
-			if curJSON, err = r.objectJSON(t, &cur); err != nil {
-				return res, nil, err
-			}
-		}
-		st := write.Stamp{Now: r.clock.Now(), UID: uid, Suffix: suffix}
-		if w.DryRun && exists {
-			// Nothing is stored: the answer carries the version it was
-			// computed from, as the server's dry-run storage answers.
-			st.RV = strconv.FormatInt(cur.RV, 10)
-		}
-		if res, err = r.writes.Apply(w, curJSON, st); err != nil {
-			return res, nil, err
-		}
-		if w.DryRun || res.Event == "" {
-			return res, nil, nil
-		}
-		m, err := wire.MetaJSON(res.Object)
-		if err != nil {
-			return res, nil, fmt.Errorf("the written object: %v", err)
-		}
-		base := cur.RV
-		if res.Marked != nil {
-			// A graceful delete's mark, then the delete: two events.
-			base, _, err = t.Commit(write.EventModified, m.Key(), m.Labels, base, res.Marked)
-			switch {
-			case errors.Is(err, timeline.ErrStale):
-				continue
-			case err != nil:
-				return res, nil, fmt.Errorf("%s: %v", t.Path, err)
-			}
-		}
-		_, stored, err = t.Commit(res.Event, m.Key(), m.Labels, base, res.Object)
-		switch {
-		case errors.Is(err, timeline.ErrStale) && res.Marked == nil:
-			continue
-		case err != nil:
-			return res, nil, fmt.Errorf("%s: %v", t.Path, err)
-		}
-		return res, stored, nil
-	}
-	return res, nil, apierrors.NewConflict(schema.GroupResource{Group: w.Group, Resource: w.Resource}, w.Name,
-		fmt.Errorf("kwrec replay: the object changed %d times while the write was computed; try again", writeRetries))
 }
 
 // dryRun reads a write's dryRun parameter: true for "All", an error with
@@ -286,90 +214,6 @@ func writeOf(req *http.Request) (rp apipath.Path, sub, verb string) {
 	return rp, sub, verb
 }
 
-// writeTimeline returns the timeline a write of rp's collection goes to:
-// the all-namespaces one when the recording has it (so its watchers see
-// every write), else the collection's own, else a new empty one.
-func (r *Replayer) writeTimeline(rp apipath.Path, kind string) *timeline.Timeline {
-	if t, _ := r.timelineFor(rp); t != nil {
-		return t
-	}
-	t, _ := r.made(rp, kind)
-	return t
-}
-
-// made returns the timeline of a collection the cassette never recorded,
-// of a resource of kind kind, and the namespace to filter it by: empty as
-// of the newest resourceVersion recorded, made at its first request and
-// kept (in Overlay mode the code under test writes to it). A resource
-// never recorded in any namespace has one timeline, of all namespaces, so
-// that what is written in one namespace is listed and watched across all
-// of them, as on the server.
-func (r *Replayer) made(rp apipath.Path, kind string) (*timeline.Timeline, string) {
-	rp.Name = ""
-	ns := ""
-	if rp.Namespace != "" && !r.recordedSome(rp) {
-		ns, rp.Namespace = rp.Namespace, ""
-	}
-	path := rp.Collection()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if t := r.empties[path]; t != nil {
-		return t, ns
-	}
-	var objs [][]byte
-	rv := r.newestRV()
-	if rp.Group == "" && rp.Resource == "namespaces" {
-		objs = r.namespaces(rv)
-	}
-	t := timeline.Empty(path, rp, kind, rv, r.overlay(), objs...)
-	r.empties[path] = t
-	return t, ns
-}
-
-// namespaces returns the Namespace objects of a recording that never
-// listed namespaces: the four every cluster has, and each one a recorded
-// collection lives in, Active (kubectl asks for the namespace when a get
-// in it finds nothing, and reports the namespace missing if it is).
-func (r *Replayer) namespaces(rv int64) [][]byte {
-	ns := map[string]bool{"default": true, "kube-system": true, "kube-public": true, "kube-node-lease": true}
-	for _, t := range r.tlOrder {
-		t.Namespaces(ns)
-	}
-	at := r.header.RecordedAt.UTC().Format(time.RFC3339)
-	var out [][]byte
-	for _, n := range slices.Sorted(maps.Keys(ns)) {
-		uid := uuid.NewSHA1(uuid.NameSpaceOID, []byte("kwrec namespace "+n))
-		out = append(out, fmt.Appendf(nil, `{"kind":"Namespace","apiVersion":"v1","metadata":{"name":%q,"uid":%q,"resourceVersion":"%d","creationTimestamp":%q,"labels":{"kubernetes.io/metadata.name":%q}},"spec":{"finalizers":["kubernetes"]},"status":{"phase":"Active"}}`, n, uid, rv, at, n))
-	}
-	return out
-}
-
-// newestRV is the newest resourceVersion recorded of any collection: they
-// are one etcd revision sequence.
-func (r *Replayer) newestRV() int64 {
-	var rv int64
-	for _, t := range r.tlOrder {
-		rv = max(rv, t.Last())
-	}
-	return rv
-}
-
-// objectJSON returns the current bytes of o as typed JSON with its
-// (scaled) resourceVersion.
-func (r *Replayer) objectJSON(t *timeline.Timeline, o *timeline.Object) ([]byte, error) {
-	raws, err := r.raws(t, []timeline.Object{*o})
-	if err != nil {
-		return nil, err
-	}
-	b, err := r.codec.Object(t, o, raws[0], false)
-	return bytes.TrimRight(b, "\n"), err
-}
-
-// reader reads t's objects for a field selector that looks into them.
-func (r *Replayer) reader(t *timeline.Timeline) timeline.ObjectReader {
-	return func(o *timeline.Object) ([]byte, error) { return r.objectJSON(t, o) }
-}
-
 // writeAnswer answers a write with the object (or Status) JSON b: in its
 // metadata-only form when partial.
 func (r *Replayer) writeAnswer(t *timeline.Timeline, code int, b []byte, proto, partial bool) *plan {
@@ -403,83 +247,6 @@ func (r *Replayer) writeError(err error, proto bool) *plan {
 	}
 	st := wire.Status(http.StatusInternalServerError, metav1.StatusReasonInternalError, "kwrec replay: "+err.Error(), 0)
 	return r.statusPlan(st, 0, proto)
-}
-
-// createName is the name a create makes: the body's name, else its
-// generateName plus suffix.
-func createName(body []byte, suffix string) string {
-	var o struct {
-		Metadata struct{ Name, GenerateName string }
-	}
-	if json.Unmarshal(body, &o) != nil || o.Metadata.Name != "" {
-		return o.Metadata.Name
-	}
-	if o.Metadata.GenerateName != "" {
-		return o.Metadata.GenerateName + suffix
-	}
-	return ""
-}
-
-// nameSuffix is five characters from the API server's alphabet for
-// generateName (no vowels, no confusable digits), and uid a UUID, both
-// from the replay's own seeded sequence: a replay makes the same names and
-// uids every time, so what a test wrote compares with a golden file.
-func (r *Replayer) nameSuffix() (suffix, uid string) {
-	const alphabet = "bcdfghjklmnpqrstvwxz2456789"
-	r.rmu.Lock()
-	defer r.rmu.Unlock()
-	var b [5]byte
-	for i := range b {
-		b[i] = alphabet[r.rand.IntN(len(alphabet))]
-	}
-	var u [16]byte
-	for i := range u {
-		u[i] = byte(r.rand.Uint32())
-	}
-	u[6] = u[6]&0x0f | 0x40 // version 4
-	u[8] = u[8]&0x3f | 0x80 // RFC 4122 variant
-	return string(b[:]), fmt.Sprintf("%x-%x-%x-%x-%x", u[0:4], u[4:6], u[6:8], u[8:10], u[10:])
-}
-
-// noteWrite keeps an applied write, and appends it to Options.WritesOut.
-func (r *Replayer) noteWrite(req *http.Request, body []byte, code int, answer []byte) {
-	r.wmu.Lock()
-	defer r.wmu.Unlock()
-	at := r.clock.Since(r.started)
-	h := http.Header{}
-	for _, k := range []string{"Content-Type", "Accept", "User-Agent"} {
-		if v := req.Header.Get(k); v != "" {
-			h.Set(k, v)
-		}
-	}
-	if wire.MediaType(h.Get("Content-Type")) == wire.MediaProtobuf {
-		h.Set("Content-Type", wire.MediaJSON) // the body kept is the JSON it was read as
-	}
-	in := &cassettes.Interaction{
-		ID:       len(r.written) + 1,
-		At:       at,
-		Request:  cassettes.Request{Method: req.Method, URL: req.URL.String(), Header: h, Body: body},
-		Response: &cassettes.Response{Status: code, Header: http.Header{"Content-Type": {wire.MediaJSON}}},
-		Frames:   []cassettes.Frame{{Data: answer}},
-		End:      &cassettes.End{Reason: cassettes.EndEOF},
-	}
-	// As in any cassette: no Secret data, no token (the answers here do
-	// not come from a real server, but the code's bodies may hold them).
-	recorder.RedactInteraction(in, recorder.Options{})
-	r.written = append(r.written, in)
-	if r.opts.WritesOut != nil {
-		if _, err := r.opts.WritesOut.WriteInteraction(in); err != nil && r.writesErr == nil {
-			r.writesErr = err
-		}
-	}
-}
-
-// Writes returns the writes applied in Overlay mode, in order: each an
-// interaction with the request, its JSON body, and the answer.
-func (r *Replayer) Writes() []*cassettes.Interaction {
-	r.wmu.Lock()
-	defer r.wmu.Unlock()
-	return append([]*cassettes.Interaction(nil), r.written...)
 }
 
 // deleteOptionsJSON returns an enveloped protobuf DeleteOptions (the body
