@@ -2,6 +2,7 @@ package replay
 
 import (
 	"context"
+	"github.com/kwrec/kwrec/internal/pace"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -45,7 +46,7 @@ type fanout struct {
 	// budgets are the dispatch budgets of kube-apiserver's rule for a
 	// watch that cannot keep up (slow.go), one per timeline as the API
 	// server has one per resource.
-	budgets map[*timeline.Timeline]*timeBudget
+	budgets map[*timeline.Timeline]*pace.Budget
 	// made counts the watch-event frames of recorded events made, by hubs
 	// and by watches alike; terminated the watches ended for falling
 	// behind (tests read them).
@@ -55,15 +56,15 @@ type fanout struct {
 
 // budget returns the dispatch budget of t (nil: of the recorded streams
 // of no timeline).
-func (f *fanout) budget(t *timeline.Timeline) *timeBudget {
+func (f *fanout) budget(t *timeline.Timeline) *pace.Budget {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	b := f.budgets[t]
 	if b == nil {
 		if f.budgets == nil {
-			f.budgets = map[*timeline.Timeline]*timeBudget{}
+			f.budgets = map[*timeline.Timeline]*pace.Budget{}
 		}
-		b = &timeBudget{clock: f.clock, last: f.since}
+		b = pace.NewBudget(f.clock, f.since)
 		f.budgets[t] = b
 	}
 	return b

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kwrec/kwrec/internal/pace"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -111,8 +112,8 @@ type Replayer struct {
 	global []Edit // warps that apply to every interaction
 	edits  []*editState
 	codec  timeline.Codec
-	fan    fanout  // the hubs that share the frames of watches (fanout.go)
-	alarms *alarms // the timers of the bodies' waits, one per instant (alarm.go)
+	fan    fanout       // the hubs that share the frames of watches (fanout.go)
+	alarms *pace.Alarms // the timers of the bodies' waits, one per instant
 
 	// Forked from the History's (see fork), then read-only:
 	timelines map[string]*timeline.Timeline // by collection path
@@ -215,7 +216,7 @@ func newReplayer(opts Options, src indexSource) (*Replayer, error) {
 	}
 	r.started = r.clock.Now()
 	r.fan.clock, r.fan.since = r.clock, r.started
-	r.alarms = newAlarms(r.clock)
+	r.alarms = pace.NewAlarms(r.clock)
 	r.rand = rand.New(rand.NewPCG(1, 2))
 	r.activity.Store(r.started.UnixNano())
 	if !opts.Hold {
@@ -492,7 +493,7 @@ func (r *Replayer) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	if w := p.pace.wait(p.latency); w > 0 {
+	if w := p.pace.Wait(p.latency); w > 0 {
 		t := r.clock.NewTimer(w)
 		select {
 		case <-t.C():
@@ -611,17 +612,17 @@ func (r *Replayer) planFor(req *http.Request, got *cassettes.Request) (*plan, er
 }
 
 // pacing returns how waits are scaled for iv (nil for a timeline view).
-func (r *Replayer) pacing(iv *ivState) pacing {
-	p := pacing{speed: r.opts.Speed, cap: r.opts.MaxGap}
+func (r *Replayer) pacing(iv *ivState) pace.Pacing {
+	p := pace.Pacing{Speed: r.opts.Speed, Cap: r.opts.MaxGap}
 	apply := func(e Edit) {
 		if e.Kind != EditWarp {
 			return
 		}
 		if e.Scale > 0 {
-			p.speed *= e.Scale
+			p.Speed *= e.Scale
 		}
-		if e.Cap > 0 && (p.cap == 0 || e.Cap < p.cap) {
-			p.cap = e.Cap
+		if e.Cap > 0 && (p.Cap == 0 || e.Cap < p.Cap) {
+			p.Cap = e.Cap
 		}
 	}
 	for _, e := range r.global {

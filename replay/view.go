@@ -159,7 +159,7 @@ func (r *Replayer) getView(p *plan, enc encoding, rp apipath.Path) error {
 	}
 	if enc.table != nil {
 		if b, ok := enc.table.Get(enc.gv, r.rowOf(enc.table, p.tl, &o)); ok {
-			p.frames = []outFrame{{data: b}}
+			p.frames = []outFrame{dataFrame(b)}
 			return nil
 		}
 	}
@@ -172,7 +172,7 @@ func (r *Replayer) getView(p *plan, enc encoding, rp apipath.Path) error {
 	if err != nil {
 		return err
 	}
-	p.frames = []outFrame{{data: b}}
+	p.frames = []outFrame{dataFrame(b)}
 	return nil
 }
 
@@ -182,14 +182,14 @@ func (r *Replayer) listView(p *plan, enc encoding, q url.Values, sel timeline.Se
 	if err != nil {
 		return err
 	}
-	p.frames = []outFrame{{list: &l, rv: l.RV}}
+	p.frames = []outFrame{{rv: l.RV, payload: listView{&l}}}
 	if enc.table != nil {
 		vs := make([]table.Version, len(l.Items))
 		for i := range l.Items {
 			vs[i] = r.rowOf(enc.table, p.tl, &l.Items[i])
 		}
 		if b, ok := enc.table.List(enc.gv, strconv.FormatInt(l.RV, 10), l.Continue, l.Remaining, vs); ok {
-			p.frames = []outFrame{{data: b, rv: l.RV}}
+			p.frames = []outFrame{{rv: l.RV, payload: rawBytes(b)}}
 		}
 	}
 	return nil
@@ -310,5 +310,5 @@ func (r *Replayer) statusPlan(st *metav1.Status, retryAfter int, proto bool) *pl
 		h.Set("Retry-After", strconv.Itoa(retryAfter))
 	}
 	return &plan{status: int(st.Code), header: h, pace: r.pacing(nil), end: endEOF,
-		frames: []outFrame{{data: wire.StatusBody(st, proto)}}}
+		frames: []outFrame{dataFrame(wire.StatusBody(st, proto))}}
 }
