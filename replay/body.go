@@ -5,13 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/kwrec/kwrec/internal/pace"
 	"io"
 	"sync"
 	"time"
 
 	"github.com/klauspost/compress/gzip"
 
+	"github.com/kwrec/kwrec/internal/pace"
 	"github.com/kwrec/kwrec/internal/timeline"
 	"github.com/kwrec/kwrec/internal/wire"
 )

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/kwrec/kwrec/internal/pace"
 	"io"
 	"net/http"
 	"path/filepath"
@@ -18,12 +17,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/kwrec/kwrec/cassettes"
 	"github.com/kwrec/kwrec/internal/cassettetest"
+	"github.com/kwrec/kwrec/internal/pace"
 	"github.com/kwrec/kwrec/internal/wire"
 	"k8s.io/client-go/rest"
 	testclock "k8s.io/utils/clock/testing"
 )
 
-// These tests look inside the Replayer (fanout.made, fanout.terminated),
+// These tests look inside the Replayer (sharing.made, sharing.terminated),
 // so they live in package replay; the hub's semantics are also covered by
 // every watch test of package replay_test, which all go through it.
 

@@ -1,10 +1,12 @@
 package replay
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
 
+	"github.com/kwrec/kwrec/internal/fanout"
 	"github.com/kwrec/kwrec/internal/timeline"
 )
 
@@ -170,10 +172,13 @@ func (b *body) watchEvent(typ string, o *timeline.Object) ([]byte, error) {
 }
 
 // shared returns the frame of recorded event n as its collection's hub
-// made it (see fanout.go), or nil when the body must make it itself.
+// made it (see package fanout), or nil when the body must make it itself.
 func (b *body) shared(n int) ([]byte, error) {
 	if h := b.src.hubFor(b, n); h != nil {
-		data, err := h.frame(b.ctx, b.closed, n)
+		data, err := h.Frame(b.ctx, b.closed, n)
+		if errors.Is(err, fanout.ErrClosed) {
+			err = errClosedBody
+		}
 		if data != nil || err != nil {
 			return data, err
 		}

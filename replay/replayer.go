@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/kwrec/kwrec/internal/pace"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -17,6 +16,7 @@ import (
 	"github.com/kwrec/kwrec/cassettes"
 	"github.com/kwrec/kwrec/internal/apipath"
 	"github.com/kwrec/kwrec/internal/discovery"
+	"github.com/kwrec/kwrec/internal/pace"
 	"github.com/kwrec/kwrec/internal/timeline"
 	"github.com/kwrec/kwrec/internal/wire"
 	"github.com/kwrec/kwrec/internal/write"
@@ -112,7 +112,7 @@ type Replayer struct {
 	global []Edit // warps that apply to every interaction
 	edits  []*editState
 	codec  timeline.Codec
-	fan    fanout       // the hubs that share the frames of watches (fanout.go)
+	fan    sharing      // what the watches share: hubs, budgets (fanout.go)
 	alarms *pace.Alarms // the timers of the bodies' waits, one per instant
 
 	// Forked from the History's (see fork), then read-only:

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/kwrec/kwrec/cassettes"
+	"github.com/kwrec/kwrec/internal/fanout"
 	"github.com/kwrec/kwrec/internal/timeline"
 )
 
@@ -149,14 +150,14 @@ func (r *Replayer) body(in *cassettes.Interaction) ([]byte, error) {
 
 // frameSource is where a body's recorded bytes come from: the read-ahead
 // of its unedited recorded frames, its collection's hub of recorded events
-// (fanout.go), and a cursor for the rest. Close may come from another
+// (package fanout), and a cursor for the rest. Close may come from another
 // goroutine than the reads, so a lock guards them.
 type frameSource struct {
 	mu     sync.Mutex
 	cursor cursor
-	pf     *prefetch // reads the unedited recorded frames ahead
-	hub    *hub      // makes the frames of recorded events, shared
-	done   bool      // closed: the frames are out, or the body is
+	pf     *prefetch   // reads the unedited recorded frames ahead
+	hub    *fanout.Hub // makes the frames of recorded events, shared
+	done   bool        // closed: the frames are out, or the body is
 }
 
 // recorded returns frame i of the body's interaction; seq says it is the
@@ -209,7 +210,7 @@ func (s *frameSource) ref(b *body, ref timeline.Ref) ([]byte, error) {
 
 // hubFor returns the hub that makes the body's recorded events, attaching
 // to it at the first one, first; nil once closed.
-func (s *frameSource) hubFor(b *body, first int) *hub {
+func (s *frameSource) hubFor(b *body, first int) *fanout.Hub {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.hub == nil && !s.done {
@@ -229,12 +230,12 @@ func (s *frameSource) prefetched() bool {
 func (s *frameSource) hubHas(n int) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.hub != nil && s.hub.has(n)
+	return s.hub != nil && s.hub.Has(n)
 }
 
 // close releases the readers and the hub; the reads that follow fail, or
 // read the recording once (ref).
-func (s *frameSource) close(f *fanout) {
+func (s *frameSource) close(f *sharing) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.done = true
@@ -244,7 +245,7 @@ func (s *frameSource) close(f *fanout) {
 		s.pf = nil
 	}
 	if s.hub != nil {
-		f.detach(s.hub)
+		f.hubs.Detach(s.hub)
 		s.hub = nil
 	}
 }
