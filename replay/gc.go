@@ -54,82 +54,111 @@ func (r *Replayer) collectGarbage(removed []types.UID) {
 		deleted[u] = true
 	}
 	for range gcMaxRounds {
-		// The objects marked for deletion with their dependents, then
-		// everything that names them or what is gone.
-		interest := maps.Clone(deleted)
-		if r.gcMarked.Load() {
-			marked := false
-			for _, o := range r.liveObjects(deleted, true) {
-				if o.written && o.meta.DeletionTimestamp != nil {
-					interest[o.meta.UID] = true
-					marked = true
-				}
-			}
-			if !marked {
-				r.gcMarked.Store(false)
-			}
-		}
-		world := r.liveObjects(interest, false)
+		world := r.liveObjects(r.gcInterest(deleted), false)
 		// What this round's world saw gone: what the round deletes is
 		// seen by the next one, with the references it dropped meanwhile.
 		gone := maps.Clone(deleted)
 		changed := false
 		for _, o := range world {
-			if o.meta.DeletionTimestamp == nil || !o.written {
-				continue
-			}
-			switch {
-			case slices.Contains(o.meta.Finalizers, metav1.FinalizerOrphanDependents):
-				for _, d := range dependents(world, o) {
-					changed = r.gcDropOwner(d, o.meta.UID) || changed
-				}
-				changed = r.gcDropFinalizer(o, metav1.FinalizerOrphanDependents, deleted) || changed
-			case slices.Contains(o.meta.Finalizers, metav1.FinalizerDeleteDependents):
-				blocked := false
-				for _, d := range dependents(world, o) {
-					switch {
-					case r.solidOwner(d, o.meta.UID, deleted):
-						// Another owner keeps it: it only loses this one.
-						changed = r.gcDropOwner(d, o.meta.UID) || changed
-						continue
-					case d.meta.DeletionTimestamp != nil:
-					case len(dependents(world, d)) > 0 || r.mentioned(d.meta.UID):
-						changed = r.gcDelete(d, metav1.DeletePropagationForeground, deleted) || changed
-					default:
-						changed = r.gcDelete(d, metav1.DeletePropagationBackground, deleted) || changed
-					}
-					blocked = blocked || blocks(d, o.meta.UID)
-				}
-				if !blocked {
-					changed = r.gcDropFinalizer(o, metav1.FinalizerDeleteDependents, deleted) || changed
-				}
-			}
+			changed = r.gcFinalize(world, o, deleted) || changed
 		}
 		for _, d := range world {
-			var dangling, others bool
-			for _, ref := range d.meta.OwnerReferences {
-				if gone[ref.UID] {
-					dangling = true
-				} else {
-					others = true
-				}
-			}
-			switch {
-			case !dangling:
-			case others:
-				for _, ref := range d.meta.OwnerReferences {
-					if gone[ref.UID] {
-						changed = r.gcDropOwner(d, ref.UID) || changed
-					}
-				}
-			case d.meta.DeletionTimestamp == nil:
-				changed = r.gcDelete(d, metav1.DeletePropagationBackground, deleted) || changed
-			}
+			changed = r.gcDangling(d, gone, deleted) || changed
 		}
 		if !changed {
 			return
 		}
 	}
+}
+
+// gcInterest is what a round of the collector looks at: what is deleted
+// and the objects marked for deletion, with their dependents, then
+// everything that names them.
+func (r *Replayer) gcInterest(deleted map[types.UID]bool) map[types.UID]bool {
+	interest := maps.Clone(deleted)
+	if !r.gcMarked.Load() {
+		return interest
+	}
+	marked := false
+	for _, o := range r.liveObjects(deleted, true) {
+		if o.written && o.meta.DeletionTimestamp != nil {
+			interest[o.meta.UID] = true
+			marked = true
+		}
+	}
+	if !marked {
+		r.gcMarked.Store(false)
+	}
+	return interest
+}
+
+// gcFinalize does the work of the finalizer of o, an object the code under
+// test marked for deletion, and reports whether it changed anything.
+func (r *Replayer) gcFinalize(world []live, o live, deleted map[types.UID]bool) bool {
+	if o.meta.DeletionTimestamp == nil || !o.written {
+		return false
+	}
+	changed := false
+	switch {
+	case slices.Contains(o.meta.Finalizers, metav1.FinalizerOrphanDependents):
+		for _, d := range dependents(world, o) {
+			changed = r.gcDropOwner(d, o.meta.UID) || changed
+		}
+		changed = r.gcDropFinalizer(o, metav1.FinalizerOrphanDependents, deleted) || changed
+	case slices.Contains(o.meta.Finalizers, metav1.FinalizerDeleteDependents):
+		changed = r.gcForeground(world, o, deleted)
+	}
+	return changed
+}
+
+// gcForeground deletes the dependents of o, and drops its foregroundDeletion
+// finalizer once none that blocks it is left.
+func (r *Replayer) gcForeground(world []live, o live, deleted map[types.UID]bool) bool {
+	changed, blocked := false, false
+	for _, d := range dependents(world, o) {
+		switch {
+		case r.solidOwner(d, o.meta.UID, deleted):
+			// Another owner keeps it: it only loses this one.
+			changed = r.gcDropOwner(d, o.meta.UID) || changed
+			continue
+		case d.meta.DeletionTimestamp != nil:
+		case len(dependents(world, d)) > 0 || r.mentioned(d.meta.UID):
+			changed = r.gcDelete(d, metav1.DeletePropagationForeground, deleted) || changed
+		default:
+			changed = r.gcDelete(d, metav1.DeletePropagationBackground, deleted) || changed
+		}
+		blocked = blocked || blocks(d, o.meta.UID)
+	}
+	if !blocked {
+		changed = r.gcDropFinalizer(o, metav1.FinalizerDeleteDependents, deleted) || changed
+	}
+	return changed
+}
+
+// gcDangling deletes d if every owner it names is gone, or drops those
+// gone if it has others, and reports whether it changed anything.
+func (r *Replayer) gcDangling(d live, gone, deleted map[types.UID]bool) bool {
+	var dangling, others bool
+	for _, ref := range d.meta.OwnerReferences {
+		if gone[ref.UID] {
+			dangling = true
+		} else {
+			others = true
+		}
+	}
+	changed := false
+	switch {
+	case !dangling:
+	case others:
+		for _, ref := range d.meta.OwnerReferences {
+			if gone[ref.UID] {
+				changed = r.gcDropOwner(d, ref.UID) || changed
+			}
+		}
+	case d.meta.DeletionTimestamp == nil:
+		changed = r.gcDelete(d, metav1.DeletePropagationBackground, deleted)
+	}
+	return changed
 }
 
 // dependents are the objects of world that name owner in their
@@ -205,12 +234,31 @@ func (r *Replayer) liveObjects(interest map[types.UID]bool, writtenOnly bool) []
 		tls = append(tls, t)
 	}
 	r.mu.Unlock()
+	wanted := gcWanted(interest)
+	seen := map[types.UID]bool{}
+	var out []live
+	for _, t := range tls {
+		if !t.Takes() || t.Broken() != "" {
+			continue
+		}
+		if d := r.allOf[t]; d != nil && d != t {
+			continue // its objects are in the all-namespaces one, writes too
+		}
+		out = r.liveOf(t, wanted, writtenOnly, seen, out)
+	}
+	return out
+}
+
+// gcWanted returns what tells, from its recorded bytes, an object the
+// collector must look at: it names a UID of interest, or (written by the
+// code under test) carries a finalizer the collector acts on.
+func gcWanted(interest map[types.UID]bool) func(raw []byte, written bool) bool {
 	needles := [][]byte{[]byte(metav1.FinalizerDeleteDependents), []byte(metav1.FinalizerOrphanDependents)}
 	uids := make([][]byte, 0, len(interest))
 	for u := range interest {
 		uids = append(uids, []byte(u))
 	}
-	wanted := func(raw []byte, written bool) bool {
+	return func(raw []byte, written bool) bool {
 		for _, u := range uids {
 			if bytes.Contains(raw, u) {
 				return true
@@ -225,52 +273,47 @@ func (r *Replayer) liveObjects(interest map[types.UID]bool, writtenOnly bool) []
 		}
 		return false
 	}
-	seen := map[types.UID]bool{}
-	var out []live
-	for _, t := range tls {
-		if !t.Takes() || t.Broken() != "" {
-			continue
+}
+
+// liveOf appends to out the objects of t that wanted picks and seen has
+// not, noting them in seen.
+func (r *Replayer) liveOf(t *timeline.Timeline, wanted func([]byte, bool) bool, writtenOnly bool, seen map[types.UID]bool, out []live) []live {
+	sel, err := t.Selector(url.Values{}, "", nil)
+	if err != nil {
+		return out
+	}
+	l, err := t.List(url.Values{}, sel)
+	if err != nil {
+		return out
+	}
+	items := l.Items
+	if writtenOnly {
+		items = slices.DeleteFunc(items, func(o timeline.Object) bool { return !o.Ref.W })
+	}
+	var picked []int
+	if r.eachRaw(t, items, func(k int, raw []byte) error {
+		if wanted(raw, items[k].Ref.W) {
+			picked = append(picked, k)
 		}
-		if d := r.allOf[t]; d != nil && d != t {
-			continue // its objects are in the all-namespaces one, writes too
-		}
-		sel, err := t.Selector(url.Values{}, "", nil)
+		return nil
+	}) != nil {
+		return out
+	}
+	for _, i := range picked {
+		b, err := r.objectJSON(t, &items[i])
 		if err != nil {
 			continue
 		}
-		l, err := t.List(url.Values{}, sel)
-		if err != nil {
+		var o struct {
+			Metadata metav1.ObjectMeta `json:"metadata"`
+		}
+		if json.Unmarshal(b, &o) != nil || seen[o.Metadata.UID] {
 			continue
 		}
-		items := l.Items
-		if writtenOnly {
-			items = slices.DeleteFunc(items, func(o timeline.Object) bool { return !o.Ref.W })
-		}
-		var picked []int
-		if r.eachRaw(t, items, func(k int, raw []byte) error {
-			if wanted(raw, items[k].Ref.W) {
-				picked = append(picked, k)
-			}
-			return nil
-		}) != nil {
-			continue
-		}
-		for _, i := range picked {
-			b, err := r.objectJSON(t, &items[i])
-			if err != nil {
-				continue
-			}
-			var o struct {
-				Metadata metav1.ObjectMeta `json:"metadata"`
-			}
-			if json.Unmarshal(b, &o) != nil || seen[o.Metadata.UID] {
-				continue
-			}
-			seen[o.Metadata.UID] = true
-			res := t.Res
-			res.Namespace, res.Name = o.Metadata.Namespace, o.Metadata.Name
-			out = append(out, live{res: res, meta: o.Metadata, written: items[i].Ref.W})
-		}
+		seen[o.Metadata.UID] = true
+		res := t.Res
+		res.Namespace, res.Name = o.Metadata.Namespace, o.Metadata.Name
+		out = append(out, live{res: res, meta: o.Metadata, written: items[i].Ref.W})
 	}
 	return out
 }

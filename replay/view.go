@@ -89,11 +89,21 @@ func (r *Replayer) viewPlan(req *http.Request) (*plan, string) {
 	if err != nil {
 		return r.errorPlanOf(err, enc.proto), ""
 	}
+	p, err := r.viewOf(t, rp, enc, q, sel)
+	if err != nil {
+		return r.errorPlanOf(err, enc.proto), ""
+	}
+	return p, ""
+}
+
+// viewOf plans the answer to a get, list or watch of t's view sel.
+func (r *Replayer) viewOf(t *timeline.Timeline, rp apipath.Path, enc encoding, q url.Values, sel timeline.Selector) (*plan, error) {
 	p := &plan{status: http.StatusOK, header: http.Header{"Content-Type": {wire.MediaJSON}}, pace: r.pacing(nil), tl: t,
-		proto: enc.proto, end: endEOF, timeout: wire.TimeoutSeconds(q)}
+		proto: enc.proto, end: endEOF, timeout: wire.TimeoutSeconds(q), partial: enc.partial}
 	if enc.proto {
 		p.header.Set("Content-Type", wire.MediaProtobuf)
 	}
+	var err error
 	switch {
 	case rp.Name != "":
 		err = r.getView(p, enc, rp)
@@ -105,11 +115,7 @@ func (r *Replayer) viewPlan(req *http.Request) (*plan, string) {
 		err = r.watchView(p, enc, q, sel)
 		p.shape = wire.ShapeWatch
 	}
-	p.partial = enc.partial
-	if err != nil {
-		return r.errorPlanOf(err, enc.proto), ""
-	}
-	return p, ""
+	return p, err
 }
 
 // encoding is how a view answers: protobuf or JSON, and for kubectl's
