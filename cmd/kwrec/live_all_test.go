@@ -1,0 +1,206 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kwrec/kwrec/cassettes"
+	"github.com/kwrec/kwrec/internal/controlplanetest"
+)
+
+// TestLiveRecordAll records a control plane with record --all, as the
+// CLI, and reads back which collections the cassette lists: every kind
+// the test made (a custom resource, ConfigMaps, Secrets with their data
+// redacted, Deployments) and the cluster's own, but Events and Leases
+// only with --include.
+func TestLiveRecordAll(t *testing.T) {
+	kubeconfig := allObjects(t)
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		want    []string
+		notWant []string
+	}{
+		{
+			name: "record --all records every kind but events and leases",
+			want: []string{"/api/v1/configmaps", "/api/v1/secrets", "/apis/example.com/v1/widgets", "/apis/apps/v1/deployments",
+				"/api/v1/namespaces", "/api/v1/serviceaccounts", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", "/apis/rbac.authorization.k8s.io/v1/clusterroles"},
+			notWant: []string{"/api/v1/events", "/apis/events.k8s.io/v1/events", "/apis/coordination.k8s.io/v1/leases", "/api/v1/pods/log", "/api/v1/componentstatuses"},
+		},
+		{
+			name:    "record --all --include events records events too",
+			args:    []string{"--include", "events"},
+			want:    []string{"/api/v1/configmaps", "/api/v1/events", "/apis/events.k8s.io/v1/events"},
+			notWant: []string{"/apis/coordination.k8s.io/v1/leases"},
+		},
+		{
+			name:    "record --all -n records that namespace's namespaced resources",
+			args:    []string{"-n", "kwrec-all", "--exclude", "apps"},
+			want:    []string{"/api/v1/namespaces/kwrec-all/configmaps", "/apis/example.com/v1/namespaces/kwrec-all/widgets"},
+			notWant: []string{"/api/v1/namespaces", "/api/v1/configmaps", "/apis/apps/v1/namespaces/kwrec-all/deployments", "/apis/rbac.authorization.k8s.io/v1/clusterroles"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "all.kwrec")
+			args := append([]string{"record", "--all", "--kubeconfig", kubeconfig, "-o", out}, tc.args...)
+			code, stdout, stderr := kwrecUntilListed(t, args...)
+			if code != 0 {
+				t.Fatalf("kwrec %s exited with %d:\n%s%s", strings.Join(args, " "), code, stdout, stderr)
+			}
+			if strings.Contains(stderr, "skipped") {
+				t.Errorf("an admin's record --all skipped something:\n%s", stderr)
+			}
+			c, err := cassettes.Load(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Header.Skipped != nil {
+				t.Errorf("the header's skipped list is %q, want none", c.Header.Skipped)
+			}
+			lists := recordedLists(t, c)
+			for _, p := range tc.want {
+				if _, ok := lists[p]; !ok {
+					t.Errorf("no list of %s recorded; recorded: %s", p, strings.Join(mapKeys(lists), " "))
+				}
+			}
+			for _, p := range tc.notWant {
+				if _, ok := lists[p]; ok {
+					t.Errorf("a list of %s was recorded; want none", p)
+				}
+			}
+			if items := lists["/api/v1/secrets"]; items != nil {
+				if !slices.Contains(items, "kwrec-all/password") {
+					t.Errorf("the Secrets list holds %q, want kwrec-all/password in it", items)
+				}
+			}
+			if b, err := os.ReadFile(out); err != nil {
+				t.Fatal(err)
+			} else if bytes.Contains(b, []byte("hunter2")) || bytes.Contains(b, []byte("aHVudGVyMi")) { // the text form: frames as JSON
+				t.Errorf("%s holds the Secret's value; want it redacted", out)
+			}
+		})
+	}
+}
+
+// allObjects starts a control plane holding one object of each kind the
+// record --all tests look for (testdata/all), and returns its kubeconfig.
+func allObjects(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("kubectl"); err != nil {
+		t.Skip("kubectl is not on PATH")
+	}
+	cp := controlplanetest.Start(t)
+	kubectl(t, cp.Kubeconfig, "apply", "-f", "testdata/all/crd.yaml")
+	kubectl(t, cp.Kubeconfig, "wait", "--for", "condition=established", "--timeout", "60s", "crd/widgets.example.com")
+	kubectl(t, cp.Kubeconfig, "apply", "-f", "testdata/all/objects.yaml")
+	return cp.Kubeconfig
+}
+
+// kubectl runs kubectl against kubeconfig and fails the test if it fails.
+func kubectl(t *testing.T, kubeconfig string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("kubectl", append([]string{"--kubeconfig", kubeconfig}, args...)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// kwrecUntilListed runs kwrec record in-process and stops it as Ctrl-C
+// would once it says the initial state of every collection is recorded
+// (or after two minutes, when the test fails).
+func kwrecUntilListed(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var o bytes.Buffer
+	e := &untilWriter{marker: "is recorded; watching", ready: cancel}
+	done := make(chan int, 1)
+	go func() { done <- runContext(ctx, args, streams{strings.NewReader(""), &o, e}) }()
+	select {
+	case code = <-done:
+	case <-time.After(2 * time.Minute):
+		cancel()
+		code = <-done
+		t.Errorf("kwrec %s: no line saying the initial state is recorded within two minutes", strings.Join(args, " "))
+	}
+	return code, o.String(), e.String()
+}
+
+// untilWriter is a goroutine-safe stderr that calls ready once a line
+// holding marker is written.
+type untilWriter struct {
+	mu     sync.Mutex
+	b      bytes.Buffer
+	marker string
+	ready  func()
+}
+
+func (w *untilWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n, err := w.b.Write(p)
+	if strings.Contains(w.b.String(), w.marker) {
+		w.ready()
+	}
+	return n, err
+}
+
+func (w *untilWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
+}
+
+// recordedLists returns, by URL path, the names (namespace/name) of the
+// items of each JSON list a cassette recorded (the Table form and watches
+// left out).
+func recordedLists(t *testing.T, c *cassettes.Cassette) map[string][]string {
+	t.Helper()
+	lists := map[string][]string{}
+	for _, in := range c.Interactions {
+		u, err := url.Parse(in.Request.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if in.Request.Method != "GET" || u.Query().Get("watch") == "true" || strings.Contains(in.Request.Header.Get("Accept"), "as=Table") ||
+			in.Response == nil || in.Response.Status != 200 {
+			continue
+		}
+		var l struct {
+			Kind  string `json:"kind"`
+			Items []struct {
+				Metadata struct{ Name, Namespace string } `json:"metadata"`
+			} `json:"items"`
+		}
+		if err := json.Unmarshal(in.Body(), &l); err != nil || !strings.HasSuffix(l.Kind, "List") {
+			continue
+		}
+		names := []string{}
+		for _, it := range l.Items {
+			names = append(names, strings.TrimPrefix(it.Metadata.Namespace+"/"+it.Metadata.Name, "/"))
+		}
+		lists[u.Path] = append(lists[u.Path], names...)
+	}
+	return lists
+}
+
+func mapKeys(m map[string][]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
