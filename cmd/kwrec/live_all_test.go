@@ -30,6 +30,9 @@ func TestLiveRecordAll(t *testing.T) {
 		args    []string
 		want    []string
 		notWant []string
+		// skipped are lines stderr must hold, each in the header's skipped
+		// list too after "kwrec: recording: skipped "; none: nothing skipped.
+		skipped []string
 	}{
 		{
 			name: "record --all records every kind but events and leases",
@@ -49,6 +52,18 @@ func TestLiveRecordAll(t *testing.T) {
 			want:    []string{"/api/v1/namespaces/kwrec-all/configmaps", "/apis/example.com/v1/namespaces/kwrec-all/widgets"},
 			notWant: []string{"/api/v1/namespaces", "/api/v1/configmaps", "/apis/apps/v1/namespaces/kwrec-all/deployments", "/apis/rbac.authorization.k8s.io/v1/clusterroles"},
 		},
+		{
+			name:    "a resource that refuses the field selector is skipped, the others recorded",
+			args:    []string{"-n", "kwrec-all", "--field-selector", "spec.nodeName=nowhere"},
+			want:    []string{"/api/v1/namespaces/kwrec-all/pods"},
+			notWant: []string{"/api/v1/namespaces/kwrec-all/configmaps", "/apis/apps/v1/namespaces/kwrec-all/deployments"},
+			skipped: []string{
+				`kwrec: recording: skipped configmaps: --field-selector refused (list): "spec.nodeName" is not a known field selector: only "metadata.name", "metadata.namespace"`,
+				"kwrec: recording: skipped secrets: --field-selector refused (list): field label not supported: spec.nodeName",
+				`kwrec: recording: skipped deployments.apps: --field-selector refused (list): "spec.nodeName" is not a known field selector: only "metadata.name", "metadata.namespace"`,
+				"kwrec: recording: skipped widgets.example.com: --field-selector refused (list): field label not supported: spec.nodeName",
+			},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "all.kwrec")
@@ -57,15 +72,21 @@ func TestLiveRecordAll(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("kwrec %s exited with %d:\n%s%s", strings.Join(args, " "), code, stdout, stderr)
 			}
-			if strings.Contains(stderr, "skipped") {
-				t.Errorf("an admin's record --all skipped something:\n%s", stderr)
-			}
 			c, err := cassettes.Load(out)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if c.Header.Skipped != nil {
-				t.Errorf("the header's skipped list is %q, want none", c.Header.Skipped)
+			if tc.skipped == nil && (strings.Contains(stderr, "skipped") || c.Header.Skipped != nil) {
+				t.Errorf("an admin's record --all skipped %q:\n%s", c.Header.Skipped, stderr)
+			}
+			lines := strings.Split(stderr, "\n")
+			for _, want := range tc.skipped {
+				if !slices.Contains(lines, want) {
+					t.Errorf("stderr has no line %q:\n%s", want, stderr)
+				}
+				if s := strings.TrimPrefix(want, "kwrec: recording: skipped "); !slices.Contains(c.Header.Skipped, s) {
+					t.Errorf("the header's skipped list %q does not hold %q", c.Header.Skipped, s)
+				}
 			}
 			lists := recordedLists(t, c)
 			for _, p := range tc.want {
