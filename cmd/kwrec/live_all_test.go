@@ -123,7 +123,7 @@ func allObjects(t *testing.T) string {
 	cp := controlplanetest.Start(t)
 	kubectl(t, cp.Kubeconfig, "apply", "-f", "testdata/all/crd.yaml")
 	kubectl(t, cp.Kubeconfig, "wait", "--for", "condition=established", "--timeout", "60s", "crd/widgets.example.com")
-	kubectl(t, cp.Kubeconfig, "apply", "-f", "testdata/all/objects.yaml")
+	kubectl(t, cp.Kubeconfig, "apply", "-f", "testdata/all/objects.yaml", "-f", "testdata/all/widget.yaml")
 	return cp.Kubeconfig
 }
 
