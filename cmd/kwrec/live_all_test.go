@@ -225,3 +225,84 @@ func mapKeys(m map[string][]string) []string {
 	slices.Sort(keys)
 	return keys
 }
+
+// TestLiveFlightRecordingCopiedMidWayReplays follows the README's flight
+// recorder steps after the cluster side: the parts of a record --all
+// --max-size recording are copied while it still writes (as kubectl cp
+// does), kwrec lint --fix ends the last one where the copy did, and kwrec
+// serve replays them to kubectl, the recorded objects there.
+func TestLiveFlightRecordingCopiedMidWayReplays(t *testing.T) {
+	kubeconfig := allObjects(t)
+	dir, copied := t.TempDir(), t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ready := make(chan struct{})
+	var o bytes.Buffer
+	e := &untilWriter{marker: "is recorded; watching", ready: sync.OnceFunc(func() { close(ready) })}
+	done := make(chan int, 1)
+	args := []string{"record", "--all", "--kubeconfig", kubeconfig, "--max-size", "200KB", "-o", filepath.Join(dir, "cluster.kwrec.zst")}
+	go func() { done <- runContext(ctx, args, streams{strings.NewReader(""), &o, e}) }()
+	select {
+	case <-ready:
+	case code := <-done:
+		t.Fatalf("kwrec %s exited with %d before recording the initial state:\n%s%s", strings.Join(args, " "), code, o.String(), e.String())
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("kwrec %s: no line saying the initial state is recorded within two minutes:\n%s", strings.Join(args, " "), e.String())
+	}
+	parts, err := filepath.Glob(filepath.Join(dir, "cluster-*.kwrec.zst"))
+	if err != nil || len(parts) < 2 {
+		t.Fatalf("parts %q (%v), want at least two of about 200KB", parts, err)
+	}
+	for _, p := range parts {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(copied, filepath.Base(p)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("kwrec record exited with %d:\n%s", code, e.String())
+	}
+
+	pattern := filepath.Join(copied, "cluster-*.kwrec.zst")
+	if code, stdout, stderr := kwrecIn(t, "lint", "--fix", pattern); code != 0 {
+		t.Fatalf("kwrec lint --fix exited with %d:\n%s%s", code, stdout, stderr)
+	}
+	if code, stdout, stderr := kwrecIn(t, "lint", pattern); code != 0 {
+		t.Fatalf("kwrec lint after --fix exited with %d:\n%s%s", code, stdout, stderr)
+	}
+	kc := filepath.Join(t.TempDir(), "replay.kubeconfig")
+	sctx, stop := context.WithCancel(context.Background())
+	served := make(chan int, 1)
+	var so, se bytes.Buffer
+	go func() {
+		served <- runContext(sctx, []string{"serve", pattern, "--kubeconfig-out", kc}, streams{strings.NewReader(""), &so, &se})
+	}()
+	defer func() {
+		stop()
+		if code := <-served; code != 0 {
+			t.Errorf("kwrec serve exited with %d:\n%s", code, se.String())
+		}
+	}()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		if st, err := os.Stat(kc); err == nil && st.Size() > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("kwrec serve wrote no kubeconfig within a minute")
+		}
+	}
+	for _, tc := range []struct{ resource, want string }{
+		{"configmaps", "settings"},
+		{"deployments", "web"},
+		{"widgets", "gadget"},
+	} {
+		out := kubectl(t, kc, "get", tc.resource, "-n", "kwrec-all", "-o", "name")
+		if !strings.Contains(out, "/"+tc.want+"\n") {
+			t.Errorf("kubectl get %s against the replay printed %q, want %s in it", tc.resource, out, tc.want)
+		}
+	}
+}
