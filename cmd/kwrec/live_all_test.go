@@ -233,7 +233,7 @@ func mapKeys(m map[string][]string) []string {
 // serve replays them to kubectl, the recorded objects there.
 func TestLiveFlightRecordingCopiedMidWayReplays(t *testing.T) {
 	kubeconfig := allObjects(t)
-	dir, copied := t.TempDir(), t.TempDir()
+	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ready := make(chan struct{})
@@ -249,17 +249,30 @@ func TestLiveFlightRecordingCopiedMidWayReplays(t *testing.T) {
 	case <-time.After(2 * time.Minute):
 		t.Fatalf("kwrec %s: no line saying the initial state is recorded within two minutes:\n%s", strings.Join(args, " "), e.String())
 	}
-	parts, err := filepath.Glob(filepath.Join(dir, "cluster-*.kwrec.zst"))
-	if err != nil || len(parts) < 2 {
-		t.Fatalf("parts %q (%v), want at least two of about 200KB", parts, err)
-	}
-	for _, p := range parts {
-		b, err := os.ReadFile(p)
+	// The recorder flushes every second: copy (and repair the copy) until
+	// the copy holds the lists, as one copying a while later would have.
+	var pattern string
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
+		pattern = copyParts(t, dir)
+		if code, stdout, stderr := kwrecIn(t, "lint", "--fix", pattern); code != 0 {
+			t.Fatalf("kwrec lint --fix exited with %d:\n%s%s", code, stdout, stderr)
+		}
+		if code, stdout, stderr := kwrecIn(t, "lint", pattern); code != 0 {
+			t.Fatalf("kwrec lint after --fix exited with %d:\n%s%s", code, stdout, stderr)
+		}
+		c, err := cassettes.Load(pattern)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(copied, filepath.Base(p)), b, 0o644); err != nil {
-			t.Fatal(err)
+		lists := recordedLists(t, c)
+		_, cm := lists["/api/v1/configmaps"]
+		_, deploy := lists["/apis/apps/v1/deployments"]
+		_, widgets := lists["/apis/example.com/v1/widgets"]
+		if cm && deploy && widgets {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the copied recording holds no lists of ConfigMaps, Deployments and Widgets within a minute; it has %s", strings.Join(mapKeys(lists), " "))
 		}
 	}
 	cancel()
@@ -267,13 +280,6 @@ func TestLiveFlightRecordingCopiedMidWayReplays(t *testing.T) {
 		t.Fatalf("kwrec record exited with %d:\n%s", code, e.String())
 	}
 
-	pattern := filepath.Join(copied, "cluster-*.kwrec.zst")
-	if code, stdout, stderr := kwrecIn(t, "lint", "--fix", pattern); code != 0 {
-		t.Fatalf("kwrec lint --fix exited with %d:\n%s%s", code, stdout, stderr)
-	}
-	if code, stdout, stderr := kwrecIn(t, "lint", pattern); code != 0 {
-		t.Fatalf("kwrec lint after --fix exited with %d:\n%s%s", code, stdout, stderr)
-	}
 	kc := filepath.Join(t.TempDir(), "replay.kubeconfig")
 	sctx, stop := context.WithCancel(context.Background())
 	served := make(chan int, 1)
@@ -305,4 +311,25 @@ func TestLiveFlightRecordingCopiedMidWayReplays(t *testing.T) {
 			t.Errorf("kubectl get %s against the replay printed %q, want %s in it", tc.resource, out, tc.want)
 		}
 	}
+}
+
+// copyParts copies the parts of the recording in dir, as they are, into a
+// new directory, as kubectl cp would, and returns their pattern there.
+func copyParts(t *testing.T, dir string) string {
+	t.Helper()
+	parts, err := filepath.Glob(filepath.Join(dir, "cluster-*.kwrec.zst"))
+	if err != nil || len(parts) < 2 {
+		t.Fatalf("parts %q (%v), want at least two of about 200KB", parts, err)
+	}
+	copied := t.TempDir()
+	for _, p := range parts {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(copied, filepath.Base(p)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return filepath.Join(copied, "cluster-*.kwrec.zst")
 }

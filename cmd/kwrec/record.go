@@ -281,6 +281,7 @@ func recordResources(cmd *cobra.Command, f *recordFlags, args []string) error {
 	if err != nil {
 		return err
 	}
+	cfg.WarningHandler = &serverWarnings{w: cmd.ErrOrStderr()}
 	return recordCollections(cmd, f, cfg, res, ns, nil)
 }
 
@@ -294,6 +295,7 @@ func recordAll(cmd *cobra.Command, f *recordFlags) error {
 	}
 	ns := allNamespace(&f.kube)
 	stderr := cmd.ErrOrStderr()
+	cfg.WarningHandler = &serverWarnings{w: stderr}
 	lists, skipped, err := discoverAll(cmd.Context(), cfg)
 	if err != nil {
 		return fmt.Errorf("discovering the resources to record: %v", err)
@@ -549,4 +551,33 @@ func recordProxy(cmd *cobra.Command, f *recordFlags, command []string) error {
 		return &exitError{code: ee.ExitCode(), msg: fmt.Sprintf("%s exited with status %d (the recording is saved)", command[0], ee.ExitCode())}
 	}
 	return werr
+}
+
+// serverWarnings prints each distinct warning the server sends (a
+// deprecated API's, such as v1 Endpoints') once, as kwrec's own warning,
+// where client-go's default logs it on every request: a recording lists
+// and watches again and again for hours.
+type serverWarnings struct {
+	w    io.Writer
+	mu   sync.Mutex
+	seen map[string]bool
+}
+
+var _ rest.WarningHandler = (*serverWarnings)(nil)
+
+// HandleWarningHeader prints text the first time it comes.
+func (s *serverWarnings) HandleWarningHeader(code int, _ string, text string) {
+	if code != 299 || text == "" {
+		return
+	}
+	s.mu.Lock()
+	first := !s.seen[text]
+	if s.seen == nil {
+		s.seen = map[string]bool{}
+	}
+	s.seen[text] = true
+	s.mu.Unlock()
+	if first {
+		fmt.Fprintf(s.w, "kwrec: warning: the server warns: %s\n", text)
+	}
 }
