@@ -428,3 +428,39 @@ func TestACompactCassetteReadsBackTheSame(t *testing.T) {
 		t.Errorf("compact reads back differently (-default +compact):\n%s", diff)
 	}
 }
+
+func TestTheSkippedListRoundTripsAndIsWrittenOnlyWhenSomethingWasSkipped(t *testing.T) {
+	at := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name    string
+		skipped []string
+		line    string
+	}{
+		{"a recording that skipped nothing has no skipped key, so an older kwrec reads it", nil,
+			`{"kwrec":1,"recordedAt":"2026-12-01T00:00:00Z","redactions":[]}`},
+		{"a recording that skipped resources names each with its reason", []string{"secrets: forbidden (list)", "pods: the server refuses --field-selector spec.nodeName=n1"},
+			`{"kwrec":1,"recordedAt":"2026-12-01T00:00:00Z","redactions":[],"skipped":["secrets: forbidden (list)","pods: the server refuses --field-selector spec.nodeName=n1"]}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			h := cassettes.Header{RecordedAt: at, Redactions: []string{}, Skipped: tc.skipped}
+			w, err := cassettes.NewWriter(&buf, h, cassettes.WriterOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.line+"\n", buf.String()); diff != "" {
+				t.Errorf("header line (-want +got):\n%s", diff)
+			}
+			r, err := cassettes.NewReader(&buf, "h.kwrec")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.skipped, r.Header().Skipped); diff != "" {
+				t.Errorf("Skipped read back (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -37,6 +37,9 @@
 //	labels      free string notes, optional
 //	edits       replay edits applied on every replay, optional (syntax: package replay)
 //	part        the file's number in a rotated recording, from 1, optional
+//	skipped     what a recording of every resource left out, the server
+//	            having refused it: ["secrets: forbidden (list)"], optional
+//	            (added to version 1 later: a kwrec from before refuses it)
 //
 // Every other line belongs to one interaction (an HTTP exchange), named by
 // its number, and is one of four kinds, told apart by which key holds the

@@ -33,6 +33,13 @@ type Header struct {
 	// [WriterOptions.MaxSize]); 0 for a cassette in one file, and for a
 	// recording read whole with [Open].
 	Part int
+	// Skipped names what a recording of every resource (kwrec record --all)
+	// left out because the server refused it, one "RESOURCE: REASON" each
+	// ("secrets: forbidden (list)"), so that a replay's reader knows the
+	// recording is not the whole cluster; nil when nothing was skipped.
+	// Written only when not empty: a kwrec from before the field refuses a
+	// header that has it (unknown field "skipped"), and reads every other.
+	Skipped []string
 }
 
 // Request is the recorded HTTP request of one interaction.

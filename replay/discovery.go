@@ -45,7 +45,7 @@ func (r *Replayer) discoveryPlan(req *http.Request) *plan {
 
 func (r *Replayer) dataPlan(status int, ct string, body []byte) *plan {
 	return &plan{status: status, header: http.Header{"Content-Type": {ct}}, pace: r.pacing(nil), end: endEOF,
-		frames: []outFrame{{data: body}}}
+		frames: []outFrame{dataFrame(body)}}
 }
 
 // recordedDiscovery returns the last recorded 200 answer to path that a

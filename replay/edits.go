@@ -118,5 +118,5 @@ func (r *Replayer) errorPlan(iv *ivState, e Edit) *plan {
 		lat = iv.in.Response.Latency
 	}
 	return &plan{status: e.Status, header: h, latency: lat, pace: r.pacing(iv), end: endEOF,
-		frames: []outFrame{{data: wire.StatusBody(st, false)}}}
+		frames: []outFrame{dataFrame(wire.StatusBody(st, false))}}
 }

@@ -17,12 +17,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/kwrec/kwrec/cassettes"
 	"github.com/kwrec/kwrec/internal/cassettetest"
+	"github.com/kwrec/kwrec/internal/pace"
 	"github.com/kwrec/kwrec/internal/wire"
 	"k8s.io/client-go/rest"
 	testclock "k8s.io/utils/clock/testing"
 )
 
-// These tests look inside the Replayer (fanout.made, fanout.terminated),
+// These tests look inside the Replayer (sharing.made, sharing.terminated),
 // so they live in package replay; the hub's semantics are also covered by
 // every watch test of package replay_test, which all go through it.
 
@@ -233,12 +234,12 @@ func TestAWatchThatCannotKeepUpIsEndedAsTheAPIServerEndsIt(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		// stall is how long the slow watch reads nothing past the time
-		// its first event's frame watchBuffer ahead is due; want is how
+		// its first event's frame pace.WatchBuffer ahead is due; want is how
 		// many events it gets.
 		stall time.Duration
 		want  int
 	}{
-		{"a watch 200 frames behind for longer than the dispatch budget gets what its buffer held, then a clean end", 2 * time.Second, watchBuffer},
+		{"a watch 200 frames behind for longer than the dispatch budget gets what its buffer held, then a clean end", 2 * time.Second, pace.WatchBuffer},
 		{"a watch 200 frames behind for less than the budget keeps up", 50 * time.Millisecond, events},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -250,7 +251,7 @@ func TestAWatchThatCannotKeepUpIsEndedAsTheAPIServerEndsIt(t *testing.T) {
 				// Event k is due (k+1)*gap after the watches started: step
 				// the clock a gap at a time, once every watch still reading
 				// waits for its next event.
-				stall := time.Duration(watchBuffer+1)*gap + tc.stall
+				stall := time.Duration(pace.WatchBuffer+1)*gap + tc.stall
 				for at := time.Duration(0); fast.reading() || slow.reading(); at += gap {
 					if at == stall {
 						close(start)
@@ -310,7 +311,7 @@ func TestAWatchThatCannotKeepUpIsEndedAsTheAPIServerEndsIt(t *testing.T) {
 func TestPacedWatchesThatKeepUpGetEveryEventAndNoneIsEnded(t *testing.T) {
 	// 5 ms apart: a watch that keeps up is never 200 events (a second)
 	// behind, even on a loaded machine under -race.
-	const events = 3 * watchBuffer // the backlog's window goes round
+	const events = 3 * pace.WatchBuffer // the backlog's window goes round
 	fanSources(t, fanCassette(events, 50*time.Millisecond), Options{Speed: 10}, func(t *testing.T, r *Replayer) {
 		var rs []*reader
 		for range 5 {

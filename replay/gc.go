@@ -49,23 +49,21 @@ type live struct {
 // Only what the code under test deleted is collected: a recorded deletion
 // brought its recorded consequences with it.
 func (r *Replayer) collectGarbage(removed []types.UID) {
-	c := collector{r: r, deleted: map[types.UID]bool{}}
+	deleted := map[types.UID]bool{}
 	for _, u := range removed {
-		c.deleted[u] = true
+		deleted[u] = true
 	}
 	for range gcMaxRounds {
-		world := r.liveObjects(c.interest(), false)
+		world := r.liveObjects(r.gcInterest(deleted), false)
 		// What this round's world saw gone: what the round deletes is
 		// seen by the next one, with the references it dropped meanwhile.
-		gone := maps.Clone(c.deleted)
+		gone := maps.Clone(deleted)
 		changed := false
 		for _, o := range world {
-			if o.meta.DeletionTimestamp != nil && o.written {
-				changed = c.finalize(world, o) || changed
-			}
+			changed = r.gcFinalize(world, o, deleted) || changed
 		}
 		for _, d := range world {
-			changed = c.orphaned(d, gone) || changed
+			changed = r.gcDangling(d, gone, deleted) || changed
 		}
 		if !changed {
 			return
@@ -73,72 +71,73 @@ func (r *Replayer) collectGarbage(removed []types.UID) {
 	}
 }
 
-// collector is one run of the garbage collector after a write: what it
-// has deleted so far, by uid.
-type collector struct {
-	r       *Replayer
-	deleted map[types.UID]bool
-}
-
-// interest is what the collector must see this round: the objects
-// marked for deletion with their dependents, and everything that names
-// them or what is gone.
-func (c collector) interest() map[types.UID]bool {
-	interest := maps.Clone(c.deleted)
-	if !c.r.gcMarked.Load() {
+// gcInterest is what a round of the collector looks at: what is deleted
+// and the objects marked for deletion, with their dependents, then
+// everything that names them.
+func (r *Replayer) gcInterest(deleted map[types.UID]bool) map[types.UID]bool {
+	interest := maps.Clone(deleted)
+	if !r.gcMarked.Load() {
 		return interest
 	}
 	marked := false
-	for _, o := range c.r.liveObjects(c.deleted, true) {
+	for _, o := range r.liveObjects(deleted, true) {
 		if o.written && o.meta.DeletionTimestamp != nil {
 			interest[o.meta.UID] = true
 			marked = true
 		}
 	}
 	if !marked {
-		c.r.gcMarked.Store(false)
+		r.gcMarked.Store(false)
 	}
 	return interest
 }
 
-// finalize works on o, marked for deletion, as its finalizer asks:
-// orphan its dependents, or delete them in the foreground. It reports
-// whether it changed anything.
-func (c collector) finalize(world []live, o live) bool {
+// gcFinalize does the work of the finalizer of o, an object the code under
+// test marked for deletion, and reports whether it changed anything.
+func (r *Replayer) gcFinalize(world []live, o live, deleted map[types.UID]bool) bool {
+	if o.meta.DeletionTimestamp == nil || !o.written {
+		return false
+	}
 	changed := false
 	switch {
 	case slices.Contains(o.meta.Finalizers, metav1.FinalizerOrphanDependents):
 		for _, d := range dependents(world, o) {
-			changed = c.dropOwner(d, o.meta.UID) || changed
+			changed = r.gcDropOwner(d, o.meta.UID) || changed
 		}
-		changed = c.dropFinalizer(o, metav1.FinalizerOrphanDependents) || changed
+		changed = r.gcDropFinalizer(o, metav1.FinalizerOrphanDependents, deleted) || changed
 	case slices.Contains(o.meta.Finalizers, metav1.FinalizerDeleteDependents):
-		blocked := false
-		for _, d := range dependents(world, o) {
-			switch {
-			case c.solidOwner(d, o.meta.UID):
-				// Another owner keeps it: it only loses this one.
-				changed = c.dropOwner(d, o.meta.UID) || changed
-				continue
-			case d.meta.DeletionTimestamp != nil:
-			case len(dependents(world, d)) > 0 || c.mentioned(d.meta.UID):
-				changed = c.delete(d, metav1.DeletePropagationForeground) || changed
-			default:
-				changed = c.delete(d, metav1.DeletePropagationBackground) || changed
-			}
-			blocked = blocked || blocks(d, o.meta.UID)
-		}
-		if !blocked {
-			changed = c.dropFinalizer(o, metav1.FinalizerDeleteDependents) || changed
-		}
+		changed = r.gcForeground(world, o, deleted)
 	}
 	return changed
 }
 
-// orphaned deletes d when every owner it names is gone, or drops the
-// owners that are gone when others are left. It reports whether it
-// changed anything.
-func (c collector) orphaned(d live, gone map[types.UID]bool) bool {
+// gcForeground deletes the dependents of o, and drops its foregroundDeletion
+// finalizer once none that blocks it is left.
+func (r *Replayer) gcForeground(world []live, o live, deleted map[types.UID]bool) bool {
+	changed, blocked := false, false
+	for _, d := range dependents(world, o) {
+		switch {
+		case r.solidOwner(d, o.meta.UID, deleted):
+			// Another owner keeps it: it only loses this one.
+			changed = r.gcDropOwner(d, o.meta.UID) || changed
+			continue
+		case d.meta.DeletionTimestamp != nil:
+		case len(dependents(world, d)) > 0 || r.mentioned(d.meta.UID):
+			changed = r.gcDelete(d, metav1.DeletePropagationForeground, deleted) || changed
+		default:
+			changed = r.gcDelete(d, metav1.DeletePropagationBackground, deleted) || changed
+		}
+		blocked = blocked || blocks(d, o.meta.UID)
+	}
+	if !blocked {
+		changed = r.gcDropFinalizer(o, metav1.FinalizerDeleteDependents, deleted) || changed
+	}
+	return changed
+}
+
+// gcDangling deletes d if every owner it names is gone, or drops those
+// gone if it has others, and reports whether it changed anything.
+func (r *Replayer) gcDangling(d live, gone, deleted map[types.UID]bool) bool {
 	var dangling, others bool
 	for _, ref := range d.meta.OwnerReferences {
 		if gone[ref.UID] {
@@ -153,11 +152,11 @@ func (c collector) orphaned(d live, gone map[types.UID]bool) bool {
 	case others:
 		for _, ref := range d.meta.OwnerReferences {
 			if gone[ref.UID] {
-				changed = c.dropOwner(d, ref.UID) || changed
+				changed = r.gcDropOwner(d, ref.UID) || changed
 			}
 		}
 	case d.meta.DeletionTimestamp == nil:
-		changed = c.delete(d, metav1.DeletePropagationBackground)
+		changed = r.gcDelete(d, metav1.DeletePropagationBackground, deleted)
 	}
 	return changed
 }
@@ -182,12 +181,12 @@ func dependents(world []live, owner live) []live {
 
 // solidOwner reports whether d has an owner other than owner that exists
 // and is not being deleted.
-func (c collector) solidOwner(d live, owner types.UID) bool {
+func (r *Replayer) solidOwner(d live, owner types.UID, deleted map[types.UID]bool) bool {
 	for _, ref := range d.meta.OwnerReferences {
-		if ref.UID == owner || c.deleted[ref.UID] {
+		if ref.UID == owner || deleted[ref.UID] {
 			continue
 		}
-		for _, o := range c.r.liveObjects(map[types.UID]bool{ref.UID: true}, false) {
+		for _, o := range r.liveObjects(map[types.UID]bool{ref.UID: true}, false) {
 			if o.meta.UID == ref.UID && o.meta.DeletionTimestamp == nil {
 				return true
 			}
@@ -197,8 +196,8 @@ func (c collector) solidOwner(d live, owner types.UID) bool {
 }
 
 // mentioned reports whether some object names uid (as an owner).
-func (c collector) mentioned(uid types.UID) bool {
-	for _, o := range c.r.liveObjects(map[types.UID]bool{uid: true}, false) {
+func (r *Replayer) mentioned(uid types.UID) bool {
+	for _, o := range r.liveObjects(map[types.UID]bool{uid: true}, false) {
 		for _, ref := range o.meta.OwnerReferences {
 			if ref.UID == uid {
 				return true
@@ -250,9 +249,9 @@ func (r *Replayer) liveObjects(interest map[types.UID]bool, writtenOnly bool) []
 	return out
 }
 
-// gcWanted returns the test of an object's bytes for
-// [Replayer.liveObjects]: they name a uid of interest, or, for a write's,
-// the orphan or foregroundDeletion finalizer.
+// gcWanted returns what tells, from its recorded bytes, an object the
+// collector must look at: it names a UID of interest, or (written by the
+// code under test) carries a finalizer the collector acts on.
 func gcWanted(interest map[types.UID]bool) func(raw []byte, written bool) bool {
 	needles := [][]byte{[]byte(metav1.FinalizerDeleteDependents), []byte(metav1.FinalizerOrphanDependents)}
 	uids := make([][]byte, 0, len(interest))
@@ -276,8 +275,8 @@ func gcWanted(interest map[types.UID]bool) func(raw []byte, written bool) bool {
 	}
 }
 
-// liveOf appends to out the objects of t whose bytes pass wanted, each
-// uid once.
+// liveOf appends to out the objects of t that wanted picks and seen has
+// not, noting them in seen.
 func (r *Replayer) liveOf(t *timeline.Timeline, wanted func([]byte, bool) bool, writtenOnly bool, seen map[types.UID]bool, out []live) []live {
 	sel, err := t.Selector(url.Values{}, "", nil)
 	if err != nil {
@@ -319,10 +318,10 @@ func (r *Replayer) liveOf(t *timeline.Timeline, wanted func([]byte, bool) bool, 
 	return out
 }
 
-// write applies one write of the garbage collector to o; it reports
+// gcWrite applies one write of the garbage collector to o; it reports
 // whether it changed anything, and notes what it deleted.
-func (c collector) write(o live, verb, contentType string, body []byte) bool {
-	docs, err := c.r.discoveryDocs()
+func (r *Replayer) gcWrite(o live, verb, contentType string, body []byte, deleted map[types.UID]bool) bool {
+	docs, err := r.discoveryDocs()
 	if err != nil {
 		return false
 	}
@@ -333,48 +332,49 @@ func (c collector) write(o live, verb, contentType string, body []byte) bool {
 	w := write.Request{Verb: verb, Group: o.res.Group, Version: o.res.Version, Resource: o.res.Resource, Kind: info.Kind,
 		Namespaced: info.Namespaced, StatusSubresource: info.Status, Namespace: o.res.Namespace, Name: o.res.Name,
 		ContentType: contentType, Body: body, Query: url.Values{}, UserAgent: gcUserAgent}
-	res, stored, err := c.r.applyOnce(c.r.writeTimeline(o.res, info.Kind), w)
+	res, stored, err := r.applyOnce(r.writeTimeline(o.res, info.Kind), w)
 	if err != nil || stored == nil {
 		return false
 	}
 	if res.Event == write.EventDeleted {
-		c.deleted[o.meta.UID] = true
+		deleted[o.meta.UID] = true
 	}
 	return true
 }
 
-// delete deletes o with policy, preconditioned on its uid.
-func (c collector) delete(o live, policy metav1.DeletionPropagation) bool {
+// gcDelete deletes o with policy, preconditioned on its uid.
+func (r *Replayer) gcDelete(o live, policy metav1.DeletionPropagation, deleted map[types.UID]bool) bool {
 	b, err := json.Marshal(metav1.DeleteOptions{PropagationPolicy: &policy, Preconditions: &metav1.Preconditions{UID: &o.meta.UID}})
 	if err != nil {
 		return false
 	}
-	return c.write(o, "delete", wire.MediaJSON, b)
+	return r.gcWrite(o, "delete", wire.MediaJSON, b, deleted)
 }
 
-// dropOwner removes the reference to owner from o's ownerReferences.
-func (c collector) dropOwner(o live, owner types.UID) bool {
+// gcDropOwner removes the reference to owner from o's ownerReferences.
+func (r *Replayer) gcDropOwner(o live, owner types.UID) bool {
 	refs := slices.DeleteFunc(slices.Clone(o.meta.OwnerReferences), func(ref metav1.OwnerReference) bool { return ref.UID == owner })
-	// What the patch deletes, if anything, is not the run's to note.
-	aside := collector{r: c.r, deleted: map[types.UID]bool{}}
-	return aside.patchMeta(o, map[string]any{"ownerReferences": nilIfEmpty(refs)})
+	return r.gcPatchMeta(o, map[string]any{"ownerReferences": nilIfEmpty(refs)}, nil)
 }
 
-// dropFinalizer removes finalizer f from o, which deletes an object
+// gcDropFinalizer removes finalizer f from o, which deletes an object
 // marked for deletion when it was the last.
-func (c collector) dropFinalizer(o live, f string) bool {
+func (r *Replayer) gcDropFinalizer(o live, f string, deleted map[types.UID]bool) bool {
 	fs := slices.DeleteFunc(slices.Clone(o.meta.Finalizers), func(x string) bool { return x == f })
-	return c.patchMeta(o, map[string]any{"finalizers": nilIfEmpty(fs)})
+	return r.gcPatchMeta(o, map[string]any{"finalizers": nilIfEmpty(fs)}, deleted)
 }
 
-// patchMeta merge-patches o's metadata with m, preconditioned on its uid.
-func (c collector) patchMeta(o live, m map[string]any) bool {
+// gcPatchMeta merge-patches o's metadata with m, preconditioned on its uid.
+func (r *Replayer) gcPatchMeta(o live, m map[string]any, deleted map[types.UID]bool) bool {
 	m["uid"] = o.meta.UID
 	b, err := json.Marshal(map[string]any{"metadata": m})
 	if err != nil {
 		return false
 	}
-	return c.write(o, "patch", "application/merge-patch+json", b)
+	if deleted == nil {
+		deleted = map[types.UID]bool{}
+	}
+	return r.gcWrite(o, "patch", "application/merge-patch+json", b, deleted)
 }
 
 func nilIfEmpty[T any](s []T) any {

@@ -282,11 +282,11 @@ func editedFrames(iv *ivState, n int, marks []placedMark) []outFrame {
 	for i := 0; i <= n; i++ {
 		for _, m := range marks {
 			if m.before == i+1 {
-				frames = append(frames, src{orig: -1, f: outFrame{mark: m.mark}})
+				frames = append(frames, src{orig: -1, f: outFrame{payload: markFailure{m.mark}}})
 			}
 		}
 		if i < n {
-			frames = append(frames, src{orig: i + 1, f: recordedFrame(iv, i)})
+			frames = append(frames, src{orig: i + 1, f: recordedAt(iv, i, false)})
 		}
 	}
 	for _, e := range iv.edits {
@@ -315,11 +315,12 @@ func editedFrames(iv *ivState, n int, marks []placedMark) []outFrame {
 	return out
 }
 
-// recordedFrame describes frame i (0-based) of iv as served unedited.
-func recordedFrame(iv *ivState, i int) outFrame {
+// recordedAt describes frame i (0-based) of iv as served unedited; seq
+// says it is served in order with the frames before it.
+func recordedAt(iv *ivState, i int, seq bool) outFrame {
 	gap := iv.frames.At(i)
 	if i > 0 {
 		gap -= iv.frames.At(i - 1)
 	}
-	return outFrame{gap: gap, rec: i + 1, rv: iv.rv(i)}
+	return outFrame{gap: gap, rv: iv.rv(i), payload: recordedBytes{i: i, seq: seq}}
 }

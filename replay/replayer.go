@@ -13,6 +13,7 @@ import (
 	"github.com/kwrec/kwrec/cassettes"
 	"github.com/kwrec/kwrec/internal/discovery"
 	"github.com/kwrec/kwrec/internal/match"
+	"github.com/kwrec/kwrec/internal/pace"
 	"github.com/kwrec/kwrec/internal/timeline"
 	"github.com/kwrec/kwrec/internal/wire"
 	"github.com/kwrec/kwrec/internal/write"
@@ -34,8 +35,8 @@ type Replayer struct {
 	global []Edit // warps that apply to every interaction
 	edits  []*editState
 	codec  timeline.Codec
-	fan    fanout  // the hubs that share the frames of watches (fanout.go)
-	alarms *alarms // the timers of the bodies' waits, one per instant (alarm.go)
+	fan    sharing      // what the watches share: hubs, budgets (fanout.go)
+	alarms *pace.Alarms // the timers of the bodies' waits, one per instant
 
 	// Forked from the History's (see fork), then read-only:
 	timelines map[string]*timeline.Timeline // by collection path
@@ -127,7 +128,7 @@ func newReplayer(opts Options, src indexSource) (*Replayer, error) {
 	}
 	r.started = r.clock.Now()
 	r.fan.clock, r.fan.since = r.clock, r.started
-	r.alarms = newAlarms(r.clock)
+	r.alarms = pace.NewAlarms(r.clock)
 	r.rand = rand.New(rand.NewPCG(1, 2))
 	r.activity.Store(r.started.UnixNano())
 	if !opts.Hold {
@@ -199,7 +200,7 @@ func (r *Replayer) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	if w := p.pace.wait(p.latency); w > 0 {
+	if w := p.pace.Wait(p.latency); w > 0 {
 		t := r.clock.NewTimer(w)
 		select {
 		case <-t.C():
@@ -348,17 +349,17 @@ func (r *Replayer) recordedMatch(req *http.Request, got *cassettes.Request) (*pl
 }
 
 // pacing returns how waits are scaled for iv (nil for a timeline view).
-func (r *Replayer) pacing(iv *ivState) pacing {
-	p := pacing{speed: r.opts.Speed, cap: r.opts.MaxGap}
+func (r *Replayer) pacing(iv *ivState) pace.Pacing {
+	p := pace.Pacing{Speed: r.opts.Speed, Cap: r.opts.MaxGap}
 	apply := func(e Edit) {
 		if e.Kind != EditWarp {
 			return
 		}
 		if e.Scale > 0 {
-			p.speed *= e.Scale
+			p.Speed *= e.Scale
 		}
-		if e.Cap > 0 && (p.cap == 0 || e.Cap < p.cap) {
-			p.cap = e.Cap
+		if e.Cap > 0 && (p.Cap == 0 || e.Cap < p.Cap) {
+			p.Cap = e.Cap
 		}
 	}
 	for _, e := range r.global {

@@ -3,8 +3,10 @@ package replay
 import (
 	"fmt"
 	"io"
+	"sync"
 
 	"github.com/kwrec/kwrec/cassettes"
+	"github.com/kwrec/kwrec/internal/fanout"
 	"github.com/kwrec/kwrec/internal/timeline"
 )
 
@@ -143,5 +145,107 @@ func (r *Replayer) body(in *cassettes.Interaction) ([]byte, error) {
 			return nil, err
 		}
 		b = append(b, d...)
+	}
+}
+
+// frameSource is where a body's recorded bytes come from: the read-ahead
+// of its unedited recorded frames, its collection's hub of recorded events
+// (package fanout), and a cursor for the rest. Close may come from another
+// goroutine than the reads, so a lock guards them.
+type frameSource struct {
+	mu     sync.Mutex
+	cursor cursor
+	pf     *prefetch   // reads the unedited recorded frames ahead
+	hub    *fanout.Hub // makes the frames of recorded events, shared
+	done   bool        // closed: the frames are out, or the body is
+}
+
+// recorded returns frame i of the body's interaction; seq says it is the
+// next of its unedited frames, which the read-ahead reads.
+func (s *frameSource) recorded(b *body, i int, seq bool) ([]byte, error) {
+	s.mu.Lock()
+	if s.done {
+		s.mu.Unlock()
+		return nil, errClosedBody
+	}
+	if seq {
+		if s.pf == nil {
+			s.pf = startPrefetch(b.r.src, b.p.iv, b.p.recN)
+		}
+		pf := s.pf
+		s.mu.Unlock()
+		return pf.take(b.ctx, b.closed)
+	}
+	defer s.mu.Unlock()
+	return s.cursor.frame(b.p.iv.in, i)
+}
+
+// ref returns the recorded bytes ref names (a copy-free view, valid until
+// the next read of that interaction's frames).
+func (s *frameSource) ref(b *body, ref timeline.Ref) ([]byte, error) {
+	if ref.In == nil {
+		return b.p.tl.Bytes(ref)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done {
+		if isClosed(b.closed) {
+			return nil, errClosedBody
+		}
+		// The recorded frames are out, and a write moved an object out
+		// of the watch's selection: its DELETED carries the version the
+		// watch last sent, read once from the recording.
+		raws, err := b.r.raws(b.p.tl, []timeline.Object{{Ref: ref}})
+		if err != nil {
+			return nil, err
+		}
+		return raws[0], nil
+	}
+	d, err := s.cursor.frame(ref.In, int(ref.I))
+	if err != nil {
+		return nil, err
+	}
+	return ref.Of(d)
+}
+
+// hubFor returns the hub that makes the body's recorded events, attaching
+// to it at the first one, first; nil once closed.
+func (s *frameSource) hubFor(b *body, first int) *fanout.Hub {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.hub == nil && !s.done {
+		s.hub = b.r.fan.attach(b.r, b.p.tl, b.p.proto, first)
+	}
+	return s.hub
+}
+
+// prefetched reports whether the read-ahead has a frame waiting.
+func (s *frameSource) prefetched() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pf != nil && s.pf.ready()
+}
+
+// hubHas reports whether the hub has made recorded event n's frame.
+func (s *frameSource) hubHas(n int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.hub != nil && s.hub.Has(n)
+}
+
+// close releases the readers and the hub; the reads that follow fail, or
+// read the recording once (ref).
+func (s *frameSource) close(f *sharing) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.done = true
+	s.cursor.close()
+	if s.pf != nil {
+		close(s.pf.stop)
+		s.pf = nil
+	}
+	if s.hub != nil {
+		f.hubs.Detach(s.hub)
+		s.hub = nil
 	}
 }

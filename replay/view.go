@@ -53,19 +53,20 @@ func (r *Replayer) viewPlan(req *http.Request) (*plan, string) {
 	if err != nil {
 		return r.errorPlanOf(err, enc.proto), ""
 	}
-	p := &plan{status: http.StatusOK, header: http.Header{"Content-Type": {wire.MediaJSON}}, pace: r.pacing(nil), tl: t,
-		proto: enc.proto, end: endEOF, timeout: wire.TimeoutSeconds(q)}
-	if enc.proto {
-		p.header.Set("Content-Type", wire.MediaProtobuf)
-	}
-	if err := r.view(p, enc, rp, q, sel); err != nil {
+	p, err := r.viewOf(t, rp, enc, q, sel)
+	if err != nil {
 		return r.errorPlanOf(err, enc.proto), ""
 	}
 	return p, ""
 }
 
-// view fills in p, a view of rp's collection: a get, a list or a watch.
-func (r *Replayer) view(p *plan, enc encoding, rp apipath.Path, q url.Values, sel timeline.Selector) error {
+// viewOf plans the answer to a get, list or watch of t's view sel.
+func (r *Replayer) viewOf(t *timeline.Timeline, rp apipath.Path, enc encoding, q url.Values, sel timeline.Selector) (*plan, error) {
+	p := &plan{status: http.StatusOK, header: http.Header{"Content-Type": {wire.MediaJSON}}, pace: r.pacing(nil), tl: t,
+		proto: enc.proto, end: endEOF, timeout: wire.TimeoutSeconds(q), partial: enc.partial}
+	if enc.proto {
+		p.header.Set("Content-Type", wire.MediaProtobuf)
+	}
 	var err error
 	switch {
 	case rp.Name != "":
@@ -78,8 +79,7 @@ func (r *Replayer) view(p *plan, enc encoding, rp apipath.Path, q url.Values, se
 		err = r.watchView(p, enc, q, sel)
 		p.shape = wire.ShapeWatch
 	}
-	p.partial = enc.partial
-	return err
+	return p, err
 }
 
 // encoding is how a view answers: protobuf or JSON, and for kubectl's
@@ -129,7 +129,7 @@ func (r *Replayer) getView(p *plan, enc encoding, rp apipath.Path) error {
 	}
 	if enc.table != nil {
 		if b, ok := enc.table.Get(enc.gv, r.rowOf(enc.table, p.tl, &o)); ok {
-			p.frames = []outFrame{{data: b}}
+			p.frames = []outFrame{dataFrame(b)}
 			return nil
 		}
 	}
@@ -142,7 +142,7 @@ func (r *Replayer) getView(p *plan, enc encoding, rp apipath.Path) error {
 	if err != nil {
 		return err
 	}
-	p.frames = []outFrame{{data: b}}
+	p.frames = []outFrame{dataFrame(b)}
 	return nil
 }
 
@@ -152,14 +152,14 @@ func (r *Replayer) listView(p *plan, enc encoding, q url.Values, sel timeline.Se
 	if err != nil {
 		return err
 	}
-	p.frames = []outFrame{{list: &l, rv: l.RV}}
+	p.frames = []outFrame{{rv: l.RV, payload: listView{&l}}}
 	if enc.table != nil {
 		vs := make([]table.Version, len(l.Items))
 		for i := range l.Items {
 			vs[i] = r.rowOf(enc.table, p.tl, &l.Items[i])
 		}
 		if b, ok := enc.table.List(enc.gv, strconv.FormatInt(l.RV, 10), l.Continue, l.Remaining, vs); ok {
-			p.frames = []outFrame{{data: b, rv: l.RV}}
+			p.frames = []outFrame{{rv: l.RV, payload: rawBytes(b)}}
 		}
 	}
 	return nil
@@ -204,5 +204,5 @@ func (r *Replayer) statusPlan(st *metav1.Status, retryAfter int, proto bool) *pl
 		h.Set("Retry-After", strconv.Itoa(retryAfter))
 	}
 	return &plan{status: int(st.Code), header: h, pace: r.pacing(nil), end: endEOF,
-		frames: []outFrame{{data: wire.StatusBody(st, proto)}}}
+		frames: []outFrame{dataFrame(wire.StatusBody(st, proto))}}
 }

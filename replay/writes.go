@@ -235,7 +235,7 @@ func (r *Replayer) writeAnswer(t *timeline.Timeline, code int, b []byte, proto, 
 		b = append(b, '\n')
 	}
 	return &plan{status: code, header: http.Header{"Content-Type": {ct}}, pace: r.pacing(nil), end: endEOF,
-		frames: []outFrame{{data: b}}}
+		frames: []outFrame{dataFrame(b)}}
 }
 
 // writeError answers a write with the API server's Status for err.

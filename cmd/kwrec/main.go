@@ -48,6 +48,12 @@ func main() {
 func run(args []string, s streams) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	return runContext(ctx, args, s)
+}
+
+// runContext is run with ctx in place of Ctrl-C and SIGTERM: cancelling it
+// stops a recording as they do (tests stop one once it is ready).
+func runContext(ctx context.Context, args []string, s streams) int {
 	root := newRoot(s)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)

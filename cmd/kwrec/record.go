@@ -44,12 +44,15 @@ type recordFlags struct {
 	maxSize       string
 	rotate        time.Duration
 	deltas        bool
+	all           bool
+	include       []string
+	exclude       []string
 }
 
 func newRecordCmd() *cobra.Command {
 	var f recordFlags
 	cmd := &cobra.Command{
-		Use:   "record [RESOURCE...] -o FILE | record --proxy -o FILE -- COMMAND [ARGS...]",
+		Use:   "record [RESOURCE...] -o FILE | record --all -o FILE | record --proxy -o FILE -- COMMAND [ARGS...]",
 		Short: "Record list and watch traffic from a live cluster",
 		Long: `Record list and watch traffic from a live cluster into a cassette.
 
@@ -64,6 +67,22 @@ kubeconfig context's namespace, else default; -A records all namespaces;
 It first records the server's discovery (/version, /api, /apis, the
 resources' group versions and their OpenAPI v3 documents), so that kubectl
 against a replay finds short names, categories and explain as it did live.
+
+With --all, kwrec records every resource the server's discovery lists with
+the list and watch verbs (the preferred version of each group; no
+subresources), in every namespace, or with -n only the namespaced ones in
+that namespace. Events (core and events.k8s.io) and Leases
+(coordination.k8s.io) churn without end and are left out unless --include
+names them (--include events,leases). --exclude drops more. Both take
+comma lists of: a group (apps, coordination.k8s.io; core for the core
+group), which names all its resources; a resource's plural, singular,
+kind or short name (secrets, Secret), in every group; any of those with
+.GROUP (events.events.k8s.io, deploy.apps). kwrec first makes each
+resource's list and watch once, unrecorded, with -l and --field-selector:
+a resource the server refuses (forbidden to these credentials, a field
+selector it does not support, an API that is down) is skipped, named on
+stderr and in the cassette header's "skipped" list, and the rest are
+recorded.
 
 With --proxy, kwrec starts a recording proxy on 127.0.0.1, runs COMMAND
 with KUBECONFIG pointing at it and records everything COMMAND does, until it
@@ -87,6 +106,8 @@ and replay.Open, takes the parts as one recording by a quoted pattern
   kwrec record deploy -l app=web --streaming-list -o web.kwrec.zst
   kwrec record configmaps.v1. --server https://10.0.0.1:6443 --token "$TOKEN" --certificate-authority ca.crt -n default -o cm.kwrec
   kwrec record --proxy -o kubectl.kwrec.zst -- kubectl get configmaps -w
+  kwrec record --all --exclude secrets,configmaps.core --max-size 100MB -o cluster.kwrec.zst
+  kwrec record --all --include events -n web --duration 10m -o web.kwrec.zst
   kwrec record pods -A --max-size 100MB --rotate 1h -o pods.kwrec.zst   # pods-0001.kwrec.zst, ...`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.out == "" {
@@ -103,14 +124,23 @@ and replay.Open, takes the parts as one recording by a quoted pattern
 			if _, err := os.Stat(filepath.Dir(f.out)); err != nil {
 				return fmt.Errorf("-o %s: the output directory does not exist", f.out)
 			}
+			if f.all && f.proxy {
+				return errors.New("record --all and --proxy: choose one")
+			}
+			if f.all && len(args) > 0 {
+				return fmt.Errorf("record --all takes no resources (got %s): it records every one; --exclude drops some", strings.Join(args, " "))
+			}
+			if !f.all && (len(f.include) > 0 || len(f.exclude) > 0) {
+				return errors.New("--include and --exclude need --all")
+			}
 			if f.proxy {
 				if cmd.ArgsLenAtDash() != 0 || len(args) == 0 {
 					return errors.New("record --proxy needs a command after --: kwrec record --proxy -o FILE -- COMMAND [ARGS...]")
 				}
 				return recordProxy(cmd, &f, args)
 			}
-			if len(args) == 0 {
-				return errors.New("record needs at least one resource (e.g. configmaps, pods) or --proxy")
+			if len(args) == 0 && !f.all {
+				return errors.New("record needs at least one resource (e.g. configmaps, pods), --all or --proxy")
 			}
 			// Parsed as the API server parses them, before connecting: a
 			// bad selector would otherwise fail every list and watch.
@@ -119,6 +149,9 @@ and replay.Open, takes the parts as one recording by a quoted pattern
 			}
 			if _, err := fields.ParseSelector(f.fieldSelector); err != nil {
 				return fmt.Errorf("--field-selector %q: %v", f.fieldSelector, err)
+			}
+			if f.all {
+				return recordAll(cmd, &f)
 			}
 			return recordResources(cmd, &f, args)
 		},
@@ -136,6 +169,9 @@ and replay.Open, takes the parts as one recording by a quoted pattern
 	fl.StringArrayVar(&f.labels, "label", nil, "KEY=VALUE note stored in the cassette header (repeatable)")
 	fl.StringVar(&f.maxSize, "max-size", "", "split the recording into numbered parts of about this size (100MB, 1GiB): FILE-0001.EXT, FILE-0002.EXT, ...")
 	fl.DurationVar(&f.rotate, "rotate", 0, "start the next numbered part after this long (1h), as --max-size does by size")
+	fl.BoolVar(&f.all, "all", false, "record every resource that can be listed and watched, in every namespace (or -n's); events and leases only with --include")
+	fl.StringSliceVar(&f.include, "include", nil, "with --all: record these too, of what it leaves out (events, leases)")
+	fl.StringSliceVar(&f.exclude, "exclude", nil, "with --all: leave out these resources or groups (secrets, deploy.apps, coordination.k8s.io; core is the core group)")
 	fl.BoolVar(&f.deltas, "deltas", false, "write each watch event as a delta against its object's previous version (.zst only): about a third of the size, but every reader holds up to 64 MiB of frames (kwrec compact does this afterwards)")
 	return cmd
 }
@@ -147,7 +183,9 @@ type session struct {
 	out string
 }
 
-func startSession(cmd *cobra.Command, f *recordFlags, cfg *rest.Config) (*session, error) {
+// startSession starts the cassette and its recorder; skipped goes into the
+// header (see [cassettes.Header.Skipped]).
+func startSession(cmd *cobra.Command, f *recordFlags, cfg *rest.Config, skipped []string) (*session, error) {
 	opts := recorder.Options{DisableRedaction: f.noRedact}
 	if f.noRedact {
 		fmt.Fprintln(cmd.ErrOrStderr(), "kwrec: warning: --no-redact: credentials, Secret values and tokens will be written to "+f.outName())
@@ -159,6 +197,7 @@ func startSession(cmd *cobra.Command, f *recordFlags, cfg *rest.Config) (*sessio
 		}
 	}
 	h := recorder.Header(server, opts)
+	h.Skipped = skipped
 	for _, l := range f.labels {
 		k, v, ok := strings.Cut(l, "=")
 		if !ok {
@@ -242,7 +281,48 @@ func recordResources(cmd *cobra.Command, f *recordFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	s, err := startSession(cmd, f, cfg)
+	cfg.WarningHandler = &serverWarnings{w: cmd.ErrOrStderr()}
+	return recordCollections(cmd, f, cfg, res, ns, nil)
+}
+
+// recordAll is record --all: every resource discovery lists that the
+// server lets these credentials list and watch (see [selectAll] and
+// [probeAll]), the others named on stderr and in the header.
+func recordAll(cmd *cobra.Command, f *recordFlags) error {
+	cfg, err := f.kube.config()
+	if err != nil {
+		return err
+	}
+	ns := allNamespace(&f.kube)
+	stderr := cmd.ErrOrStderr()
+	cfg.WarningHandler = &serverWarnings{w: stderr}
+	lists, skipped, err := discoverAll(cmd.Context(), cfg)
+	if err != nil {
+		return fmt.Errorf("discovering the resources to record: %v", err)
+	}
+	res, warnings := selectAll(lists, allSelection{namespaced: ns != "", include: f.include, exclude: f.exclude})
+	for _, w := range warnings {
+		fmt.Fprintln(stderr, "kwrec: warning: "+w)
+	}
+	res, refused, err := probeAll(cmd.Context(), cfg, res, ns, f.selector, f.fieldSelector)
+	if err != nil {
+		return fmt.Errorf("asking the server for the resources to record: %v", err)
+	}
+	skipped = append(skipped, refused...)
+	for _, s := range skipped {
+		fmt.Fprintln(stderr, "kwrec: recording: skipped "+s)
+	}
+	if len(res) == 0 {
+		return errors.New("record --all: nothing to record: the server refused every resource (see above)")
+	}
+	return recordCollections(cmd, f, cfg, res, ns, skipped)
+}
+
+// recordCollections records res (namespaced ones in ns, "" for all) until
+// the recording stops, then prints the summary; skipped goes into the
+// header.
+func recordCollections(cmd *cobra.Command, f *recordFlags, cfg *rest.Config, res []resource, ns string, skipped []string) error {
+	s, err := startSession(cmd, f, cfg, skipped)
 	if err != nil {
 		return err
 	}
@@ -266,10 +346,7 @@ func recordResources(cmd *cobra.Command, f *recordFlags, args []string) error {
 	var wg sync.WaitGroup
 	start := time.Now()
 	for i, r := range res {
-		st := &resourceStats{name: r.gvr.Resource}
-		if r.gvr.Group != "" {
-			st.name += "." + r.gvr.Group
-		}
+		st := &resourceStats{name: resourceName(r.gvr)}
 		stats[i] = st
 		c := rest.CopyConfig(cfg)
 		s.rec.WrapConfig(c)
@@ -381,7 +458,18 @@ func humanBytes(n int64) string {
 	return fmt.Sprintf("%d B", n)
 }
 
+// progressLine is the live line on a terminal: each resource's counters,
+// or with more than four (record --all) their sums, which fit a line.
 func progressLine(stats []*resourceStats, elapsed time.Duration) string {
+	if len(stats) > 4 {
+		var ev, n int64
+		for _, st := range stats {
+			ev += st.events.Load()
+			n += st.bytes.Load()
+		}
+		rate := float64(ev) / max(elapsed.Seconds(), 0.001)
+		return fmt.Sprintf("recording %s | %d resources: %d events, %s, %.1f/s", elapsed.Round(time.Second), len(stats), ev, humanBytes(n), rate)
+	}
 	parts := make([]string, len(stats))
 	for i, st := range stats {
 		ev := st.events.Load()
@@ -409,7 +497,7 @@ func recordProxy(cmd *cobra.Command, f *recordFlags, command []string) error {
 	if err != nil {
 		return err
 	}
-	s, err := startSession(cmd, f, cfg)
+	s, err := startSession(cmd, f, cfg, nil)
 	if err != nil {
 		return err
 	}
@@ -463,4 +551,33 @@ func recordProxy(cmd *cobra.Command, f *recordFlags, command []string) error {
 		return &exitError{code: ee.ExitCode(), msg: fmt.Sprintf("%s exited with status %d (the recording is saved)", command[0], ee.ExitCode())}
 	}
 	return werr
+}
+
+// serverWarnings prints each distinct warning the server sends (a
+// deprecated API's, such as v1 Endpoints') once, as kwrec's own warning,
+// where client-go's default logs it on every request: a recording lists
+// and watches again and again for hours.
+type serverWarnings struct {
+	w    io.Writer
+	mu   sync.Mutex
+	seen map[string]bool
+}
+
+var _ rest.WarningHandler = (*serverWarnings)(nil)
+
+// HandleWarningHeader prints text the first time it comes.
+func (s *serverWarnings) HandleWarningHeader(code int, _ string, text string) {
+	if code != 299 || text == "" {
+		return
+	}
+	s.mu.Lock()
+	first := !s.seen[text]
+	if s.seen == nil {
+		s.seen = map[string]bool{}
+	}
+	s.seen[text] = true
+	s.mu.Unlock()
+	if first {
+		fmt.Fprintf(s.w, "kwrec: warning: the server warns: %s\n", text)
+	}
 }

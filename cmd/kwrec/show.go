@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -136,6 +137,9 @@ func show(out io.Writer, path string, asJSON bool, extra []replay.Edit) error {
 		fmt.Fprintln(out)
 		if len(h.Redactions) > 0 {
 			fmt.Fprintf(out, "redactions: %v\n", h.Redactions)
+		}
+		if len(h.Skipped) > 0 {
+			fmt.Fprintf(out, "skipped: %s\n", strings.Join(h.Skipped, "; "))
 		}
 		if len(h.Edits) > 0 && placed == nil {
 			fmt.Fprintf(out, "edits: %v\n", h.Edits)

@@ -20,10 +20,15 @@ import (
 	"github.com/kwrec/kwrec/replay"
 )
 
-// The streams of the client-throughput benchmarks (targets 1 and 2): one
-// run of one side takes about 0.3 s on this machine (informers twice that).
-func jsonStream() *benchmarks.Stream  { return stream(benchmarks.JSON, 1000, 1000) }
-func protoStream() *benchmarks.Stream { return stream(benchmarks.Protobuf, 1000, 10000) }
+// clientStream is the stream in format f of the client-throughput
+// benchmarks (targets 1 and 2): one run of one side takes about 0.3 s on
+// this machine (informers twice that).
+func clientStream(f benchmarks.Format) *benchmarks.Stream {
+	if f == benchmarks.Protobuf {
+		return stream(benchmarks.Protobuf, 1000, 10000)
+	}
+	return stream(benchmarks.JSON, 1000, 1000)
+}
 
 // watchAll returns a timed function that drains one typed watch of cfg,
 // which must deliver n events.
@@ -132,10 +137,7 @@ func BenchmarkReplayCostsTheClientNothing(b *testing.B) {
 				name, other = "typed-watch-open/", "replay-open"
 			}
 			b.Run(name+string(f), func(b *testing.B) {
-				s := jsonStream()
-				if f == benchmarks.Protobuf {
-					s = protoStream()
-				}
+				s := clientStream(f)
 				n := len(s.Events)
 				key := "watch-" + string(f)
 				c := capturedOnce(b, key, s, false, func(cfg *rest.Config) func() { return watchAll(b, cfg, n) })
@@ -157,10 +159,7 @@ func BenchmarkReplayCostsTheClientNothing(b *testing.B) {
 	// above.
 	for _, f := range []benchmarks.Format{benchmarks.JSON, benchmarks.Protobuf} {
 		b.Run("noise/"+string(f), func(b *testing.B) {
-			s := jsonStream()
-			if f == benchmarks.Protobuf {
-				s = protoStream()
-			}
+			s := clientStream(f)
 			n := len(s.Events)
 			bare := func() func() { return watchAll(b, bareConfig(s, false), n) }
 			sideBySide(b, n, &side{name: "bare"}, &side{name: "bare-again"}, bare, bare)
@@ -176,10 +175,7 @@ func BenchmarkReplayCostsTheClientNothing(b *testing.B) {
 				name = "informer-watchlist/"
 			}
 			b.Run(name+string(f), func(b *testing.B) {
-				s := jsonStream()
-				if f == benchmarks.Protobuf {
-					s = protoStream()
-				}
+				s := clientStream(f)
 				n := s.Items + len(s.Events)
 				c := capturedOnce(b, "informer-"+string(f), s, true, func(cfg *rest.Config) func() { return informAll(b, cfg, n, false) })
 				sideBySide(b, n, &side{name: "bare"}, &side{name: "replay"},

@@ -47,10 +47,7 @@ func (r *recording) stop(b *testing.B) {
 func BenchmarkRecordingCostsTheClientNothing(b *testing.B) {
 	for _, f := range []benchmarks.Format{benchmarks.JSON, benchmarks.Protobuf} {
 		b.Run("typed-watch/"+string(f), func(b *testing.B) {
-			s := jsonStream()
-			if f == benchmarks.Protobuf {
-				s = protoStream()
-			}
+			s := clientStream(f)
 			n := len(s.Events)
 			var rec *recording
 			sideBySide(b, n, &side{name: "direct"}, &side{name: "recorded"},

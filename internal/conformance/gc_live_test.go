@@ -149,6 +149,25 @@ func gcWant(p metav1.DeletionPropagation) []string {
 	return []string{"configmap/keep", "pod/shared <keep"}
 }
 
+// listWatch lists a collection, then watches it from a resourceVersion.
+type listWatch struct {
+	list  func() (runtime.Object, error)
+	watch func(rv string) (watchpkg.Interface, error)
+}
+
+// listWatchOf is the listWatch of a typed client's collection.
+func listWatchOf[L runtime.Object](ctx context.Context, c interface {
+	List(context.Context, metav1.ListOptions) (L, error)
+	Watch(context.Context, metav1.ListOptions) (watchpkg.Interface, error)
+}) listWatch {
+	return listWatch{
+		list: func() (runtime.Object, error) { return c.List(ctx, metav1.ListOptions{}) },
+		watch: func(rv string) (watchpkg.Interface, error) {
+			return c.Watch(ctx, metav1.ListOptions{ResourceVersion: rv})
+		},
+	}
+}
+
 // deleteAndWatch watches ns's Deployments, ReplicaSets, Pods and
 // ConfigMaps, deletes web with policy p, and returns each object's events
 // ("TYPE owners deleting finalizers") until the world is what gcWant says.
@@ -160,8 +179,8 @@ func deleteAndWatch(t *testing.T, ctx context.Context, cs kubernetes.Interface, 
 	}
 	events := make(chan kindEvent)
 	state := map[string]metav1.Object{}
-	start := func(kind string, list func() (runtime.Object, error), watch func(rv string) (watchpkg.Interface, error)) {
-		l, err := list()
+	start := func(kind string, c listWatch) {
+		l, err := c.list()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -174,7 +193,7 @@ func deleteAndWatch(t *testing.T, ctx context.Context, cs kubernetes.Interface, 
 			state[kind+"/"+m.GetName()] = m
 		}
 		lm, _ := meta.ListAccessor(l)
-		wt, err := watch(lm.GetResourceVersion())
+		wt, err := c.watch(lm.GetResourceVersion())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -189,23 +208,10 @@ func deleteAndWatch(t *testing.T, ctx context.Context, cs kubernetes.Interface, 
 			}
 		}()
 	}
-	lo := metav1.ListOptions{}
-	start("deployment", func() (runtime.Object, error) { return cs.AppsV1().Deployments(ns).List(ctx, lo) },
-		func(rv string) (watchpkg.Interface, error) {
-			return cs.AppsV1().Deployments(ns).Watch(ctx, metav1.ListOptions{ResourceVersion: rv})
-		})
-	start("replicaset", func() (runtime.Object, error) { return cs.AppsV1().ReplicaSets(ns).List(ctx, lo) },
-		func(rv string) (watchpkg.Interface, error) {
-			return cs.AppsV1().ReplicaSets(ns).Watch(ctx, metav1.ListOptions{ResourceVersion: rv})
-		})
-	start("pod", func() (runtime.Object, error) { return cs.CoreV1().Pods(ns).List(ctx, lo) },
-		func(rv string) (watchpkg.Interface, error) {
-			return cs.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{ResourceVersion: rv})
-		})
-	start("configmap", func() (runtime.Object, error) { return cs.CoreV1().ConfigMaps(ns).List(ctx, lo) },
-		func(rv string) (watchpkg.Interface, error) {
-			return cs.CoreV1().ConfigMaps(ns).Watch(ctx, metav1.ListOptions{ResourceVersion: rv})
-		})
+	start("deployment", listWatchOf(ctx, cs.AppsV1().Deployments(ns)))
+	start("replicaset", listWatchOf(ctx, cs.AppsV1().ReplicaSets(ns)))
+	start("pod", listWatchOf(ctx, cs.CoreV1().Pods(ns)))
+	start("configmap", listWatchOf(ctx, cs.CoreV1().ConfigMaps(ns)))
 	if err := cs.AppsV1().Deployments(ns).Delete(ctx, "web", metav1.DeleteOptions{PropagationPolicy: &p}); err != nil {
 		t.Fatal(err)
 	}

@@ -64,22 +64,7 @@ func moveAndWatch(t *testing.T, ctx context.Context, cs kubernetes.Interface, ns
 		t.Fatal(err)
 	}
 	defer wt.Stop()
-	change := func(name string, f func(*corev1.ConfigMap)) {
-		cm, err := cms.Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		f(cm)
-		if _, err := cms.Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	change("out", func(cm *corev1.ConfigMap) { cm.Labels = map[string]string{"app": "demo"}; cm.Data["k"] = "2" })
-	change("in", func(cm *corev1.ConfigMap) { cm.Labels = nil; cm.Data["k"] = "2" })
-	change("in", func(cm *corev1.ConfigMap) { cm.Data["k"] = "3" })
-	if err := cms.Delete(ctx, "out", metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	moveOnly(t, ctx, cs, ns)
 	var out []string
 	for len(out) < 3 {
 		select {

@@ -22,7 +22,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
@@ -113,14 +112,7 @@ func runCrashInformer(ctx context.Context, t *testing.T, cfg *rest.Config, ns st
 	if err != nil {
 		t.Fatal(err)
 	}
-	cms := cs.CoreV1().ConfigMaps(ns)
-	lw := listWatchOnly{&cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return cms.List(ctx, o) },
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			return cms.Watch(ctx, o)
-		},
-	}}
-	inf := cache.NewSharedIndexInformer(lw, &corev1.ConfigMap{}, 0, cache.Indexers{})
+	inf := configMapInformer(cs, ns)
 	cmString := func(obj any) string {
 		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj = d.Obj

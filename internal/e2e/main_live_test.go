@@ -237,11 +237,7 @@ func liveState(ctx context.Context, cs kubernetes.Interface, ns string) (map[str
 	if err != nil {
 		return nil, err
 	}
-	m := map[string]string{}
-	for _, cm := range l.Items {
-		m[cm.Name] = cm.ResourceVersion
-	}
-	return m, nil
+	return resourceVersions(l), nil
 }
 
 // recordJSON records the scenario with `kwrec record configmaps`.
@@ -301,12 +297,35 @@ func recordJSON(ctx context.Context, cs kubernetes.Interface, kwrec, kubeconfig 
 	return finishRecording(ctx, cs, rec, "application/json")
 }
 
+// configMapInformer is an informer of the ConfigMaps in ns that lists
+// then watches (listWatchOnly).
+func configMapInformer(cs kubernetes.Interface, ns string) cache.SharedIndexInformer {
+	cms := cs.CoreV1().ConfigMaps(ns)
+	lw := listWatchOnly{&cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return cms.List(ctx, o) },
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			return cms.Watch(ctx, o)
+		},
+	}}
+	return cache.NewSharedIndexInformer(lw, &corev1.ConfigMap{}, 0, cache.Indexers{})
+}
+
 // listWatchOnly makes an informer list then watch whatever the
 // WatchListClient feature gate says (client-go's opt-out for clients
 // without WatchList semantics), without touching the process-wide gate.
 type listWatchOnly struct{ *cache.ListWatch }
 
 func (listWatchOnly) IsWatchListSemanticsUnSupported() bool { return true }
+
+// resourceVersions maps each ConfigMap of l by name to its
+// resourceVersion.
+func resourceVersions(l *corev1.ConfigMapList) map[string]string {
+	m := map[string]string{}
+	for _, cm := range l.Items {
+		m[cm.Name] = cm.ResourceVersion
+	}
+	return m
+}
 
 // recordProtobuf records the scenario in process: a typed SharedInformer
 // (protobuf) through the recorder, list then watch.
@@ -331,14 +350,7 @@ func recordProtobuf(ctx context.Context, live kubernetes.Interface, cp *controlp
 	if err != nil {
 		return nil, errors.Join(err, r.Close(), w.Close())
 	}
-	cms := cs.CoreV1().ConfigMaps(ns)
-	lw := listWatchOnly{&cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return cms.List(ctx, o) },
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			return cms.Watch(ctx, o)
-		},
-	}}
-	inf := cache.NewSharedIndexInformer(lw, &corev1.ConfigMap{}, 0, cache.Indexers{})
+	inf := configMapInformer(cs, ns)
 	infCtx, stop := context.WithCancel(ctx)
 	var running sync.WaitGroup
 	running.Go(func() { inf.RunWithContext(infCtx) })
@@ -479,11 +491,7 @@ func decodeList(body []byte) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := map[string]string{}
-	for _, cm := range l.Items {
-		m[cm.Name] = cm.ResourceVersion
-	}
-	return m, nil
+	return resourceVersions(l), nil
 }
 
 // decodeCMList decodes a recorded ConfigMapList, JSON or protobuf.

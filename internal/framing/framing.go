@@ -26,6 +26,14 @@ const DefaultMax = 64 << 20
 // callee.
 type Emit func(frame []byte)
 
+// orDefault is a framer's Max, or [DefaultMax] when it is not positive.
+func orDefault(max int) int {
+	if max <= 0 {
+		return DefaultMax
+	}
+	return max
+}
+
 // jsonScan is the state of a scan over a stream of JSON values. It knows
 // just enough JSON to find where a top-level value ends: strings (with
 // escapes, so a '}' or a newline escape inside a string is not an end) and
@@ -117,10 +125,7 @@ type JSON struct {
 
 // Write consumes p, emitting every frame it completes. It never fails.
 func (f *JSON) Write(p []byte) (int, error) {
-	max := f.Max
-	if max <= 0 {
-		max = DefaultMax
-	}
+	max := orDefault(f.Max)
 	start := 0 // start of the current frame's bytes within p
 	for i, c := range p {
 		cut := f.s.step(c)
@@ -206,10 +211,7 @@ func (f *Proto) Write(p []byte) (int, error) {
 		f.Emit(append([]byte(nil), p...))
 		return len(p), nil
 	}
-	max := f.Max
-	if max <= 0 {
-		max = DefaultMax
-	}
+	max := orDefault(f.Max)
 	f.buf = append(f.buf, p...)
 	for {
 		n, ok := protoLen(f.buf, max)
@@ -292,10 +294,7 @@ type Whole struct {
 
 // Write buffers p. It never fails.
 func (f *Whole) Write(p []byte) (int, error) {
-	max := f.Max
-	if max <= 0 {
-		max = DefaultMax
-	}
+	max := orDefault(f.Max)
 	f.buf = append(f.buf, p...)
 	for len(f.buf) >= max {
 		f.Emit(append([]byte(nil), f.buf[:max]...))

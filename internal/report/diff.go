@@ -58,26 +58,23 @@ func (l *opList) last() *lineOp {
 	return &l.ops[len(l.ops)-1]
 }
 
-func (l *opList) keep(n int) {
-	if n == 0 {
-		return
-	}
-	if p := l.last(); p != nil && p.keep > 0 {
-		p.keep += n
-		return
-	}
-	l.ops = append(l.ops, lineOp{keep: n})
-}
+func (l *opList) keep(n int) { l.count(n, func(o *lineOp) *int { return &o.keep }) }
 
-func (l *opList) skip(n int) {
+func (l *opList) skip(n int) { l.count(n, func(o *lineOp) *int { return &o.skip }) }
+
+// count adds n lines to the count field picks (keep or skip): to the last
+// op's when it is of that kind, else in a new op.
+func (l *opList) count(n int, field func(*lineOp) *int) {
 	if n == 0 {
 		return
 	}
-	if p := l.last(); p != nil && p.skip > 0 {
-		p.skip += n
+	if p := l.last(); p != nil && *field(p) > 0 {
+		*field(p) += n
 		return
 	}
-	l.ops = append(l.ops, lineOp{skip: n})
+	var op lineOp
+	*field(&op) = n
+	l.ops = append(l.ops, op)
 }
 
 func (l *opList) insert(s string) {

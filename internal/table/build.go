@@ -55,19 +55,7 @@ func (x *Index) List(gv GroupVersion, rv, cont string, remaining *int64, version
 // Table Accept header: one row, the column definitions, and the object's
 // resourceVersion as the Table's. ok is false as for [Index.List].
 func (x *Index) Get(gv GroupVersion, v Version) (body []byte, ok bool) {
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	r, found := x.rows[v]
-	if !found || x.columns == nil {
-		return nil, false
-	}
-	b := make([]byte, 0, len(r.b)+len(x.columns)+256)
-	b = appendHead(b, gv, v.RV)
-	b = append(b, `},"columnDefinitions":`...)
-	b = append(b, x.columns...)
-	b = append(b, `,"rows":[`...)
-	b = appendRow(b, gv, r.cells(), r.metadata())
-	return append(b, "]}\n"...), true
+	return x.oneRow(gv, "", v, true)
 }
 
 // WatchEvent returns the JSON watch event line of type typ for version v,
@@ -79,6 +67,14 @@ func (x *Index) Get(gv GroupVersion, v Version) (body []byte, ok bool) {
 // noHeaders after encoding the first); first says which this is. ok is
 // false when v has no recorded row or the index no column definitions.
 func (x *Index) WatchEvent(gv GroupVersion, typ string, v Version, first bool) (line []byte, ok bool) {
+	return x.oneRow(gv, typ, v, first)
+}
+
+// oneRow returns the Table of version v's row alone, the object's
+// resourceVersion as the Table's, with the column definitions when
+// columns (else "columnDefinitions":null): in a watch event of type typ,
+// or as a body when typ is "". ok is false as for [Index.WatchEvent].
+func (x *Index) oneRow(gv GroupVersion, typ string, v Version, columns bool) ([]byte, bool) {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	r, found := x.rows[v]
@@ -86,11 +82,19 @@ func (x *Index) WatchEvent(gv GroupVersion, typ string, v Version, first bool) (
 		return nil, false
 	}
 	b := make([]byte, 0, len(r.b)+len(x.columns)+256)
-	b = appendEventHead(b, typ, gv, v.RV)
-	b = x.appendColumns(b, first)
+	if typ == "" {
+		b = append(appendHead(b, gv, v.RV), '}')
+	} else {
+		b = appendEventHead(b, typ, gv, v.RV)
+	}
+	b = x.appendColumns(b, columns)
 	b = append(b, `,"rows":[`...)
 	b = appendRow(b, gv, r.cells(), r.metadata())
-	return append(b, "]}}\n"...), true
+	b = append(b, "]}"...)
+	if typ != "" {
+		b = append(b, '}')
+	}
+	return append(b, '\n'), true
 }
 
 // Bookmark returns a BOOKMARK event line at rv as the API server streams

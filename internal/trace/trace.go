@@ -5,8 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/url"
-	"sort"
+	"slices"
 	"time"
 
 	"github.com/kwrec/kwrec/cassettes"
@@ -283,12 +284,7 @@ func (b *builder) end(id int, e *cassettes.End) {
 
 // cut ends every open interaction at its last frame (or response head).
 func (b *builder) cut() {
-	ids := make([]int, 0, len(b.open))
-	for id := range b.open {
-		ids = append(ids, id)
-	}
-	sort.Ints(ids)
-	for _, id := range ids {
+	for _, id := range slices.Sorted(maps.Keys(b.open)) {
 		iv := b.open[id]
 		at := time.Duration(0)
 		if n := len(iv.frames); n > 0 {
@@ -318,17 +314,8 @@ func slicePath(target string) string {
 
 // counters appends each collection's events/s samples.
 func (b *builder) counters() {
-	pids := make([]int, 0, len(b.counts))
-	for pid := range b.counts {
-		pids = append(pids, pid)
-	}
-	sort.Ints(pids)
-	for _, pid := range pids {
-		secs := make([]int64, 0, len(b.counts[pid]))
-		for s := range b.counts[pid] {
-			secs = append(secs, s)
-		}
-		sort.Slice(secs, func(i, j int) bool { return secs[i] < secs[j] })
+	for _, pid := range slices.Sorted(maps.Keys(b.counts)) {
+		secs := slices.Sorted(maps.Keys(b.counts[pid]))
 		prev := -1
 		sample := func(sec int64, n int) {
 			if n == prev {

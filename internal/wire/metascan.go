@@ -205,17 +205,7 @@ func (s *scanner) skip() bool {
 
 // metadata reads the metadata object into m.
 func (s *scanner) metadata(m *Meta) bool {
-	if !s.open('{') {
-		return false
-	}
-	for {
-		key, more, ok := s.key()
-		if !ok {
-			return false
-		}
-		if !more {
-			return true
-		}
+	return s.members(func(key []byte) (ok bool) {
 		switch string(key) {
 		case "name":
 			m.Name, ok = s.str()
@@ -235,11 +225,41 @@ func (s *scanner) metadata(m *Meta) bool {
 		default:
 			ok = s.skip()
 		}
+		return ok
+	})
+}
+
+// members reads an object, calling member for each key with s at the
+// key's value; false, at once, for a malformed object or when member
+// returns false.
+func (s *scanner) members(member func(key []byte) bool) bool {
+	if !s.open('{') {
+		return false
+	}
+	for {
+		key, more, ok := s.key()
 		if !ok {
+			return false
+		}
+		if !more {
+			s.first = false
+			return true
+		}
+		if !member(key) {
 			return false
 		}
 		s.first = false
 	}
+}
+
+// null reads a null, if that is what comes next.
+func (s *scanner) null() bool {
+	s.ws()
+	if s.i+4 <= len(s.b) && string(s.b[s.i:s.i+4]) == "null" {
+		s.i += 4
+		return true
+	}
+	return false
 }
 
 // labelsMember reads a metadata.labels member: the first as pairs
@@ -283,23 +303,10 @@ func (s *scanner) annotations() bool {
 // into s.pairs without a map: an API server writes labels sorted, and
 // labelString then joins them as they are.
 func (s *scanner) strPairs() bool {
-	s.ws()
-	if s.i+4 <= len(s.b) && string(s.b[s.i:s.i+4]) == "null" {
-		s.i += 4
+	if s.null() {
 		return true
 	}
-	if !s.open('{') {
-		return false
-	}
-	for {
-		key, more, ok := s.key()
-		if !ok {
-			return false
-		}
-		if !more {
-			s.first = false
-			return true
-		}
+	return s.members(func(key []byte) bool {
 		v, ok := s.rawStr()
 		if !ok {
 			return false
@@ -308,7 +315,8 @@ func (s *scanner) strPairs() bool {
 			s.pairs = make([][2][]byte, 0, 8)
 		}
 		s.pairs = append(s.pairs, [2][]byte{key, v})
-	}
+		return true
+	})
 }
 
 // mergePairs moves s.pairs into s.labels, for a repeated labels member
@@ -396,38 +404,27 @@ func (s *scanner) repeated(k int) bool {
 // strMap reads an object of strings: all of it when only is "", else only
 // key only; null says it was null.
 func (s *scanner) strMap(only string) (set labels.Set, null, ok bool) {
-	s.ws()
-	if s.i+4 <= len(s.b) && string(s.b[s.i:s.i+4]) == "null" {
-		s.i += 4
+	if s.null() {
 		return nil, true, true
 	}
-	if !s.open('{') {
-		return nil, false, false
-	}
-	for {
-		key, more, ok := s.key()
-		if !ok {
-			return nil, false, false
-		}
-		if !more {
-			s.first = false
-			return set, false, true
-		}
+	ok = s.members(func(key []byte) bool {
 		if only != "" && string(key) != only {
-			if !s.skip() {
-				return nil, false, false
-			}
-			continue
+			return s.skip()
 		}
 		v, ok := s.str()
 		if !ok {
-			return nil, false, false
+			return false
 		}
 		if set == nil {
 			set = labels.Set{}
 		}
 		set[string(key)] = v
+		return true
+	})
+	if !ok {
+		return nil, false, false
 	}
+	return set, false, true
 }
 
 // scannedList is what listScan reads of a list.
@@ -442,24 +439,14 @@ type scannedList struct {
 // for a body with more than the one object.
 func listScan(body []byte) (l scannedList, ok bool) {
 	s := scanner{b: body}
-	if !s.open('{') {
-		return l, false
-	}
 	var m Meta
 	seen := map[string]bool{}
-	for {
-		key, more, ok := s.key()
-		if !ok {
-			return l, false
-		}
-		if !more {
-			break
-		}
+	ok = s.members(func(key []byte) (ok bool) {
 		k := string(key)
 		if seen[k] {
 			// A repeated key: encoding/json's last-wins merging is
 			// the decoder's business.
-			return l, false
+			return false
 		}
 		seen[k] = true
 		switch k {
@@ -474,13 +461,10 @@ func listScan(body []byte) (l scannedList, ok bool) {
 		default:
 			ok = s.skip()
 		}
-		if !ok {
-			return l, false
-		}
-		s.first = false
-	}
+		return ok
+	})
 	s.ws()
-	if s.i != len(s.b) {
+	if !ok || s.i != len(s.b) {
 		return l, false
 	}
 	l.rv = m.ResourceVersion
@@ -490,11 +474,10 @@ func listScan(body []byte) (l scannedList, ok bool) {
 // array reads an array of objects (or null) and appends each element's
 // bounds to items.
 func (s *scanner) array(items [][2]int) ([][2]int, bool) {
-	s.ws()
-	if s.i+4 <= len(s.b) && string(s.b[s.i:s.i+4]) == "null" {
-		s.i += 4
+	if s.null() {
 		return nil, true
 	}
+	s.ws()
 	if s.i >= len(s.b) || s.b[s.i] != '[' {
 		return nil, false
 	}

@@ -62,6 +62,20 @@ func PartialMetadata(data []byte, shape Shape, proto bool) ([]byte, error) {
 	return partialJSON(data, shape)
 }
 
+// partialEvent returns the watch event data, of type typ and holding
+// obj, with obj in its metadata-only form (by partial) in an event made
+// by event; an ERROR event as it is.
+func partialEvent(data []byte, typ string, obj []byte, partial func([]byte) ([]byte, error), event func(typ string, obj []byte) []byte) ([]byte, error) {
+	if typ == "ERROR" {
+		return data, nil
+	}
+	p, err := partial(obj)
+	if err != nil {
+		return nil, err
+	}
+	return event(typ, p), nil
+}
+
 func partialJSON(data []byte, shape Shape) ([]byte, error) {
 	switch shape {
 	case ShapeWatch:
@@ -69,14 +83,7 @@ func partialJSON(data []byte, shape Shape) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		if typ == "ERROR" {
-			return data, nil
-		}
-		obj, err := partialObjectJSON(data[s:e])
-		if err != nil {
-			return nil, err
-		}
-		return WatchEventJSON(typ, obj), nil
+		return partialEvent(data, typ, data[s:e], partialObjectJSON, WatchEventJSON)
 	case ShapeList:
 		var l struct {
 			Kind     string            `json:"kind"`
@@ -132,14 +139,7 @@ func partialProto(data []byte, shape Shape) ([]byte, error) {
 		if !ok {
 			return nil, fmt.Errorf("not a protobuf watch frame")
 		}
-		if typ == "ERROR" {
-			return data, nil
-		}
-		obj, err := partialObjectProto(data[s:e])
-		if err != nil {
-			return nil, err
-		}
-		return WatchEventProto(typ, obj), nil
+		return partialEvent(data, typ, data[s:e], partialObjectProto, WatchEventProto)
 	}
 	if shape == ShapeObject {
 		return partialObjectProto(data)

@@ -74,28 +74,26 @@ func splice(b []byte, start, end int, with string) []byte {
 func SetRVProto(msg []byte, rv string) ([]byte, error) {
 	out := make([]byte, 0, len(msg)+len(rv)+4)
 	found := false
-	for off := 0; off < len(msg); {
-		n, typ, l := protowire.ConsumeTag(msg[off:])
-		if l < 0 {
-			return nil, errors.New("protobuf object does not parse")
-		}
-		vl := protowire.ConsumeFieldValue(n, typ, msg[off+l:])
-		if vl < 0 {
-			return nil, errors.New("protobuf object does not parse")
-		}
-		field := msg[off : off+l+vl]
-		off += l + vl
+	var err error
+	parsed := eachRawField(msg, func(n protowire.Number, typ protowire.Type, field, value []byte) bool {
 		if n != 1 || typ != protowire.BytesType || found {
 			out = append(out, field...)
-			continue
+			return true
 		}
 		found = true
-		meta, _ := protowire.ConsumeBytes(field[l:])
-		m, err := setField(meta, 6, rv)
-		if err != nil {
-			return nil, err
+		meta, _ := protowire.ConsumeBytes(value)
+		var m []byte
+		if m, err = setField(meta, 6, rv); err != nil {
+			return false
 		}
 		out = AppendBytesField(out, 1, m)
+		return true
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !parsed {
+		return nil, errors.New("protobuf object does not parse")
 	}
 	if !found {
 		return nil, errors.New("protobuf object has no metadata")
@@ -108,26 +106,43 @@ func SetRVProto(msg []byte, rv string) ([]byte, error) {
 func setField(msg []byte, num protowire.Number, v string) ([]byte, error) {
 	out := make([]byte, 0, len(msg)+len(v)+2)
 	set := false
-	for off := 0; off < len(msg); {
-		n, typ, l := protowire.ConsumeTag(msg[off:])
-		if l < 0 {
-			return nil, errors.New("protobuf metadata does not parse")
-		}
-		vl := protowire.ConsumeFieldValue(n, typ, msg[off+l:])
-		if vl < 0 {
-			return nil, errors.New("protobuf metadata does not parse")
-		}
-		field := msg[off : off+l+vl]
-		off += l + vl
+	parsed := eachRawField(msg, func(n protowire.Number, typ protowire.Type, field, _ []byte) bool {
 		if n == num && typ == protowire.BytesType && !set {
 			set = true
 			out = AppendBytesField(out, num, []byte(v))
-			continue
+		} else {
+			out = append(out, field...)
 		}
-		out = append(out, field...)
+		return true
+	})
+	if !parsed {
+		return nil, errors.New("protobuf metadata does not parse")
 	}
 	if !set {
 		out = AppendBytesField(out, num, []byte(v))
 	}
 	return out, nil
+}
+
+// eachRawField calls fn with every field of msg, in order: its number,
+// its type, its bytes from the tag on, and its value's bytes (after the
+// tag), until fn returns false. It reports whether msg parsed (up to
+// where fn stopped).
+func eachRawField(msg []byte, fn func(n protowire.Number, typ protowire.Type, field, value []byte) bool) bool {
+	for off := 0; off < len(msg); {
+		n, typ, l := protowire.ConsumeTag(msg[off:])
+		if l < 0 {
+			return false
+		}
+		vl := protowire.ConsumeFieldValue(n, typ, msg[off+l:])
+		if vl < 0 {
+			return false
+		}
+		field := msg[off : off+l+vl]
+		off += l + vl
+		if !fn(n, typ, field, field[l:]) {
+			return true
+		}
+	}
+	return true
 }

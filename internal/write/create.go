@@ -19,9 +19,6 @@ const maxGeneratedNameLength = 58
 // create handles a POST to the collection (the create handler, then
 // registry Store.Create).
 func (w *write) create() (Result, error) {
-	if w.req.Subresource != "" {
-		return Result{}, apierrors.NewMethodNotSupported(w.gr, "create")
-	}
 	obj, err := w.decodeBody()
 	if err != nil {
 		return Result{}, err

@@ -19,9 +19,6 @@ import (
 // at once unless it has finalizers, when it is marked with a
 // deletionTimestamp instead; Pods are deleted gracefully ([write.graceful]).
 func (w *write) delete() (Result, error) {
-	if w.req.Subresource != "" {
-		return Result{}, apierrors.NewMethodNotSupported(w.gr, "delete")
-	}
 	opts, err := w.deleteOptions()
 	if err != nil {
 		return Result{}, err

@@ -1,6 +1,8 @@
 package write
 
 import (
+	"slices"
+
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/scheme"
 )
@@ -35,13 +37,17 @@ type kindFacts struct {
 // AllowCreateOnUpdate, false from AllowUnconditionalUpdate, and stores with
 // ReturnDeletedObject.
 var (
-	generationResources = set(
+	// admissionResources are admissionregistration's: their strategies
+	// both set Generation and refuse unconditional updates.
+	admissionResources = []string{
 		"mutatingadmissionpolicies.admissionregistration.k8s.io",
 		"mutatingadmissionpolicybindings.admissionregistration.k8s.io",
 		"mutatingwebhookconfigurations.admissionregistration.k8s.io",
 		"validatingadmissionpolicies.admissionregistration.k8s.io",
 		"validatingadmissionpolicybindings.admissionregistration.k8s.io",
 		"validatingwebhookconfigurations.admissionregistration.k8s.io",
+	}
+	generationResources = set(slices.Concat(admissionResources, []string{
 		"daemonsets.apps", "deployments.apps", "replicasets.apps", "statefulsets.apps",
 		"horizontalpodautoscalers.autoscaling",
 		"cronjobs.batch", "jobs.batch",
@@ -55,7 +61,7 @@ var (
 		"deviceclasses.resource.k8s.io", "devicetaintrules.resource.k8s.io",
 		"resourceslices.resource.k8s.io",
 		"priorityclasses.scheduling.k8s.io",
-	)
+	})...)
 	createOnUpdateResources = set(
 		"runtimeclasses.node.k8s.io",
 		"rolebindings.rbac.authorization.k8s.io", "clusterrolebindings.rbac.authorization.k8s.io",
@@ -63,7 +69,7 @@ var (
 		"leases.coordination.k8s.io", "leasecandidates.coordination.k8s.io",
 		"limitranges", "events", "services", "endpoints",
 	)
-	conditionalUpdateResources = set(
+	conditionalUpdateResources = set(slices.Concat(admissionResources, []string{
 		"podcertificaterequests.certificates.k8s.io", "clustertrustbundles.certificates.k8s.io",
 		"runtimeclasses.node.k8s.io",
 		"storageversionmigrations.storagemigration.k8s.io",
@@ -72,13 +78,7 @@ var (
 		"csidrivers.storage.k8s.io", "csistoragecapacities.storage.k8s.io",
 		"volumeattachments.storage.k8s.io", "csinodes.storage.k8s.io",
 		"leases.coordination.k8s.io", "leasecandidates.coordination.k8s.io",
-		"mutatingadmissionpolicies.admissionregistration.k8s.io",
-		"mutatingadmissionpolicybindings.admissionregistration.k8s.io",
-		"mutatingwebhookconfigurations.admissionregistration.k8s.io",
-		"validatingadmissionpolicies.admissionregistration.k8s.io",
-		"validatingadmissionpolicybindings.admissionregistration.k8s.io",
-		"validatingwebhookconfigurations.admissionregistration.k8s.io",
-	)
+	})...)
 	returnDeletedResources = set(
 		"resourceclaimtemplates.resource.k8s.io", "resourceslices.resource.k8s.io",
 		"resourceclaims.resource.k8s.io", "deviceclasses.resource.k8s.io",

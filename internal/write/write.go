@@ -156,6 +156,11 @@ func (e *Engine) Apply(req Request, cur []byte, st Stamp) (res Result, err error
 	if req.Subresource == SubresourceScale {
 		return w.scale()
 	}
+	if req.Subresource != "" && (req.Verb == VerbCreate || req.Verb == VerbDelete) {
+		// A subresource is read, updated and patched; never created or
+		// deleted on its own.
+		return Result{}, apierrors.NewMethodNotSupported(w.gr, req.Verb)
+	}
 	switch req.Verb {
 	case VerbCreate:
 		return w.create()

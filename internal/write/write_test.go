@@ -17,6 +17,17 @@ func stamp(rv string) Stamp {
 	return Stamp{RV: rv, Now: t0, UID: "uid-1", Suffix: "abcde"}
 }
 
+// apply applies req, in a fresh Engine stamped with resourceVersion 7,
+// to the current object cur (its JSON, "" when absent).
+func apply(req Request, cur string) (Result, error) {
+	var c []byte
+	if cur != "" {
+		c = []byte(cur)
+	}
+	var e Engine
+	return e.Apply(req, c, stamp("7"))
+}
+
 func cm(verb, name string) Request {
 	return Request{Verb: verb, Version: "v1", Resource: "configmaps", Kind: "ConfigMap", Namespaced: true, Namespace: "default", Name: name, ContentType: "application/json", UserAgent: "kubectl/v1.37.2 (linux/amd64)"}
 }
@@ -169,12 +180,7 @@ func TestApplySucceeds(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var cur []byte
-			if tt.cur != "" {
-				cur = []byte(tt.cur)
-			}
-			var e Engine
-			res, err := e.Apply(tt.req, cur, stamp("7"))
+			res, err := apply(tt.req, tt.cur)
 			if err != nil {
 				t.Fatalf("Apply: %v", err)
 			}
@@ -288,12 +294,7 @@ func TestApplyFails(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var cur []byte
-			if tt.cur != "" {
-				cur = []byte(tt.cur)
-			}
-			var e Engine
-			_, err := e.Apply(tt.req, cur, stamp("7"))
+			_, err := apply(tt.req, tt.cur)
 			var se *apierrors.StatusError
 			if !errors.As(err, &se) {
 				t.Fatalf("Apply error = %v (%T), want a *StatusError", err, err)

@@ -1,0 +1,286 @@
+package replay
+
+import (
+	"io"
+	"time"
+
+	"github.com/kwrec/kwrec/internal/timeline"
+)
+
+// The states of a served response body. The head (status and headers) is
+// out before the body is read; then each frame of the plan goes through
+// some of these states, in this order, until the frames are out:
+//
+//	atFrame ──► holding ──► settling ──► waiting ──► emitting ──► atFrame (the next frame)
+//	   │           (a watch's recorded changes wait for Play, then for Settle,
+//	   │            then for their recorded gap)
+//	   └──► crossing ──► atFrame, or ending{cut} when the mark fires
+//
+//	ending ──► ended (io.EOF after the recorded end, or a reset)
+//	   └─────► idling ──► ended (the client's timeout, a cancel)
+//	             └──► ending (a write came to send)
+//
+// A state's step does one thing: it makes the body's next bytes (b.cur)
+// and names the state that follows, or only names it. A timeline watch
+// sends the writes made meanwhile from any state that waits, in front of
+// the frame it is at, and comes back to that state. ended is final.
+type state interface {
+	step(b *body) state
+}
+
+type (
+	// atFrame: the body is at frame b.next of its plan, not yet waited for.
+	atFrame struct{}
+	// holding: frame f is a watch's recorded change, held until the
+	// replay plays (Options.Hold).
+	holding struct{ f outFrame }
+	// settling: frame f is a watch's recorded change, held until the code
+	// under test has settled (Options.Settle).
+	settling struct{ f outFrame }
+	// waiting: frame f waits for its recorded gap, paced.
+	waiting struct{ f outFrame }
+	// emitting: frame f is due; its bytes are made next.
+	emitting struct{ f outFrame }
+	// crossing: the body is at mark m on its stream.
+	crossing struct{ m *timeline.Mark }
+	// ending: the frames are out, or were cut short by a mark or by the
+	// watch falling behind (cut): the writes still to send, then the
+	// recorded end.
+	ending struct{ cut bool }
+	// idling: everything recorded is out; the stream stays open as a live
+	// watch does, until the client's timeout or a cancel.
+	idling struct{}
+	// ended: the body is over; Read returns err (io.EOF for a clean end).
+	ended struct{ err error }
+)
+
+func (atFrame) step(b *body) state {
+	if b.lag.Over(b.next) {
+		return ending{cut: true}
+	}
+	f, ok := b.p.frame(b.next)
+	if !ok {
+		return ending{}
+	}
+	if b.p.watch && !b.played && !f.initial() {
+		return holding{f}
+	}
+	return afterHold(b, f)
+}
+
+// afterHold is the state of frame f once Options.Hold lets it go.
+func afterHold(b *body, f outFrame) state {
+	if m, ok := f.payload.(markFailure); ok {
+		return crossing{m.Mark}
+	}
+	if b.r.opts.Settle > 0 && b.p.watch && b.unsent(&f) {
+		return settling{f}
+	}
+	return waiting{f}
+}
+
+// unsent reports whether f is a recorded change no client has been sent
+// yet: a timeline event past now, or a frame of a recorded watch.
+func (b *body) unsent(f *outFrame) bool {
+	if s, ok := f.step(); ok {
+		return s.Kind == timeline.StepEvent && f.rv > b.p.tl.Progress()
+	}
+	return true
+}
+
+func (h holding) step(b *body) state {
+	if isClosed(b.r.playing) {
+		b.played = true
+		// A watch asked for before Play counts its gaps from Play too,
+		// though it comes here only after (a server's handler may): never
+		// from its start, which would send its events early.
+		if b.due.Before(b.r.playedAt) {
+			b.due = b.r.playedAt
+		}
+		return afterHold(b, h.f)
+	}
+	var wake <-chan struct{}
+	if b.p.follow != nil {
+		wake = b.p.tl.Changed()
+		rv := h.f.rv
+		if m, ok := h.f.payload.(markFailure); ok {
+			rv = m.RV
+		}
+		if ev, ok := b.p.follow.Before(rv); ok {
+			return b.sendWrite(ev, atFrame{})
+		}
+	}
+	var expire <-chan time.Time
+	if end, ok := b.deadline(); ok {
+		d := end.Sub(b.r.clock.Now())
+		if d <= 0 {
+			return ended{io.EOF}
+		}
+		tm := b.r.clock.NewTimer(d)
+		defer tm.Stop()
+		expire = tm.C()
+	}
+	select {
+	case <-b.r.playing:
+		b.played = true
+		// Recorded gaps count from the release, for every watch alike
+		// however late it wakes to see it.
+		b.due = b.r.playedAt
+	case <-wake:
+	case <-expire:
+		return ended{io.EOF} // the client's timeoutSeconds: a clean end
+	case <-b.ctx.Done():
+		return ended{b.ctx.Err()}
+	case <-b.closed:
+		return ended{errClosedBody}
+	}
+	return atFrame{}
+}
+
+// step waits until the replay has settled. Settle holds recorded changes,
+// never writes: those that go before the change are sent first, and one
+// made during the wait ends it, to be sent at once. (Held back, the
+// writer's own cache would lag behind its writes: its next update would
+// conflict, and its retries would keep the replay from ever settling.)
+func (s settling) step(b *body) state {
+	var wake <-chan struct{}
+	if b.p.follow != nil {
+		wake = b.p.tl.Changed()
+		if ev, ok := b.p.follow.Before(s.f.rv); ok {
+			return b.sendWrite(ev, atFrame{})
+		}
+	}
+	switch err := b.settle(wake); {
+	case err == errWoken:
+		return atFrame{}
+	case err != nil:
+		return ended{err}
+	}
+	return waiting(s)
+}
+
+func (w waiting) step(b *body) state {
+	f := w.f
+	if d := b.p.pace.Wait(f.gap) + f.pause; d > 0 {
+		b.due = b.due.Add(d)
+		if end, ok := b.deadline(); ok && b.due.After(end) {
+			// The client's timeoutSeconds comes first: a clean end then.
+			if err := b.waitUntil(end, false, nil, nil); err != nil {
+				return ended{err}
+			}
+			return ended{io.EOF}
+		}
+		if err := b.waitUntil(b.due, false, nil, nil); err != nil {
+			return ended{err}
+		}
+	}
+	if b.paced() && !f.initial() {
+		b.keepUp(b.next)
+	}
+	return emitting{f}
+}
+
+func (e emitting) step(b *body) state {
+	f := e.f
+	_, isStep := f.step()
+	if isStep && f.rv != 0 {
+		if ev, ok := b.writeBefore(f.rv); ok {
+			return b.sendWrite(ev, e)
+		}
+	}
+	data, err := f.payload.bytes(b)
+	if err != nil {
+		return ended{err}
+	}
+	b.next++
+	// A timeline step moved now in writeBefore already.
+	if f.rv != 0 && b.p.tl != nil && (!isStep || b.p.follow == nil) {
+		b.r.advance(b.p.tl, f.rv)
+	}
+	return b.emit(data, atFrame{})
+}
+
+// step passes mark c.m: if it fires, the body serves its failure and ends
+// there; otherwise the stream goes on.
+func (c crossing) step(b *body) state {
+	m := c.m
+	if ev, ok := b.writeBefore(m.RV); ok {
+		return b.sendWrite(ev, atFrame{})
+	}
+	b.next++
+	if !m.Fire() {
+		return atFrame{}
+	}
+	switch m.Kind {
+	case timeline.MarkReset:
+		b.src.close(&b.r.fan)
+		b.r.finish(b.p.iv)
+		return ended{&resetError{recorded: "kwrec: " + m.Label}}
+	case timeline.MarkTruncate:
+		return ending{cut: true}
+	}
+	if m.Skip > 0 && b.p.tl != nil {
+		// The watch fell behind: the world moves on without it.
+		b.r.advance(b.p.tl, b.p.tl.After(m.RV, m.Skip))
+	}
+	data, err := markFailure{m}.bytes(b)
+	if err != nil {
+		return ended{err}
+	}
+	return b.emit(data, ending{cut: true})
+}
+
+func (e ending) step(b *body) state {
+	if !e.cut {
+		if ev, ok := b.writeBefore(0); ok {
+			return b.sendWrite(ev, e)
+		}
+	}
+	b.src.close(&b.r.fan)
+	p := b.p
+	end := p.end
+	if e.cut {
+		end = endEOF
+	}
+	if end == endIdle {
+		b.r.finish(p.iv)
+		return idling{}
+	}
+	if w := p.pace.Wait(p.endGap); w > 0 && !e.cut {
+		b.due = b.due.Add(w)
+		if err := b.waitUntil(b.due, false, nil, nil); err != nil {
+			return ended{err}
+		}
+	}
+	b.r.finish(p.iv)
+	if end == endReset {
+		return ended{&resetError{recorded: p.endErr}}
+	}
+	return b.eof()
+}
+
+func (idling) step(b *body) state {
+	p := b.p
+	var exhausted <-chan struct{}
+	if b.r.opts.ErrorWhenExhausted {
+		exhausted = b.r.consumed
+	}
+	var wake <-chan struct{}
+	if p.follow != nil {
+		wake = p.tl.Changed()
+		if p.follow.Pending() {
+			return ending{}
+		}
+	}
+	switch err := b.waitUntil(b.start.Add(p.pace.Idle(p.timeout)), p.timeout <= 0, exhausted, wake); err {
+	case nil:
+		return b.eof()
+	case errWoken:
+		return ending{}
+	default:
+		return ended{err}
+	}
+}
+
+// step is never called: fill stops at ended.
+func (e ended) step(*body) state { return e }
