@@ -49,21 +49,21 @@ type live struct {
 // Only what the code under test deleted is collected: a recorded deletion
 // brought its recorded consequences with it.
 func (r *Replayer) collectGarbage(removed []types.UID) {
-	deleted := map[types.UID]bool{}
+	c := collector{r: r, deleted: map[types.UID]bool{}}
 	for _, u := range removed {
-		deleted[u] = true
+		c.deleted[u] = true
 	}
 	for range gcMaxRounds {
-		world := r.liveObjects(r.gcInterest(deleted), false)
+		world := r.liveObjects(c.interest(), false)
 		// What this round's world saw gone: what the round deletes is
 		// seen by the next one, with the references it dropped meanwhile.
-		gone := maps.Clone(deleted)
+		gone := maps.Clone(c.deleted)
 		changed := false
 		for _, o := range world {
-			changed = r.gcFinalize(world, o, deleted) || changed
+			changed = c.finalize(world, o) || changed
 		}
 		for _, d := range world {
-			changed = r.gcDangling(d, gone, deleted) || changed
+			changed = c.dangling(d, gone) || changed
 		}
 		if !changed {
 			return
@@ -71,30 +71,37 @@ func (r *Replayer) collectGarbage(removed []types.UID) {
 	}
 }
 
-// gcInterest is what a round of the collector looks at: what is deleted
+// collector is one run of the garbage collector after a write: what it
+// has deleted so far, by uid.
+type collector struct {
+	r       *Replayer
+	deleted map[types.UID]bool
+}
+
+// interest is what a round of the collector looks at: what is deleted
 // and the objects marked for deletion, with their dependents, then
 // everything that names them.
-func (r *Replayer) gcInterest(deleted map[types.UID]bool) map[types.UID]bool {
-	interest := maps.Clone(deleted)
-	if !r.gcMarked.Load() {
+func (c collector) interest() map[types.UID]bool {
+	interest := maps.Clone(c.deleted)
+	if !c.r.gcMarked.Load() {
 		return interest
 	}
 	marked := false
-	for _, o := range r.liveObjects(deleted, true) {
+	for _, o := range c.r.liveObjects(c.deleted, true) {
 		if o.written && o.meta.DeletionTimestamp != nil {
 			interest[o.meta.UID] = true
 			marked = true
 		}
 	}
 	if !marked {
-		r.gcMarked.Store(false)
+		c.r.gcMarked.Store(false)
 	}
 	return interest
 }
 
-// gcFinalize does the work of the finalizer of o, an object the code under
+// finalize does the work of the finalizer of o, an object the code under
 // test marked for deletion, and reports whether it changed anything.
-func (r *Replayer) gcFinalize(world []live, o live, deleted map[types.UID]bool) bool {
+func (c collector) finalize(world []live, o live) bool {
 	if o.meta.DeletionTimestamp == nil || !o.written {
 		return false
 	}
@@ -102,42 +109,42 @@ func (r *Replayer) gcFinalize(world []live, o live, deleted map[types.UID]bool) 
 	switch {
 	case slices.Contains(o.meta.Finalizers, metav1.FinalizerOrphanDependents):
 		for _, d := range dependents(world, o) {
-			changed = r.gcDropOwner(d, o.meta.UID) || changed
+			changed = c.dropOwner(d, o.meta.UID) || changed
 		}
-		changed = r.gcDropFinalizer(o, metav1.FinalizerOrphanDependents, deleted) || changed
+		changed = c.dropFinalizer(o, metav1.FinalizerOrphanDependents) || changed
 	case slices.Contains(o.meta.Finalizers, metav1.FinalizerDeleteDependents):
-		changed = r.gcForeground(world, o, deleted)
+		changed = c.foreground(world, o)
 	}
 	return changed
 }
 
-// gcForeground deletes the dependents of o, and drops its foregroundDeletion
+// foreground deletes the dependents of o, and drops its foregroundDeletion
 // finalizer once none that blocks it is left.
-func (r *Replayer) gcForeground(world []live, o live, deleted map[types.UID]bool) bool {
+func (c collector) foreground(world []live, o live) bool {
 	changed, blocked := false, false
 	for _, d := range dependents(world, o) {
 		switch {
-		case r.solidOwner(d, o.meta.UID, deleted):
+		case c.solidOwner(d, o.meta.UID):
 			// Another owner keeps it: it only loses this one.
-			changed = r.gcDropOwner(d, o.meta.UID) || changed
+			changed = c.dropOwner(d, o.meta.UID) || changed
 			continue
 		case d.meta.DeletionTimestamp != nil:
-		case len(dependents(world, d)) > 0 || r.mentioned(d.meta.UID):
-			changed = r.gcDelete(d, metav1.DeletePropagationForeground, deleted) || changed
+		case len(dependents(world, d)) > 0 || c.mentioned(d.meta.UID):
+			changed = c.delete(d, metav1.DeletePropagationForeground) || changed
 		default:
-			changed = r.gcDelete(d, metav1.DeletePropagationBackground, deleted) || changed
+			changed = c.delete(d, metav1.DeletePropagationBackground) || changed
 		}
 		blocked = blocked || blocks(d, o.meta.UID)
 	}
 	if !blocked {
-		changed = r.gcDropFinalizer(o, metav1.FinalizerDeleteDependents, deleted) || changed
+		changed = c.dropFinalizer(o, metav1.FinalizerDeleteDependents) || changed
 	}
 	return changed
 }
 
-// gcDangling deletes d if every owner it names is gone, or drops those
+// dangling deletes d if every owner it names is gone, or drops those
 // gone if it has others, and reports whether it changed anything.
-func (r *Replayer) gcDangling(d live, gone, deleted map[types.UID]bool) bool {
+func (c collector) dangling(d live, gone map[types.UID]bool) bool {
 	var dangling, others bool
 	for _, ref := range d.meta.OwnerReferences {
 		if gone[ref.UID] {
@@ -152,11 +159,11 @@ func (r *Replayer) gcDangling(d live, gone, deleted map[types.UID]bool) bool {
 	case others:
 		for _, ref := range d.meta.OwnerReferences {
 			if gone[ref.UID] {
-				changed = r.gcDropOwner(d, ref.UID) || changed
+				changed = c.dropOwner(d, ref.UID) || changed
 			}
 		}
 	case d.meta.DeletionTimestamp == nil:
-		changed = r.gcDelete(d, metav1.DeletePropagationBackground, deleted)
+		changed = c.delete(d, metav1.DeletePropagationBackground)
 	}
 	return changed
 }
@@ -181,12 +188,12 @@ func dependents(world []live, owner live) []live {
 
 // solidOwner reports whether d has an owner other than owner that exists
 // and is not being deleted.
-func (r *Replayer) solidOwner(d live, owner types.UID, deleted map[types.UID]bool) bool {
+func (c collector) solidOwner(d live, owner types.UID) bool {
 	for _, ref := range d.meta.OwnerReferences {
-		if ref.UID == owner || deleted[ref.UID] {
+		if ref.UID == owner || c.deleted[ref.UID] {
 			continue
 		}
-		for _, o := range r.liveObjects(map[types.UID]bool{ref.UID: true}, false) {
+		for _, o := range c.r.liveObjects(map[types.UID]bool{ref.UID: true}, false) {
 			if o.meta.UID == ref.UID && o.meta.DeletionTimestamp == nil {
 				return true
 			}
@@ -196,8 +203,8 @@ func (r *Replayer) solidOwner(d live, owner types.UID, deleted map[types.UID]boo
 }
 
 // mentioned reports whether some object names uid (as an owner).
-func (r *Replayer) mentioned(uid types.UID) bool {
-	for _, o := range r.liveObjects(map[types.UID]bool{uid: true}, false) {
+func (c collector) mentioned(uid types.UID) bool {
+	for _, o := range c.r.liveObjects(map[types.UID]bool{uid: true}, false) {
 		for _, ref := range o.meta.OwnerReferences {
 			if ref.UID == uid {
 				return true
@@ -318,10 +325,10 @@ func (r *Replayer) liveOf(t *timeline.Timeline, wanted func([]byte, bool) bool, 
 	return out
 }
 
-// gcWrite applies one write of the garbage collector to o; it reports
+// write applies one write of the garbage collector to o; it reports
 // whether it changed anything, and notes what it deleted.
-func (r *Replayer) gcWrite(o live, verb, contentType string, body []byte, deleted map[types.UID]bool) bool {
-	docs, err := r.discoveryDocs()
+func (c collector) write(o live, verb, contentType string, body []byte) bool {
+	docs, err := c.r.discoveryDocs()
 	if err != nil {
 		return false
 	}
@@ -332,49 +339,48 @@ func (r *Replayer) gcWrite(o live, verb, contentType string, body []byte, delete
 	w := write.Request{Verb: verb, Group: o.res.Group, Version: o.res.Version, Resource: o.res.Resource, Kind: info.Kind,
 		Namespaced: info.Namespaced, StatusSubresource: info.Status, Namespace: o.res.Namespace, Name: o.res.Name,
 		ContentType: contentType, Body: body, Query: url.Values{}, UserAgent: gcUserAgent}
-	res, stored, err := r.applyOnce(r.writeTimeline(o.res, info.Kind), w)
+	res, stored, err := c.r.applyOnce(c.r.writeTimeline(o.res, info.Kind), w)
 	if err != nil || stored == nil {
 		return false
 	}
 	if res.Event == write.EventDeleted {
-		deleted[o.meta.UID] = true
+		c.deleted[o.meta.UID] = true
 	}
 	return true
 }
 
-// gcDelete deletes o with policy, preconditioned on its uid.
-func (r *Replayer) gcDelete(o live, policy metav1.DeletionPropagation, deleted map[types.UID]bool) bool {
+// delete deletes o with policy, preconditioned on its uid.
+func (c collector) delete(o live, policy metav1.DeletionPropagation) bool {
 	b, err := json.Marshal(metav1.DeleteOptions{PropagationPolicy: &policy, Preconditions: &metav1.Preconditions{UID: &o.meta.UID}})
 	if err != nil {
 		return false
 	}
-	return r.gcWrite(o, "delete", wire.MediaJSON, b, deleted)
+	return c.write(o, "delete", wire.MediaJSON, b)
 }
 
-// gcDropOwner removes the reference to owner from o's ownerReferences.
-func (r *Replayer) gcDropOwner(o live, owner types.UID) bool {
+// dropOwner removes the reference to owner from o's ownerReferences.
+func (c collector) dropOwner(o live, owner types.UID) bool {
 	refs := slices.DeleteFunc(slices.Clone(o.meta.OwnerReferences), func(ref metav1.OwnerReference) bool { return ref.UID == owner })
-	return r.gcPatchMeta(o, map[string]any{"ownerReferences": nilIfEmpty(refs)}, nil)
+	// What the patch deletes, if anything, is not the run's to note.
+	aside := collector{r: c.r, deleted: map[types.UID]bool{}}
+	return aside.patchMeta(o, map[string]any{"ownerReferences": nilIfEmpty(refs)})
 }
 
-// gcDropFinalizer removes finalizer f from o, which deletes an object
+// dropFinalizer removes finalizer f from o, which deletes an object
 // marked for deletion when it was the last.
-func (r *Replayer) gcDropFinalizer(o live, f string, deleted map[types.UID]bool) bool {
+func (c collector) dropFinalizer(o live, f string) bool {
 	fs := slices.DeleteFunc(slices.Clone(o.meta.Finalizers), func(x string) bool { return x == f })
-	return r.gcPatchMeta(o, map[string]any{"finalizers": nilIfEmpty(fs)}, deleted)
+	return c.patchMeta(o, map[string]any{"finalizers": nilIfEmpty(fs)})
 }
 
-// gcPatchMeta merge-patches o's metadata with m, preconditioned on its uid.
-func (r *Replayer) gcPatchMeta(o live, m map[string]any, deleted map[types.UID]bool) bool {
+// patchMeta merge-patches o's metadata with m, preconditioned on its uid.
+func (c collector) patchMeta(o live, m map[string]any) bool {
 	m["uid"] = o.meta.UID
 	b, err := json.Marshal(map[string]any{"metadata": m})
 	if err != nil {
 		return false
 	}
-	if deleted == nil {
-		deleted = map[types.UID]bool{}
-	}
-	return r.gcWrite(o, "patch", "application/merge-patch+json", b, deleted)
+	return c.write(o, "patch", "application/merge-patch+json", b)
 }
 
 func nilIfEmpty[T any](s []T) any {
