@@ -99,7 +99,7 @@ func (b *body) fill() error {
 // Options.Hold no longer holds, whose bytes are at hand. The server then
 // writes it with the frames before it and flushes them together, as
 // kube-apiserver flushes a watch only once no more events are queued for
-// it (see copyFrames). When in doubt it says no: the caller flushes and
+// it (see serve.CopyFrames). When in doubt it says no: the caller flushes and
 // then waits.
 func (b *body) ready() bool {
 	if len(b.cur) > 0 {

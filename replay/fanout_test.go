@@ -269,7 +269,7 @@ func TestAWatchThatCannotKeepUpIsEndedAsTheAPIServerEndsIt(t *testing.T) {
 					}
 					synctest.Wait()
 					// Both wait for the same next instant, the waits of
-					// one instant sharing one timer (alarm.go).
+					// one instant sharing one timer (pace.Alarms).
 					if want := min(waiting(), 1); fc.Waiters() != want && (fast.reading() || slow.reading()) {
 						t.Fatalf("at %v: %d clock waiters, want %d; fast read %d, slow %d (%v)", at, fc.Waiters(), want, len(fast.names()), len(slow.names()), slow.err)
 					}

@@ -35,7 +35,7 @@ type Replayer struct {
 	global []Edit // warps that apply to every interaction
 	edits  []*editState
 	codec  timeline.Codec
-	fan    sharing      // what the watches share: hubs, budgets (fanout.go)
+	fan    sharing      // what the watches share: hubs, budgets (sharing.go)
 	alarms *pace.Alarms // the timers of the bodies' waits, one per instant
 
 	// Forked from the History's (see fork), then read-only:
