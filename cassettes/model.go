@@ -33,6 +33,12 @@ type Header struct {
 	// [WriterOptions.MaxSize]); 0 for a cassette in one file, and for a
 	// recording read whole with [Open].
 	Part int
+	// Rebased marks a part of a rotated recording that starts with the
+	// state of every recorded collection at its start (kwrec record
+	// --keep rewrites the oldest part it keeps so): it reads alone, and
+	// [Parts] reads a recording from its newest rebased part on, the
+	// parts before it superseded.
+	Rebased bool
 }
 
 // Request is the recorded HTTP request of one interaction.

@@ -25,6 +25,7 @@ type headerLine struct {
 	Labels     map[string]string `json:"labels,omitempty"`
 	Edits      []string          `json:"edits,omitempty"`
 	Part       int               `json:"part,omitempty"`
+	Rebased    bool              `json:"rebased,omitempty"`
 }
 
 // entryLine is the JSON shape of every other line; which of Request,
@@ -65,7 +66,7 @@ func marshalNoEscape(v any) ([]byte, error) {
 func encodeHeader(h Header) ([]byte, error) {
 	v := Version
 	hl := headerLine{Kwrec: &v, RecordedAt: h.RecordedAt.UTC(), Server: h.Server,
-		Redactions: h.Redactions, Labels: h.Labels, Edits: h.Edits, Part: h.Part}
+		Redactions: h.Redactions, Labels: h.Labels, Edits: h.Edits, Part: h.Part, Rebased: h.Rebased}
 	if hl.Redactions == nil {
 		hl.Redactions = []string{}
 	}
@@ -177,7 +178,7 @@ func decodeHeader(line []byte) (Header, *ParseError) {
 			Msg: fmt.Sprintf("cassette format version %d is not supported (this kwrec reads version %d); re-record the cassette or use a kwrec that reads version %d", *hl.Kwrec, Version, *hl.Kwrec)}
 	}
 	return Header{Version: *hl.Kwrec, RecordedAt: hl.RecordedAt, Server: hl.Server,
-		Redactions: hl.Redactions, Labels: hl.Labels, Edits: hl.Edits, Part: hl.Part}, nil
+		Redactions: hl.Redactions, Labels: hl.Labels, Edits: hl.Edits, Part: hl.Part, Rebased: hl.Rebased}, nil
 }
 
 // jsonMsg makes encoding/json's messages read as a cassette's, without
