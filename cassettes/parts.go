@@ -98,7 +98,7 @@ func checkParts(parts []partFile) ([]partFile, error) {
 			return nil, partError(p.name, "not a part of a rotated recording (its header has no part number): name the parts of one recording only")
 		case i > 0 && p.h.Part == parts[i-1].h.Part:
 			return nil, partError(p.name, fmt.Sprintf("part %d twice: %s is part %d too", p.h.Part, parts[i-1].name, p.h.Part))
-		case i == 0 && p.h.Part != 1:
+		case i == 0 && p.h.Part != 1 && !p.h.Rebased:
 			return nil, partError(p.name, fmt.Sprintf("part %d, but part %d is missing (a recording starts at part 1, or at a part kwrec record --keep rebased)", p.h.Part, p.h.Part-1))
 		case p.h.Part != want:
 			return nil, partError(p.name, fmt.Sprintf("part %d, but part %d is missing", p.h.Part, want))
@@ -152,6 +152,10 @@ func escapeGlob(s string) string {
 	}
 	return b.String()
 }
+
+// ReadHeader reads the header line of the cassette file path, which may
+// be any part of a rotated recording.
+func ReadHeader(path string) (Header, error) { return readHeader(path) }
 
 // readHeader reads the header of the cassette file path, of any part.
 func readHeader(path string) (Header, error) {

@@ -184,6 +184,9 @@ func (rd *Reader) startFile(r io.Reader) (Header, error) {
 // not (or no longer) a cassette.
 var errEmpty = errors.Join(ErrTruncated, ErrNotCassette)
 
+// errOpenAtEnd is what a cassette ending with interactions open wraps.
+var errOpenAtEnd = errors.Join(ErrTruncated, ErrOpenAtEnd)
+
 // openFile opens the one cassette file path for streaming.
 func openFile(path string) (*Reader, error) {
 	f, err := os.Open(path)
@@ -503,10 +506,10 @@ func (r *Reader) atEOF() error {
 		ids[i] = fmt.Sprint(id)
 	}
 	if r.header.Part == 1 && len(r.src.More) == 0 {
-		return &ParseError{File: r.name, Line: r.line, Offset: r.pos(), Err: ErrTruncated,
+		return &ParseError{File: r.name, Line: r.line, Offset: r.pos(), Err: errOpenAtEnd,
 			Msg: fmt.Sprintf("part 1 of a rotated recording ends with interaction(s) %s still open, which go on in the next parts: read it with them (cassettes.Open, or kwrec show '%s')", strings.Join(ids, ", "), partPattern(r.name))}
 	}
-	return &ParseError{File: r.name, Line: r.line, Offset: r.pos(), Err: ErrTruncated,
+	return &ParseError{File: r.name, Line: r.line, Offset: r.pos(), Err: errOpenAtEnd,
 		Msg: fmt.Sprintf("cassette ends with interaction(s) %s still open (no end line): the recording was cut; run `kwrec lint --fix` to end them as stopped", strings.Join(ids, ", "))}
 }
 

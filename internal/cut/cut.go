@@ -1,0 +1,375 @@
+package cut
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kwrec/kwrec/cassettes"
+	"github.com/kwrec/kwrec/internal/apipath"
+	"github.com/kwrec/kwrec/internal/timeline"
+	"github.com/kwrec/kwrec/internal/wire"
+)
+
+// Result is a cut, ready to write.
+type Result struct {
+	// Header is the cut's header, edits carried.
+	Header cassettes.Header
+	// Dropped are the header edits whose point falls outside the window.
+	Dropped []string
+	// RV is the resourceVersion of the state the cut starts with, 0 when
+	// it starts at the recording's start.
+	RV    int64
+	lines []cassettes.Entry
+	lists map[int]bool // the lists of the state, by interaction number
+}
+
+// Cut returns the window of rec from from to to (see the package doc):
+// the start moved to from, interactions open at to ended there as
+// stopped.
+func Cut(rec *Recording, from, to Point) (*Result, error) {
+	w, err := rec.window(from, to)
+	if err != nil {
+		return nil, err
+	}
+	return rec.cut(w, true)
+}
+
+// Rebase returns the part file of rec (one of the files rec was read
+// from) as a rebased part: the state at its start, then its lines, in
+// the recording's clock and numbers, what goes on in the next part left
+// open (see the package doc).
+func Rebase(rec *Recording, file string) (*Result, error) {
+	w := span{from: -1}
+	for i := range rec.lines {
+		if rec.lines[i].file != file {
+			continue
+		}
+		if w.from < 0 {
+			w.from, w.t1 = i, rec.lines[max(i-1, 0)].mono
+		}
+		w.to, w.t2 = i+1, rec.lines[i].mono
+	}
+	if w.from < 0 {
+		return nil, fmt.Errorf("%s: not a part of the recording read, or holds no line", file)
+	}
+	if w.from == 0 {
+		w.t1 = 0
+	}
+	h, err := cassettes.ReadHeader(file)
+	if err != nil {
+		return nil, err
+	}
+	res, err := rec.cut(w, false)
+	if err != nil {
+		return nil, err
+	}
+	res.Header.Part, res.Header.Rebased = h.Part, true
+	return res, nil
+}
+
+// carried is an interaction before the window that the cut starts with:
+// a list of the state, an answer carried over, or a watch that goes on.
+type carried struct {
+	id   int
+	at   time.Duration
+	in   *cassettes.Interaction // what to write: request, response, frames, end
+	from *iv                    // the watch that goes on, else nil
+	list bool                   // a list of the state
+}
+
+// cut makes the window w of r; shift moves its start to w.t1 and ends
+// what is open at w.to.
+func (r *Recording) cut(w span, shift bool) (*Result, error) {
+	res := &Result{Header: r.Header, lists: map[int]bool{}}
+	res.Header.Part, res.Header.Rebased = 0, false
+	var rv1 int64
+	for i := range w.from {
+		rv1 = max(rv1, r.rvOf(i))
+	}
+	res.RV = rv1
+	head, err := r.before(w, rv1)
+	if err != nil {
+		return nil, err
+	}
+	var off time.Duration
+	if shift {
+		off = w.t1
+		res.Header.RecordedAt = r.Header.RecordedAt.Add(off)
+	}
+	// bodyShift: how much earlier a carried watch's frames are now.
+	bodyShift := map[int]time.Duration{}
+	kept := map[int]bool{}
+	for _, c := range head {
+		kept[c.id] = true
+		res.lists[c.id] = c.list
+		at := max(c.at-off, 0)
+		req := c.in.Request
+		res.lines = append(res.lines, cassettes.Entry{ID: c.id, At: at, Request: &req})
+		if c.in.Response == nil {
+			continue
+		}
+		resp := *c.in.Response
+		if c.from != nil && shift {
+			base := c.in.At + resp.Latency
+			resp.Latency = max(base-off, 0) - at
+			bodyShift[c.id] = max(off-base, 0)
+		}
+		res.lines = append(res.lines, cassettes.Entry{ID: c.id, Response: &resp})
+		for _, f := range c.in.Frames {
+			res.lines = append(res.lines, cassettes.Entry{ID: c.id, Frame: &f})
+		}
+		if c.in.End != nil {
+			res.lines = append(res.lines, cassettes.Entry{ID: c.id, End: c.in.End})
+		}
+	}
+	open := map[int]time.Duration{} // open interactions: their base, in the cut's clock
+	for _, c := range head {
+		if c.in.End == nil && c.in.Response != nil {
+			open[c.id] = max(c.in.At+c.in.Response.Latency-off, 0)
+		}
+	}
+	for i := w.from; i < w.to; i++ {
+		l := r.lines[i]
+		id := l.e.ID
+		e := l.e
+		switch {
+		case e.Request != nil:
+			kept[id] = true
+			e.At = max(e.At-off, 0)
+			open[id] = e.At
+		case !kept[id]:
+			continue
+		case e.Response != nil:
+			open[id] += e.Response.Latency
+		case e.Frame != nil:
+			f := *e.Frame
+			f.At = max(f.At-bodyShift[id], 0)
+			e.Frame = &f
+		case e.End != nil:
+			end := *e.End
+			end.At = max(end.At-bodyShift[id], 0)
+			e.End = &end
+			delete(open, id)
+		}
+		res.lines = append(res.lines, e)
+	}
+	if shift {
+		ids := make([]int, 0, len(open))
+		for id := range open {
+			ids = append(ids, id)
+		}
+		slices.Sort(ids)
+		for _, id := range ids {
+			res.lines = append(res.lines, cassettes.Entry{ID: id, End: &cassettes.End{At: max(w.t2-off-open[id], 0), Reason: cassettes.EndStopped}})
+		}
+	}
+	res.Header.Edits, res.Dropped = r.carryEdits(w, rv1, off, !shift, res)
+	return res, nil
+}
+
+// before returns what the cut starts with, by interaction number: the
+// answers carried over, the watches that go on, and a list of each
+// collection's state at rv1, each in the place of an interaction
+// dropped.
+func (r *Recording) before(w span, rv1 int64) ([]carried, error) {
+	if w.from == 0 {
+		return nil, nil
+	}
+	var head []carried
+	var free []*iv                         // interactions dropped, whose places the lists take
+	lastAnswer := map[string]*iv{}         // carried answers by request
+	lastOf := map[*timeline.Timeline]*iv{} // each collection's last list, else watch
+	var watches []*iv
+	for _, v := range r.order {
+		if v.req >= w.from {
+			break
+		}
+		openAt := v.end < 0 || v.end >= w.from
+		switch {
+		case v.stream != nil && v.watch && openAt:
+			watches = append(watches, v)
+			if lastOf[v.tl] == nil || lastOf[v.tl].watch {
+				lastOf[v.tl] = v
+			}
+			continue
+		case v.stream != nil && !v.watch:
+			lastOf[v.tl] = v
+		case !openAt && answer(v):
+			k := v.in.Request.Method + " " + v.in.Request.URL + " " + v.in.Request.Header.Get("Accept")
+			if old := lastAnswer[k]; old != nil {
+				free = append(free, old)
+			}
+			lastAnswer[k] = v
+			continue
+		}
+		free = append(free, v)
+	}
+	for _, v := range lastAnswer {
+		head = append(head, carried{id: v.in.ID, at: v.in.At, in: v.in})
+	}
+	for _, v := range watches {
+		head = append(head, carried{id: v.in.ID, at: v.in.At, in: goesOn(v, rv1), from: v})
+	}
+	slices.SortFunc(free, func(a, b *iv) int { return a.in.ID - b.in.ID })
+	taken := map[*iv]bool{}
+	for _, t := range r.tlList {
+		tmpl := lastOf[t]
+		if tmpl == nil || t.Broken() != "" || t.Oldest() > rv1 {
+			continue // not recorded before the point, or its state not known at rv1
+		}
+		slot := tmpl
+		if tmpl.watch || taken[tmpl] {
+			slot = nil
+			for _, f := range free {
+				if !taken[f] {
+					slot = f
+					break
+				}
+			}
+			if slot == nil {
+				return nil, fmt.Errorf("no interaction number before the window is free for the list of %s at resourceVersion %d: cut at another point", t.Path, rv1)
+			}
+		}
+		taken[slot] = true
+		in, err := listOf(t, tmpl, rv1)
+		if err != nil {
+			return nil, err
+		}
+		in.ID, in.At = slot.in.ID, slot.in.At
+		head = append(head, carried{id: slot.in.ID, at: slot.in.At, in: in, list: true})
+	}
+	slices.SortFunc(head, func(a, b carried) int { return a.id - b.id })
+	return head, nil
+}
+
+// answer reports whether v is an answer a cut carries over: a GET
+// answered 200 of a path that names no collection or object (discovery,
+// /version, OpenAPI).
+func answer(v *iv) bool {
+	in := v.in
+	if !strings.EqualFold(in.Request.Method, http.MethodGet) || in.Response == nil || in.Response.Status != http.StatusOK || in.End == nil {
+		return false
+	}
+	u, err := url.Parse(in.Request.URL)
+	if err != nil {
+		return false
+	}
+	_, ok := apipath.Parse(u.Path)
+	return !ok
+}
+
+// goesOn returns watch v as the cut holds it: from rv1, without its
+// frames before the window (the cut's lines add those in it).
+func goesOn(v *iv, rv1 int64) *cassettes.Interaction {
+	in := *v.in
+	in.Frames, in.End = nil, nil
+	u, err := url.Parse(in.Request.URL)
+	if err == nil {
+		q := u.Query()
+		if from, _ := strconv.ParseInt(q.Get("resourceVersion"), 10, 64); from < rv1 {
+			q.Set("resourceVersion", strconv.FormatInt(rv1, 10))
+		}
+		q.Del("sendInitialEvents")
+		q.Del("resourceVersionMatch")
+		u.RawQuery = q.Encode()
+		in.Request.URL = u.String()
+	}
+	return &in
+}
+
+// listOf returns the list of t at rv1 as the recorded list (or watch)
+// tmpl asked for it: its path and query (selectors, limit; the list
+// whole, in one page), its Accept, its encoding.
+func listOf(t *timeline.Timeline, tmpl *iv, rv1 int64) (*cassettes.Interaction, error) {
+	u, err := url.Parse(tmpl.in.Request.URL)
+	if err != nil {
+		return nil, err
+	}
+	q := u.Query()
+	drop := []string{"continue"} // the list whole, in one page
+	if tmpl.watch {
+		drop = append(drop, "watch", "resourceVersion", "resourceVersionMatch", "sendInitialEvents", "allowWatchBookmarks", "timeoutSeconds")
+	}
+	for _, k := range drop {
+		q.Del(k)
+	}
+	u.RawQuery = q.Encode()
+	sel, err := t.Selector(q, "", nil)
+	if err != nil {
+		return nil, fmt.Errorf("the list of %s: %v", t.Path, err)
+	}
+	at := min(rv1, t.Newest())
+	l, err := t.List(url.Values{"resourceVersion": {strconv.FormatInt(at, 10)}, "resourceVersionMatch": {"Exact"}}, sel)
+	if err != nil {
+		return nil, fmt.Errorf("the list of %s at resourceVersion %d: %v", t.Path, at, err)
+	}
+	l.RV = rv1
+	raws := make([][]byte, len(l.Items))
+	for i, o := range l.Items {
+		if o.Ref.In != nil {
+			raws[i], err = o.Ref.Of(o.Ref.In.Frames[o.Ref.I].Data)
+		} else {
+			raws[i], err = t.Bytes(o.Ref)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	body, err := timeline.Codec{}.List(t, l, raws, tmpl.proto)
+	if err != nil {
+		return nil, fmt.Errorf("the list of %s: %v", t.Path, err)
+	}
+	ct := wire.MediaJSON
+	if tmpl.proto {
+		ct = wire.MediaProtobuf
+	} else if body[len(body)-1] != '\n' {
+		body = append(body, '\n')
+	}
+	resp := &cassettes.Response{Status: http.StatusOK, Header: tmpl.in.Response.Header.Clone()}
+	resp.Header.Set("Content-Type", ct)
+	return &cassettes.Interaction{
+		Request:  cassettes.Request{Method: http.MethodGet, URL: u.String(), Header: tmpl.in.Request.Header.Clone()},
+		Response: resp,
+		Frames:   []cassettes.Frame{{Data: body}},
+		End:      &cassettes.End{Reason: cassettes.EndEOF},
+	}, nil
+}
+
+// Write writes the cut to out as opts say (the Writer's numbering kept).
+func (res *Result) Write(out io.Writer, opts cassettes.WriterOptions) error {
+	opts.FlushInterval = time.Hour
+	w, err := cassettes.NewWriter(out, res.Header, opts)
+	if err != nil {
+		return err
+	}
+	for _, e := range res.lines {
+		switch {
+		case e.Request != nil:
+			err = w.RequestAs(e.ID, e.At, *e.Request)
+		case e.Response != nil:
+			err = w.Response(e.ID, *e.Response)
+		case e.Frame != nil:
+			err = w.Frame(e.ID, *e.Frame)
+		case e.End != nil:
+			err = w.End(e.ID, *e.End)
+		}
+		if err != nil {
+			w.Close()
+			return err
+		}
+	}
+	return w.Close()
+}
+
+// Save writes the cut to path atomically ([cassettes.WriteAtomic]),
+// compressed when path ends in ".zst".
+func (res *Result) Save(path string) error {
+	opts := cassettes.WriterOptions{Compress: strings.HasSuffix(path, ".zst")}
+	return cassettes.WriteAtomic(path, func(w io.Writer) error { return res.Write(w, opts) })
+}
