@@ -104,9 +104,9 @@ func (r *Recording) cut(w span, shift bool) (*Result, error) {
 	}
 	// bodyShift: how much earlier a carried watch's frames are now.
 	bodyShift := map[int]time.Duration{}
-	kept := map[int]bool{}
+	kept := map[int]bool{} // the interactions whose lines in the window the cut holds
 	for _, c := range head {
-		kept[c.id] = true
+		kept[c.id] = c.from != nil // only a watch goes on in the window
 		res.lists[c.id] = c.list
 		at := max(c.at-off, 0)
 		req := c.in.Request
@@ -372,4 +372,23 @@ func (res *Result) Write(out io.Writer, opts cassettes.WriterOptions) error {
 func (res *Result) Save(path string) error {
 	opts := cassettes.WriterOptions{Compress: strings.HasSuffix(path, ".zst")}
 	return cassettes.WriteAtomic(path, func(w io.Writer) error { return res.Write(w, opts) })
+}
+
+// Entries returns the cut's lines as a stream, as a [cassettes.Reader]
+// gives a cassette's (Line left 0): to compare a cut without writing it.
+func (res *Result) Entries() *Entries { return &Entries{lines: res.lines} }
+
+// Entries streams a cut's lines.
+type Entries struct {
+	lines []cassettes.Entry
+	i     int
+}
+
+// Next returns the next line, io.EOF after the last.
+func (e *Entries) Next() (cassettes.Entry, error) {
+	if e.i >= len(e.lines) {
+		return cassettes.Entry{}, io.EOF
+	}
+	e.i++
+	return e.lines[e.i-1], nil
 }

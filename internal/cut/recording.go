@@ -41,16 +41,15 @@ type line struct {
 
 // iv is one interaction and what the cut knows of it.
 type iv struct {
-	in      *cassettes.Interaction
-	req     int // its request line
-	end     int // its end line, -1 while open
-	q       url.Values
-	path    string
-	tl      *timeline.Timeline
-	stream  *timeline.Stream
-	watch   bool
-	proto   bool
-	openTLs bool // feeds tl
+	in     *cassettes.Interaction
+	req    int // its request line
+	end    int // its end line, -1 while open
+	q      url.Values
+	path   string
+	tl     *timeline.Timeline
+	stream *timeline.Stream
+	watch  bool
+	proto  bool
 }
 
 // Read reads the recording names names, as [cassettes.Open] takes them:
