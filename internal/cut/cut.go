@@ -79,7 +79,7 @@ type carried struct {
 	id   int
 	at   time.Duration
 	in   *cassettes.Interaction // what to write: request, response, frames, end
-	from *iv                    // the watch that goes on, else nil
+	from *iv                    // the interaction that goes on in the window, else nil
 	list bool                   // a list of the state
 }
 
@@ -102,75 +102,99 @@ func (r *Recording) cut(w span, shift bool) (*Result, error) {
 		off = w.t1
 		res.Header.RecordedAt = r.Header.RecordedAt.Add(off)
 	}
-	// bodyShift: how much earlier a carried watch's frames are now.
-	bodyShift := map[int]time.Duration{}
+	t := retimer{off: off, at: map[int][2]time.Duration{}, body: map[int]time.Duration{}}
 	kept := map[int]bool{} // the interactions whose lines in the window the cut holds
 	for _, c := range head {
-		kept[c.id] = c.from != nil // only a watch goes on in the window
+		kept[c.id] = c.from != nil // what goes on in the window
 		res.lists[c.id] = c.list
-		at := max(c.at-off, 0)
-		req := c.in.Request
-		res.lines = append(res.lines, cassettes.Entry{ID: c.id, At: at, Request: &req})
+		res.lines = append(res.lines, t.request(c.id, c.at, c.in.Request))
 		if c.in.Response == nil {
 			continue
 		}
-		resp := *c.in.Response
-		if c.from != nil && shift {
-			base := c.in.At + resp.Latency
-			resp.Latency = max(base-off, 0) - at
-			bodyShift[c.id] = max(off-base, 0)
-		}
-		res.lines = append(res.lines, cassettes.Entry{ID: c.id, Response: &resp})
-		for _, f := range c.in.Frames {
-			res.lines = append(res.lines, cassettes.Entry{ID: c.id, Frame: &f})
+		if c.from == nil {
+			// Done before the point: as it was answered, at the start.
+			res.lines = append(res.lines, cassettes.Entry{ID: c.id, Response: c.in.Response})
+			for _, f := range c.in.Frames {
+				res.lines = append(res.lines, cassettes.Entry{ID: c.id, Frame: &f})
+			}
+		} else {
+			res.lines = append(res.lines, t.response(c.id, *c.in.Response))
+			for _, f := range c.in.Frames {
+				res.lines = append(res.lines, t.frame(c.id, f))
+			}
 		}
 		if c.in.End != nil {
 			res.lines = append(res.lines, cassettes.Entry{ID: c.id, End: c.in.End})
-		}
-	}
-	open := map[int]time.Duration{} // open interactions: their base, in the cut's clock
-	for _, c := range head {
-		if c.in.End == nil && c.in.Response != nil {
-			open[c.id] = max(c.in.At+c.in.Response.Latency-off, 0)
+			delete(t.at, c.id)
 		}
 	}
 	for i := w.from; i < w.to; i++ {
-		l := r.lines[i]
-		id := l.e.ID
-		e := l.e
+		e := r.lines[i].e
 		switch {
 		case e.Request != nil:
-			kept[id] = true
-			e.At = max(e.At-off, 0)
-			open[id] = e.At
-		case !kept[id]:
+			kept[e.ID] = true
+			e = t.request(e.ID, e.At, *e.Request)
+		case !kept[e.ID]:
 			continue
 		case e.Response != nil:
-			open[id] += e.Response.Latency
+			e = t.response(e.ID, *e.Response)
 		case e.Frame != nil:
-			f := *e.Frame
-			f.At = max(f.At-bodyShift[id], 0)
-			e.Frame = &f
+			e = t.frame(e.ID, *e.Frame)
 		case e.End != nil:
 			end := *e.End
-			end.At = max(end.At-bodyShift[id], 0)
+			end.At = max(end.At-t.body[e.ID], 0)
 			e.End = &end
-			delete(open, id)
+			delete(t.at, e.ID)
 		}
 		res.lines = append(res.lines, e)
 	}
 	if shift {
-		ids := make([]int, 0, len(open))
-		for id := range open {
+		ids := make([]int, 0, len(t.at))
+		for id := range t.at {
 			ids = append(ids, id)
 		}
 		slices.Sort(ids)
 		for _, id := range ids {
-			res.lines = append(res.lines, cassettes.Entry{ID: id, End: &cassettes.End{At: max(w.t2-off-open[id], 0), Reason: cassettes.EndStopped}})
+			// From the response, or the request when there is none.
+			base := t.at[id][1] + t.lat[id]
+			res.lines = append(res.lines, cassettes.Entry{ID: id, End: &cassettes.End{At: max(w.t2-off-base, 0), Reason: cassettes.EndStopped}})
 		}
 	}
 	res.Header.Edits, res.Dropped = r.carryEdits(w, rv1, off, !shift, res)
 	return res, nil
+}
+
+// retimer moves a cut's lines off earlier: a request before the new
+// start to it, a response too, the frames after it by as much as the
+// response moved.
+type retimer struct {
+	off  time.Duration
+	at   map[int][2]time.Duration // open interactions: their request's offset, before and after
+	lat  map[int]time.Duration    // their latency, after
+	body map[int]time.Duration    // how much earlier their frames and end are
+}
+
+func (t *retimer) request(id int, at time.Duration, r cassettes.Request) cassettes.Entry {
+	now := max(at-t.off, 0)
+	t.at[id] = [2]time.Duration{at, now}
+	return cassettes.Entry{ID: id, At: now, Request: &r}
+}
+
+func (t *retimer) response(id int, r cassettes.Response) cassettes.Entry {
+	at := t.at[id]
+	base := at[0] + r.Latency
+	r.Latency = max(base-t.off, 0) - at[1]
+	t.body[id] = max(t.off-base, 0)
+	if t.lat == nil {
+		t.lat = map[int]time.Duration{}
+	}
+	t.lat[id] = r.Latency
+	return cassettes.Entry{ID: id, Response: &r}
+}
+
+func (t *retimer) frame(id int, f cassettes.Frame) cassettes.Entry {
+	f.At = max(f.At-t.body[id], 0)
+	return cassettes.Entry{ID: id, Frame: &f}
 }
 
 // before returns what the cut starts with, by interaction number: the
@@ -185,22 +209,28 @@ func (r *Recording) before(w span, rv1 int64) ([]carried, error) {
 	var free []*iv                         // interactions dropped, whose places the lists take
 	lastAnswer := map[string]*iv{}         // carried answers by request
 	lastOf := map[*timeline.Timeline]*iv{} // each collection's last list, else watch
-	var watches []*iv
+	taken := map[*iv]bool{}                // carried: not a place for a list
 	for _, v := range r.order {
 		if v.req >= w.from {
 			break
 		}
-		openAt := v.end < 0 || v.end >= w.from
-		switch {
-		case v.stream != nil && v.watch && openAt:
-			watches = append(watches, v)
-			if lastOf[v.tl] == nil || lastOf[v.tl].watch {
+		if v.end < 0 || v.end >= w.from {
+			// Open at the point: it goes on in the window.
+			c := carried{id: v.in.ID, at: v.in.At, in: r.soFar(v, w.from), from: v}
+			if v.stream != nil && v.watch {
+				goesOn(c.in, rv1)
+			}
+			head = append(head, c)
+			taken[v] = true
+			if v.stream != nil && (lastOf[v.tl] == nil || lastOf[v.tl].watch) {
 				lastOf[v.tl] = v
 			}
 			continue
+		}
+		switch {
 		case v.stream != nil && !v.watch:
 			lastOf[v.tl] = v
-		case !openAt && answer(v):
+		case answer(v):
 			k := v.in.Request.Method + " " + v.in.Request.URL + " " + v.in.Request.Header.Get("Accept")
 			if old := lastAnswer[k]; old != nil {
 				free = append(free, old)
@@ -213,24 +243,23 @@ func (r *Recording) before(w span, rv1 int64) ([]carried, error) {
 	for _, v := range lastAnswer {
 		head = append(head, carried{id: v.in.ID, at: v.in.At, in: v.in})
 	}
-	for _, v := range watches {
-		head = append(head, carried{id: v.in.ID, at: v.in.At, in: goesOn(v, rv1), from: v})
-	}
 	slices.SortFunc(free, func(a, b *iv) int { return a.in.ID - b.in.ID })
-	taken := map[*iv]bool{}
 	for _, t := range r.tlList {
 		tmpl := lastOf[t]
 		if tmpl == nil || t.Broken() != "" || t.Oldest() > rv1 {
 			continue // not recorded before the point, or its state not known at rv1
 		}
 		slot := tmpl
-		if tmpl.watch || taken[tmpl] {
+		if taken[tmpl] {
 			slot = nil
 			for _, f := range free {
 				if !taken[f] {
 					slot = f
 					break
 				}
+			}
+			if slot == nil && !tmpl.watch {
+				continue // the list in progress at the point holds the state
 			}
 			if slot == nil {
 				return nil, fmt.Errorf("no interaction number before the window is free for the list of %s at resourceVersion %d: cut at another point", t.Path, rv1)
@@ -264,11 +293,35 @@ func answer(v *iv) bool {
 	return !ok
 }
 
-// goesOn returns watch v as the cut holds it: from rv1, without its
-// frames before the window (the cut's lines add those in it).
-func goesOn(v *iv, rv1 int64) *cassettes.Interaction {
+// soFar returns v as its lines before line from hold it.
+func (r *Recording) soFar(v *iv, from int) *cassettes.Interaction {
 	in := *v.in
 	in.Frames, in.End = nil, nil
+	for i := v.req; i < from; i++ {
+		if l := &r.lines[i]; l.in == v && l.e.Frame != nil {
+			in.Frames = append(in.Frames, *l.e.Frame)
+		}
+	}
+	if l := r.responseLine(v); l < 0 || l >= from {
+		in.Response = nil
+	}
+	return &in
+}
+
+// responseLine returns the line of v's response, -1 for none.
+func (r *Recording) responseLine(v *iv) int {
+	for i := v.req + 1; i < len(r.lines); i++ {
+		if l := &r.lines[i]; l.in == v && l.e.Response != nil {
+			return i
+		}
+	}
+	return -1
+}
+
+// goesOn makes watch in, as recorded up to the window, start from rv1:
+// its frames before the window are in the state.
+func goesOn(in *cassettes.Interaction, rv1 int64) {
+	in.Frames = nil
 	u, err := url.Parse(in.Request.URL)
 	if err == nil {
 		q := u.Query()
@@ -280,7 +333,6 @@ func goesOn(v *iv, rv1 int64) *cassettes.Interaction {
 		u.RawQuery = q.Encode()
 		in.Request.URL = u.String()
 	}
-	return &in
 }
 
 // listOf returns the list of t at rv1 as the recorded list (or watch)

@@ -17,9 +17,13 @@ func (r *Recording) place(p Point, start bool) (idx int, at time.Duration, err e
 		return len(r.lines), r.end, nil
 	case pointRV:
 		for i := range r.lines {
-			if r.rvOf(i) == p.rv {
-				return i + 1, r.lines[i].mono, nil
+			if r.rvOf(i) != p.rv {
+				continue
 			}
+			if v := r.lines[i].in; !v.watch && v.end > i {
+				i = v.end // a list recorded it once it is whole
+			}
+			return i + 1, r.lines[i].mono, nil
 		}
 		return 0, 0, fmt.Errorf("%w: %s: no recorded list or watch event has resourceVersion %d", ErrUnknownRV, p, p.rv)
 	case pointTime:
