@@ -1,6 +1,7 @@
 package cut_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -115,6 +116,62 @@ func TestRebase(t *testing.T) {
 			kept := frames(t, got...)
 			if d := cmp.Diff(whole[len(whole)-2:], kept[len(kept)-2:]); d != "" {
 				t.Errorf("the last part's frames (-whole +kept):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestCheckWhole(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(string) string // of the rebased part's text
+		want string
+	}{{
+		name: "a rebased part and the part after it are whole",
+		edit: func(s string) string { return s },
+	}, {
+		name: "a collection watched with no list of it before is named with the part",
+		edit: func(s string) string {
+			var out []string
+			for _, l := range strings.SplitAfter(s, "\n") {
+				if !strings.Contains(l, `"request":2,`) && !strings.Contains(l, `"response":2,`) && !strings.Contains(l, `"frame":2,`) && !strings.Contains(l, `"end":2,`) {
+					out = append(out, l)
+				}
+			}
+			return strings.Join(out, "")
+		},
+		want: "recording not whole: rec-0003.kwrec holds no list of /api/v1/namespaces/default/configmaps before rec-0003.kwrec watches it (interaction 3): the oldest part kept must start with a list of every collection; keep that part's rebased start, or re-record",
+	}, {
+		name: "a watch that starts past the state before it is a gap",
+		edit: func(s string) string {
+			return strings.Replace(s, "configmaps?allowWatchBookmarks=true&resourceVersion=103", "configmaps?allowWatchBookmarks=true&resourceVersion=150", 1)
+		},
+		want: "recording not whole: rec-0003.kwrec: the watch of /api/v1/namespaces/default/configmaps (interaction 3) starts from resourceVersion 150, but the lines before it hold that collection only up to 103: the changes between are lost",
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			ps := parts(t)
+			b, err := os.ReadFile(filepath.Join("testdata", "rebased-0003.kwrec"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(ps[2], []byte(tc.edit(string(b))), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			os.Remove(ps[0])
+			os.Remove(ps[1])
+			rec, err := cut.Read(ps[2])
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = rec.CheckWhole()
+			if tc.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil || err.Error() != tc.want || !errors.Is(err, cut.ErrNotWhole) {
+				t.Fatalf("got %v\nwant %s", err, tc.want)
 			}
 		})
 	}
