@@ -27,7 +27,8 @@ a replay of the cut.
 
 A point T is a duration from the recording's start (55m, 1h30m), an RFC
 3339 time (2026-12-01T07:55:00Z) or rv=RESOURCEVERSION, the point just
-after the first list or watch event that recorded that resourceVersion.
+after the first watch event that recorded that resourceVersion (or after
+the first list that did).
 --from defaults to the start, --to to the end.
 
 Replay edits stored in the header are kept when the point they name falls

@@ -19,7 +19,8 @@
 //
 // A point is a duration from the recording's start, an RFC 3339 time, or
 // the resourceVersion of a recorded list or watch event (the point just
-// after the first line that recorded it). Lines are cut by their place in
+// after the first watch event that recorded it, or after the end of the
+// first list that did). Lines are cut by their place in
 // the recording, not by their time alone: the lines before the first
 // point make the state, the lines after it up to the second point are
 // the window.
