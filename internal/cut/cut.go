@@ -1,6 +1,7 @@
 package cut
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -261,6 +262,9 @@ func (r *Recording) before(w span, rv1 int64) ([]carried, error) {
 			if slot == nil && !tmpl.watch {
 				continue // the list in progress at the point holds the state
 			}
+			if slot == nil && r.streamInitial(head, tmpl, w.t1, rv1) == nil {
+				continue // the watch that goes on sends the state first
+			}
 			if slot == nil {
 				return nil, fmt.Errorf("no interaction number before the window is free for the list of %s at resourceVersion %d: cut at another point", t.Path, rv1)
 			}
@@ -335,6 +339,74 @@ func goesOn(in *cassettes.Interaction, rv1 int64) {
 	}
 }
 
+// streamInitial makes watch tmpl, carried in head, a streaming list
+// (sendInitialEvents) whose initial events are the state at rv1, sent at
+// the point t1: the place of a list of its collection, when no
+// interaction before the point is free to take one.
+func (r *Recording) streamInitial(head []carried, tmpl *iv, t1 time.Duration, rv1 int64) error {
+	var c *carried
+	for i := range head {
+		if head[i].from == tmpl {
+			c = &head[i]
+		}
+	}
+	if c == nil || c.in.Response == nil {
+		return errors.New("no watch goes on")
+	}
+	u, err := url.Parse(c.in.Request.URL)
+	if err != nil {
+		return err
+	}
+	q := u.Query()
+	l, raws, err := stateOf(tmpl.tl, q, rv1)
+	if err != nil {
+		return err
+	}
+	codec, t := timeline.Codec{}, tmpl.tl
+	at := max(t1-c.in.At-c.in.Response.Latency, 0)
+	for i := range l.Items {
+		b, err := codec.WatchEvent(t, "ADDED", &l.Items[i], raws[i], tmpl.proto)
+		if err != nil {
+			return err
+		}
+		c.in.Frames = append(c.in.Frames, cassettes.Frame{At: at, Data: b})
+	}
+	c.in.Frames = append(c.in.Frames, cassettes.Frame{At: at, Data: codec.Bookmark(t, rv1, true, tmpl.proto)})
+	q.Set("sendInitialEvents", "true")
+	q.Set("resourceVersionMatch", "NotOlderThan")
+	q.Set("allowWatchBookmarks", "true")
+	u.RawQuery = q.Encode()
+	c.in.Request.URL = u.String()
+	return nil
+}
+
+// stateOf returns the objects of t at rv1 a request with query q selects,
+// and their recorded bytes.
+func stateOf(t *timeline.Timeline, q url.Values, rv1 int64) (timeline.List, [][]byte, error) {
+	sel, err := t.Selector(q, "", nil)
+	if err != nil {
+		return timeline.List{}, nil, fmt.Errorf("the state of %s: %v", t.Path, err)
+	}
+	at := min(rv1, t.Newest())
+	l, err := t.List(url.Values{"resourceVersion": {strconv.FormatInt(at, 10)}, "resourceVersionMatch": {"Exact"}}, sel)
+	if err != nil {
+		return l, nil, fmt.Errorf("the state of %s at resourceVersion %d: %v", t.Path, at, err)
+	}
+	l.RV = rv1
+	raws := make([][]byte, len(l.Items))
+	for i, o := range l.Items {
+		if o.Ref.In != nil {
+			raws[i], err = o.Ref.Of(o.Ref.In.Frames[o.Ref.I].Data)
+		} else {
+			raws[i], err = t.Bytes(o.Ref)
+		}
+		if err != nil {
+			return l, nil, err
+		}
+	}
+	return l, raws, nil
+}
+
 // listOf returns the list of t at rv1 as the recorded list (or watch)
 // tmpl asked for it: its path and query (selectors, limit; the list
 // whole, in one page), its Accept, its encoding.
@@ -352,26 +424,9 @@ func listOf(t *timeline.Timeline, tmpl *iv, rv1 int64) (*cassettes.Interaction, 
 		q.Del(k)
 	}
 	u.RawQuery = q.Encode()
-	sel, err := t.Selector(q, "", nil)
+	l, raws, err := stateOf(t, q, rv1)
 	if err != nil {
-		return nil, fmt.Errorf("the list of %s: %v", t.Path, err)
-	}
-	at := min(rv1, t.Newest())
-	l, err := t.List(url.Values{"resourceVersion": {strconv.FormatInt(at, 10)}, "resourceVersionMatch": {"Exact"}}, sel)
-	if err != nil {
-		return nil, fmt.Errorf("the list of %s at resourceVersion %d: %v", t.Path, at, err)
-	}
-	l.RV = rv1
-	raws := make([][]byte, len(l.Items))
-	for i, o := range l.Items {
-		if o.Ref.In != nil {
-			raws[i], err = o.Ref.Of(o.Ref.In.Frames[o.Ref.I].Data)
-		} else {
-			raws[i], err = t.Bytes(o.Ref)
-		}
-		if err != nil {
-			return nil, err
-		}
+		return nil, err
 	}
 	body, err := timeline.Codec{}.List(t, l, raws, tmpl.proto)
 	if err != nil {

@@ -50,6 +50,7 @@ func point(t *testing.T, s string) cut.Point {
 func TestCut(t *testing.T) {
 	for _, tc := range []struct {
 		name, from, to string
+		in             string // default rec.kwrec
 		golden         string
 		dropped        []string
 	}{{
@@ -68,9 +69,16 @@ func TestCut(t *testing.T) {
 		name: "a cut from the start is the recording up to its end point",
 		to:   "200ms", golden: "cut-start-200ms.kwrec",
 		dropped: []string{"watch-error:request=3,after=3,code=410", "watch-error:resource=configmaps,rv=104,code=410"},
+	}, {
+		name: "a streaming list with no interaction before the point to take a list's place sends the state as its initial events",
+		in:   "streaming.kwrec", from: "1s", golden: "cut-streaming-1s.kwrec",
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			rec, err := cut.Read("testdata/rec.kwrec")
+			in := "rec.kwrec"
+			if tc.in != "" {
+				in = tc.in
+			}
+			rec, err := cut.Read(filepath.Join("testdata", in))
 			if err != nil {
 				t.Fatal(err)
 			}
