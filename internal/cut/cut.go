@@ -13,6 +13,7 @@ import (
 
 	"github.com/kwrec/kwrec/cassettes"
 	"github.com/kwrec/kwrec/internal/apipath"
+	"github.com/kwrec/kwrec/internal/table"
 	"github.com/kwrec/kwrec/internal/timeline"
 	"github.com/kwrec/kwrec/internal/wire"
 )
@@ -211,6 +212,7 @@ func (r *Recording) before(w span, rv1 int64) ([]carried, error) {
 	lastAnswer := map[string]*iv{}         // carried answers by request
 	lastOf := map[*timeline.Timeline]*iv{} // each collection's last list, else watch
 	taken := map[*iv]bool{}                // carried: not a place for a list
+	lastTable := map[string]*iv{}          // each collection's last list in kubectl's Table form
 	for _, v := range r.order {
 		if v.req >= w.from {
 			break
@@ -231,6 +233,8 @@ func (r *Recording) before(w span, rv1 int64) ([]carried, error) {
 		switch {
 		case v.stream != nil && !v.watch:
 			lastOf[v.tl] = v
+		case v.table && !v.watch:
+			lastTable[v.path] = v
 		case answer(v):
 			k := v.in.Request.Method + " " + v.in.Request.URL + " " + v.in.Request.Header.Get("Accept")
 			if old := lastAnswer[k]; old != nil {
@@ -245,6 +249,18 @@ func (r *Recording) before(w span, rv1 int64) ([]carried, error) {
 		head = append(head, carried{id: v.in.ID, at: v.in.At, in: v.in})
 	}
 	slices.SortFunc(free, func(a, b *iv) int { return a.in.ID - b.in.ID })
+	// kubectl's Table form first, each in its own list's place: kubectl
+	// get prints the state with the columns the server printed.
+	for _, t := range r.tlList {
+		tmpl := lastTable[t.Path]
+		if tmpl == nil || t.Broken() != "" || t.Oldest() > rv1 {
+			continue
+		}
+		if in, ok := r.tableListOf(t, tmpl, w.from, rv1); ok {
+			taken[tmpl] = true
+			head = append(head, carried{id: tmpl.in.ID, at: tmpl.in.At, in: in, list: true})
+		}
+	}
 	for _, t := range r.tlList {
 		tmpl := lastOf[t]
 		if tmpl == nil || t.Broken() != "" || t.Oldest() > rv1 {
@@ -378,6 +394,59 @@ func (r *Recording) streamInitial(head []carried, tmpl *iv, t1 time.Duration, rv
 	u.RawQuery = q.Encode()
 	c.in.Request.URL = u.String()
 	return nil
+}
+
+// tableListOf returns the list of t at rv1 in kubectl's Table form, as
+// the recorded Table-form list tmpl asked for it, its rows those recorded
+// (in the Table-form lists and watches of t's path before line from) of
+// the versions the state holds; false when a row was not recorded.
+func (r *Recording) tableListOf(t *timeline.Timeline, tmpl *iv, from int, rv1 int64) (*cassettes.Interaction, bool) {
+	x := new(table.Index)
+	bodies := map[*iv][]byte{}
+	for i := range from {
+		l := &r.lines[i]
+		if v := l.in; v.table && v.path == t.Path && l.e.Frame != nil {
+			if v.watch {
+				_ = x.AddWatchEvent(l.e.Frame.Data)
+			} else {
+				bodies[v] = append(bodies[v], l.e.Frame.Data...)
+			}
+		}
+	}
+	for _, v := range r.order {
+		if b := bodies[v]; b != nil {
+			_ = x.AddList(b)
+		}
+	}
+	u, err := url.Parse(tmpl.in.Request.URL)
+	if err != nil {
+		return nil, false
+	}
+	q := u.Query()
+	q.Del("continue")
+	u.RawQuery = q.Encode()
+	l, _, err := stateOf(t, q, rv1)
+	if err != nil {
+		return nil, false
+	}
+	vs := make([]table.Version, len(l.Items))
+	for i, o := range l.Items {
+		vs[i] = table.Version{Key: o.Key, RV: strconv.FormatInt(o.RV, 10)}
+	}
+	gv, _ := table.Wants(tmpl.in.Request.Header.Get("Accept"))
+	body, ok := x.List(gv, strconv.FormatInt(rv1, 10), "", nil, vs)
+	if !ok {
+		return nil, false
+	}
+	if body[len(body)-1] != '\n' {
+		body = append(body, '\n')
+	}
+	return &cassettes.Interaction{
+		Request:  cassettes.Request{Method: http.MethodGet, URL: u.String(), Header: tmpl.in.Request.Header.Clone()},
+		Response: &cassettes.Response{Status: http.StatusOK, Header: tmpl.in.Response.Header.Clone()},
+		Frames:   []cassettes.Frame{{Data: body}},
+		End:      &cassettes.End{Reason: cassettes.EndEOF},
+	}, true
 }
 
 // stateOf returns the objects of t at rv1 a request with query q selects,

@@ -50,6 +50,7 @@ type iv struct {
 	stream *timeline.Stream
 	watch  bool
 	proto  bool
+	table  bool // a 200 list or watch of a collection in kubectl's Table form
 }
 
 // Read reads the recording names names, as [cassettes.Open] takes them:
@@ -160,7 +161,8 @@ func (r *Recording) classify(v *iv) {
 		return
 	}
 	if _, ok := table.Wants(in.Request.Header.Get("Accept")); ok && enc == timeline.JSON {
-		return // kubectl's Table form: a view, not the objects
+		v.table = true // kubectl's Table form: a view, not the objects
+		return
 	}
 	t := r.tls[u.Path]
 	if t == nil {
