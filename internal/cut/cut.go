@@ -207,12 +207,42 @@ func (r *Recording) before(w span, rv1 int64) ([]carried, error) {
 	if w.from == 0 {
 		return nil, nil
 	}
-	var head []carried
-	var free []*iv                         // interactions dropped, whose places the lists take
-	lastAnswer := map[string]*iv{}         // carried answers by request
-	lastOf := map[*timeline.Timeline]*iv{} // each collection's last list, else watch
-	taken := map[*iv]bool{}                // carried: not a place for a list
-	lastTable := map[string]*iv{}          // each collection's last list in kubectl's Table form
+	p := r.sortBefore(w, rv1)
+	// kubectl's Table form first, each in its own list's place: kubectl
+	// get prints the state with the columns the server printed.
+	for _, t := range r.tlList {
+		tmpl := p.lastTable[t.Path]
+		if tmpl == nil || t.Broken() != "" || t.Oldest() > rv1 {
+			continue
+		}
+		if in, ok := r.tableListOf(t, tmpl, w.from, rv1); ok {
+			p.taken[tmpl] = true
+			p.head = append(p.head, carried{id: tmpl.in.ID, at: tmpl.in.At, in: in, list: true})
+		}
+	}
+	for _, t := range r.tlList {
+		if err := r.placeList(p, t, w, rv1); err != nil {
+			return nil, err
+		}
+	}
+	slices.SortFunc(p.head, func(a, b carried) int { return a.id - b.id })
+	return p.head, nil
+}
+
+// prefix is the interactions before a cut's point, sorted by what the
+// cut does with them.
+type prefix struct {
+	head      []carried                  // carried: answers, and what goes on in the window
+	free      []*iv                      // dropped, by ID: places for the lists of the state
+	taken     map[*iv]bool               // carried, or a place taken
+	lastOf    map[*timeline.Timeline]*iv // each collection's last list, else watch
+	lastTable map[string]*iv             // each collection's last list in kubectl's Table form
+}
+
+// sortBefore sorts the interactions before w's point.
+func (r *Recording) sortBefore(w span, rv1 int64) *prefix {
+	p := &prefix{taken: map[*iv]bool{}, lastOf: map[*timeline.Timeline]*iv{}, lastTable: map[string]*iv{}}
+	lastAnswer := map[string]*iv{} // carried answers by request
 	for _, v := range r.order {
 		if v.req >= w.from {
 			break
@@ -223,78 +253,70 @@ func (r *Recording) before(w span, rv1 int64) ([]carried, error) {
 			if v.stream != nil && v.watch {
 				goesOn(c.in, rv1)
 			}
-			head = append(head, c)
-			taken[v] = true
-			if v.stream != nil && (lastOf[v.tl] == nil || lastOf[v.tl].watch) {
-				lastOf[v.tl] = v
+			p.head = append(p.head, c)
+			p.taken[v] = true
+			if v.stream != nil && (p.lastOf[v.tl] == nil || p.lastOf[v.tl].watch) {
+				p.lastOf[v.tl] = v
 			}
 			continue
 		}
 		switch {
 		case v.stream != nil && !v.watch:
-			lastOf[v.tl] = v
+			p.lastOf[v.tl] = v
 		case v.table && !v.watch:
-			lastTable[v.path] = v
+			p.lastTable[v.path] = v
 		case answer(v):
 			k := v.in.Request.Method + " " + v.in.Request.URL + " " + v.in.Request.Header.Get("Accept")
 			if old := lastAnswer[k]; old != nil {
-				free = append(free, old)
+				p.free = append(p.free, old)
 			}
 			lastAnswer[k] = v
 			continue
 		}
-		free = append(free, v)
+		p.free = append(p.free, v)
 	}
 	for _, v := range lastAnswer {
-		head = append(head, carried{id: v.in.ID, at: v.in.At, in: v.in})
+		p.head = append(p.head, carried{id: v.in.ID, at: v.in.At, in: v.in})
 	}
-	slices.SortFunc(free, func(a, b *iv) int { return a.in.ID - b.in.ID })
-	// kubectl's Table form first, each in its own list's place: kubectl
-	// get prints the state with the columns the server printed.
-	for _, t := range r.tlList {
-		tmpl := lastTable[t.Path]
-		if tmpl == nil || t.Broken() != "" || t.Oldest() > rv1 {
-			continue
+	slices.SortFunc(p.free, func(a, b *iv) int { return a.in.ID - b.in.ID })
+	return p
+}
+
+// placeList adds the list of t's state at rv1 to p.head, in the place
+// of t's last list before the point, else of the first interaction
+// dropped, else as the initial events of the watch that goes on.
+func (r *Recording) placeList(p *prefix, t *timeline.Timeline, w span, rv1 int64) error {
+	tmpl := p.lastOf[t]
+	if tmpl == nil || t.Broken() != "" || t.Oldest() > rv1 {
+		return nil // not recorded before the point, or its state not known at rv1
+	}
+	slot := tmpl
+	if p.taken[tmpl] {
+		slot = nil
+		for _, f := range p.free {
+			if !p.taken[f] {
+				slot = f
+				break
+			}
 		}
-		if in, ok := r.tableListOf(t, tmpl, w.from, rv1); ok {
-			taken[tmpl] = true
-			head = append(head, carried{id: tmpl.in.ID, at: tmpl.in.At, in: in, list: true})
+		switch {
+		case slot != nil:
+		case !tmpl.watch:
+			return nil // the list in progress at the point holds the state
+		case r.streamInitial(p.head, tmpl, w.t1, rv1) == nil:
+			return nil // the watch that goes on sends the state first
+		default:
+			return fmt.Errorf("no interaction number before the window is free for the list of %s at resourceVersion %d: cut at another point", t.Path, rv1)
 		}
 	}
-	for _, t := range r.tlList {
-		tmpl := lastOf[t]
-		if tmpl == nil || t.Broken() != "" || t.Oldest() > rv1 {
-			continue // not recorded before the point, or its state not known at rv1
-		}
-		slot := tmpl
-		if taken[tmpl] {
-			slot = nil
-			for _, f := range free {
-				if !taken[f] {
-					slot = f
-					break
-				}
-			}
-			if slot == nil && !tmpl.watch {
-				continue // the list in progress at the point holds the state
-			}
-			if slot == nil && r.streamInitial(head, tmpl, w.t1, rv1) == nil {
-				continue // the watch that goes on sends the state first
-			}
-			if slot == nil {
-				return nil, fmt.Errorf("no interaction number before the window is free for the list of %s at resourceVersion %d: cut at another point", t.Path, rv1)
-			}
-		}
-		taken[slot] = true
-		in, err := listOf(t, tmpl, rv1)
-		if err != nil {
-			return nil, err
-		}
-		in.ID, in.At = slot.in.ID, slot.in.At
-		head = append(head, carried{id: slot.in.ID, at: slot.in.At, in: in, list: true})
+	p.taken[slot] = true
+	in, err := listOf(t, tmpl, rv1)
+	if err != nil {
+		return err
 	}
-	slices.SortFunc(head, func(a, b carried) int { return a.id - b.id })
-	return head, nil
+	in.ID, in.At = slot.in.ID, slot.in.At
+	p.head = append(p.head, carried{id: slot.in.ID, at: slot.in.At, in: in, list: true})
+	return nil
 }
 
 // answer reports whether v is an answer a cut carries over: a GET

@@ -182,6 +182,3 @@ func (r *Recording) rvOf(i int) int64 {
 	}
 	return l.in.stream.RV(l.fr)
 }
-
-// End returns the offset of the recording's last line from its start.
-func (r *Recording) End() time.Duration { return r.end }
