@@ -215,7 +215,7 @@ func (r *Recording) before(w span, rv1 int64) ([]carried, error) {
 		if tmpl == nil || t.Broken() != "" || t.Oldest() > rv1 {
 			continue
 		}
-		if in, ok := r.tableListOf(t, tmpl, w.from, rv1); ok {
+		if in, ok := r.tableListOf(t, tmpl, rv1); ok {
 			p.taken[tmpl] = true
 			p.head = append(p.head, carried{id: tmpl.in.ID, at: tmpl.in.At, in: in, list: true})
 		}
@@ -250,7 +250,7 @@ func (r *Recording) sortBefore(w span, rv1 int64) *prefix {
 		if v.end < 0 || v.end >= w.from {
 			// Open at the point: it goes on in the window.
 			c := carried{id: v.in.ID, at: v.in.At, in: r.soFar(v, w.from), from: v}
-			if v.stream != nil && v.watch {
+			if (v.stream != nil || v.table) && v.watch {
 				goesOn(c.in, rv1)
 			}
 			p.head = append(p.head, c)
@@ -420,12 +420,12 @@ func (r *Recording) streamInitial(head []carried, tmpl *iv, t1 time.Duration, rv
 
 // tableListOf returns the list of t at rv1 in kubectl's Table form, as
 // the recorded Table-form list tmpl asked for it, its rows those recorded
-// (in the Table-form lists and watches of t's path before line from) of
-// the versions the state holds; false when a row was not recorded.
-func (r *Recording) tableListOf(t *timeline.Timeline, tmpl *iv, from int, rv1 int64) (*cassettes.Interaction, bool) {
+// (in the Table-form lists and watches of t's path) of the versions the
+// state holds; false when a row was not recorded.
+func (r *Recording) tableListOf(t *timeline.Timeline, tmpl *iv, rv1 int64) (*cassettes.Interaction, bool) {
 	x := new(table.Index)
 	bodies := map[*iv][]byte{}
-	for i := range from {
+	for i := range r.lines {
 		l := &r.lines[i]
 		if v := l.in; v.table && v.path == t.Path && l.e.Frame != nil {
 			if v.watch {

@@ -72,6 +72,9 @@ func TestCut(t *testing.T) {
 	}, {
 		name: "a streaming list with no interaction before the point to take a list's place sends the state as its initial events",
 		in:   "streaming.kwrec", from: "1s", golden: "cut-streaming-1s.kwrec",
+	}, {
+		name: "a collection recorded in kubectl's Table form also starts with a Table of the state, its rows as recorded",
+		in:   "table.kwrec", from: "rv=102", golden: "cut-table-rv102.kwrec",
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := "rec.kwrec"
