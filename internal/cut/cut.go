@@ -215,7 +215,7 @@ func (r *Recording) before(w span, rv1 int64) ([]carried, error) {
 		if tmpl == nil || t.Broken() != "" || t.Oldest() > rv1 {
 			continue
 		}
-		if in, ok := r.tableListOf(t, tmpl, rv1); ok {
+		if in, ok := r.tableListOf(t, tmpl, rv1, r.Header.RecordedAt.Add(w.t1)); ok {
 			p.taken[tmpl] = true
 			p.head = append(p.head, carried{id: tmpl.in.ID, at: tmpl.in.At, in: in, list: true})
 		}
@@ -421,8 +421,9 @@ func (r *Recording) streamInitial(head []carried, tmpl *iv, t1 time.Duration, rv
 // tableListOf returns the list of t at rv1 in kubectl's Table form, as
 // the recorded Table-form list tmpl asked for it, its rows those recorded
 // (in the Table-form lists and watches of t's path) of the versions the
-// state holds; false when a row was not recorded.
-func (r *Recording) tableListOf(t *timeline.Timeline, tmpl *iv, rv1 int64) (*cassettes.Interaction, bool) {
+// state holds, or made from the objects as of now when not recorded;
+// false when a row can be neither.
+func (r *Recording) tableListOf(t *timeline.Timeline, tmpl *iv, rv1 int64, now time.Time) (*cassettes.Interaction, bool) {
 	x := new(table.Index)
 	bodies := map[*iv][]byte{}
 	for i := range r.lines {
@@ -447,13 +448,19 @@ func (r *Recording) tableListOf(t *timeline.Timeline, tmpl *iv, rv1 int64) (*cas
 	q := u.Query()
 	q.Del("continue")
 	u.RawQuery = q.Encode()
-	l, _, err := stateOf(t, q, rv1)
+	l, raws, err := stateOf(t, q, rv1)
 	if err != nil {
 		return nil, false
 	}
 	vs := make([]table.Version, len(l.Items))
 	for i, o := range l.Items {
 		vs[i] = table.Version{Key: o.Key, RV: strconv.FormatInt(o.RV, 10)}
+		// A version whose row is in a part not read yet (the Table-form
+		// watch's event comes after the JSON one): printed as the
+		// server's printer prints it.
+		if !x.Has(vs[i]) && !x.AddObject(vs[i], raws[i], now) {
+			return nil, false
+		}
 	}
 	gv, _ := table.Wants(tmpl.in.Request.Header.Get("Accept"))
 	body, ok := x.List(gv, strconv.FormatInt(rv1, 10), "", nil, vs)
