@@ -40,6 +40,7 @@
 //	skipped     what a recording of every resource left out, the server
 //	            having refused it: ["secrets: forbidden (list)"], optional
 //	            (added to version 1 later: a kwrec from before refuses it)
+//	rebased     true for a part that starts with the state at its start, optional
 //
 // Every other line belongs to one interaction (an HTTP exchange), named by
 // its number, and is one of four kinds, told apart by which key holds the
@@ -236,6 +237,19 @@
 // commands that read a cassette (kwrec serve, replay, show, lint). The
 // first part read without the others ([NewReader], or the others gone)
 // reads as a recording cut where it ends.
+//
+// kwrec record --keep deletes the oldest parts while it records. First
+// it rewrites the oldest part it keeps, k, as a rebased part: its header
+// says "rebased":true, and it starts with the state at its start (a list
+// of every recorded collection) and holds the interactions still open
+// then, their lines before the part dropped where the state holds them
+// (a watch's earlier frames) — interaction numbers and offsets as in the
+// recording, so parts k+1 to n read on from it unchanged, and numbers
+// need not start at 1. A rebased part reads alone, and [Parts] reads a
+// recording from its newest rebased part on: the parts k to n, checked
+// consecutive; parts before a rebased one (left by a recorder stopped
+// while it deleted them) are superseded and skipped. Without a rebased
+// part, parts that do not start at 1 are refused ([ErrPart]).
 //
 // # go-vcr
 //

@@ -22,6 +22,11 @@ var (
 	// cut before the header line is whole (an empty file, a cut inside the
 	// zstd magic or the header line): then nothing can be recovered.
 	ErrTruncated = errors.New("truncated cassette")
+	// ErrOpenAtEnd is wrapped, with [ErrTruncated], by the error of a
+	// cassette whose lines are whole but which ends with interactions
+	// still open: nothing is cut but their end lines. The parts of a
+	// recording still being written end so.
+	ErrOpenAtEnd = errors.New("interactions open at the end")
 	// ErrSyntax means a line of the text form is malformed or inconsistent
 	// with the lines before it.
 	ErrSyntax = errors.New("malformed cassette")

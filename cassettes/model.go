@@ -40,6 +40,12 @@ type Header struct {
 	// Written only when not empty: a kwrec from before the field refuses a
 	// header that has it (unknown field "skipped"), and reads every other.
 	Skipped []string
+	// Rebased marks a part of a rotated recording that starts with the
+	// state of every recorded collection at its start (kwrec record
+	// --keep rewrites the oldest part it keeps so): it reads alone, and
+	// [Parts] reads a recording from its newest rebased part on, the
+	// parts before it superseded.
+	Rebased bool
 }
 
 // Request is the recorded HTTP request of one interaction.

@@ -56,13 +56,14 @@ func Parts(names ...string) ([]string, error) {
 		}
 		parts[i] = partFile{f, h}
 	}
-	if len(parts) == 1 && parts[0].h.Part == 1 {
+	if len(parts) == 1 && (parts[0].h.Part == 1 || parts[0].h.Rebased) {
 		parts = append(parts, further(parts[0])...)
 	}
-	if len(parts) == 1 && (parts[0].h.Part <= 1 || !globbed) {
+	if len(parts) == 1 && (parts[0].h.Part <= 1 || parts[0].h.Rebased || !globbed) {
 		return files, nil // a later part named alone: the Reader says what to do
 	}
-	if err := checkParts(parts); err != nil {
+	parts, err := checkParts(parts)
+	if err != nil {
 		return nil, err
 	}
 	files = files[:0]
@@ -78,24 +79,35 @@ type partFile struct {
 }
 
 // checkParts sorts parts by their number and checks they are 1 to n of
-// one recording.
-func checkParts(parts []partFile) error {
+// one recording, or k to n when part k is rebased (kwrec record --keep):
+// it returns the parts from the newest rebased one on, those before it
+// superseded (left by a recorder stopped while it deleted them).
+func checkParts(parts []partFile) ([]partFile, error) {
 	slices.SortStableFunc(parts, func(a, b partFile) int { return a.h.Part - b.h.Part })
+	from := 0
+	for i, p := range parts {
+		if p.h.Rebased && p.h.Part > 0 {
+			from = i
+		}
+	}
+	parts = parts[from:]
 	first := parts[0]
 	for i, p := range parts {
-		switch {
+		switch want := first.h.Part + i; {
 		case p.h.Part <= 0:
-			return partError(p.name, "not a part of a rotated recording (its header has no part number): name the parts of one recording only")
+			return nil, partError(p.name, "not a part of a rotated recording (its header has no part number): name the parts of one recording only")
 		case i > 0 && p.h.Part == parts[i-1].h.Part:
-			return partError(p.name, fmt.Sprintf("part %d twice: %s is part %d too", p.h.Part, parts[i-1].name, p.h.Part))
-		case p.h.Part != i+1:
-			return partError(p.name, fmt.Sprintf("part %d, but part %d is missing", p.h.Part, i+1))
+			return nil, partError(p.name, fmt.Sprintf("part %d twice: %s is part %d too", p.h.Part, parts[i-1].name, p.h.Part))
+		case i == 0 && p.h.Part != 1 && !p.h.Rebased:
+			return nil, partError(p.name, fmt.Sprintf("part %d, but part %d is missing (a recording starts at part 1, or at a part kwrec record --keep rebased)", p.h.Part, p.h.Part-1))
+		case p.h.Part != want:
+			return nil, partError(p.name, fmt.Sprintf("part %d, but part %d is missing", p.h.Part, want))
 		case !p.h.RecordedAt.Equal(first.h.RecordedAt):
-			return partError(p.name, fmt.Sprintf("part %d of a recording made at %s, not of the one %s starts (made at %s)",
+			return nil, partError(p.name, fmt.Sprintf("part %d of a recording made at %s, not of the one %s starts (made at %s)",
 				p.h.Part, p.h.RecordedAt.Format(time.RFC3339Nano), first.name, first.h.RecordedAt.Format(time.RFC3339Nano)))
 		}
 	}
-	return nil
+	return parts, nil
 }
 
 func partError(name, msg string) error {
@@ -108,20 +120,21 @@ func partError(name, msg string) error {
 func further(p partFile) []partFile {
 	dir, base := filepath.Split(p.name)
 	stem, ext := splitPartName(base)
-	stem, ok := strings.CutSuffix(stem, "-0001")
-	if !ok {
+	i := strings.LastIndexByte(stem, '-')
+	if i < 0 || stem[i+1:] != fmt.Sprintf("%04d", p.h.Part) {
 		return nil
 	}
+	stem = stem[:i]
 	m, _ := filepath.Glob(dir + escapeGlob(stem) + "-*" + escapeGlob(ext))
 	var out []partFile
 	for _, name := range m {
 		_, b := filepath.Split(name)
 		num := strings.TrimSuffix(strings.TrimPrefix(b, stem+"-"), ext)
-		if k, err := strconv.Atoi(num); err != nil || k < 2 || len(num) < 4 || num[0] == '+' || num[0] == '-' {
+		if k, err := strconv.Atoi(num); err != nil || k <= p.h.Part || len(num) < 4 || num[0] == '+' || num[0] == '-' {
 			continue
 		}
 		h, err := readHeader(name)
-		if err != nil || h.Part < 2 || !h.RecordedAt.Equal(p.h.RecordedAt) {
+		if err != nil || h.Part <= p.h.Part || !h.RecordedAt.Equal(p.h.RecordedAt) {
 			continue
 		}
 		out = append(out, partFile{name, h})
@@ -139,6 +152,10 @@ func escapeGlob(s string) string {
 	}
 	return b.String()
 }
+
+// ReadHeader reads the header line of the cassette file path, which may
+// be any part of a rotated recording.
+func ReadHeader(path string) (Header, error) { return readHeader(path) }
 
 // readHeader reads the header of the cassette file path, of any part.
 func readHeader(path string) (Header, error) {
@@ -226,7 +243,7 @@ func (r *Reader) nextPart() (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	switch want := src.File + 1; {
+	switch want := r.first + src.File; {
 	case h.Part != want:
 		return false, partError(p.Name, fmt.Sprintf("part %d where part %d should follow %s", h.Part, want, prev))
 	case !h.RecordedAt.Equal(r.header.RecordedAt):

@@ -53,6 +53,7 @@ type Reader struct {
 	// closers are the files opened by Open.
 	closers []io.Closer
 	header  Header
+	first   int // the first file's part number (1 for one file)
 	line    int
 	err     error
 	ivs     map[int]*readState
@@ -105,15 +106,15 @@ func newReader(r io.Reader, name string, anyPart bool) (*Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	if h.Part > 1 && !anyPart {
+	if h.Part > 1 && !h.Rebased && !anyPart {
 		return nil, &ParseError{File: name, Line: 1, Offset: -1, Err: ErrPart,
 			Msg: fmt.Sprintf("part %d of a rotated recording: read it with the other parts, from part 1 (cassettes.Open, or kwrec show '%s')", h.Part, partPattern(name))}
 	}
-	if len(src.More) > 0 && h.Part != 1 {
+	if len(src.More) > 0 && h.Part != 1 && !h.Rebased {
 		return nil, &ParseError{File: name, Line: 1, Offset: -1, Err: ErrPart,
 			Msg: "not the first part of a rotated recording, yet read as one"}
 	}
-	rd.header = h
+	rd.header, rd.first = h, max(h.Part, 1)
 	return rd, nil
 }
 
@@ -183,6 +184,9 @@ func (rd *Reader) startFile(r io.Reader) (Header, error) {
 // not (or no longer) a cassette.
 var errEmpty = errors.Join(ErrTruncated, ErrNotCassette)
 
+// errOpenAtEnd is what a cassette ending with interactions open wraps.
+var errOpenAtEnd = errors.Join(ErrTruncated, ErrOpenAtEnd)
+
 // openFile opens the one cassette file path for streaming.
 func openFile(path string) (*Reader, error) {
 	f, err := os.Open(path)
@@ -209,6 +213,10 @@ func fileError(path string, err error) error {
 
 // Header returns the cassette's header.
 func (r *Reader) Header() Header { return r.header }
+
+// File returns the name of the file the last entry [Reader.Next]
+// returned was read from: the part it is in, in a rotated recording.
+func (r *Reader) File() string { return r.name }
 
 // Close releases the decoder and the files opened by [Open].
 func (r *Reader) Close() error {
@@ -498,10 +506,10 @@ func (r *Reader) atEOF() error {
 		ids[i] = fmt.Sprint(id)
 	}
 	if r.header.Part == 1 && len(r.src.More) == 0 {
-		return &ParseError{File: r.name, Line: r.line, Offset: r.pos(), Err: ErrTruncated,
+		return &ParseError{File: r.name, Line: r.line, Offset: r.pos(), Err: errOpenAtEnd,
 			Msg: fmt.Sprintf("part 1 of a rotated recording ends with interaction(s) %s still open, which go on in the next parts: read it with them (cassettes.Open, or kwrec show '%s')", strings.Join(ids, ", "), partPattern(r.name))}
 	}
-	return &ParseError{File: r.name, Line: r.line, Offset: r.pos(), Err: ErrTruncated,
+	return &ParseError{File: r.name, Line: r.line, Offset: r.pos(), Err: errOpenAtEnd,
 		Msg: fmt.Sprintf("cassette ends with interaction(s) %s still open (no end line): the recording was cut; run `kwrec lint --fix` to end them as stopped", strings.Join(ids, ", "))}
 }
 

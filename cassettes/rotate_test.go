@@ -193,7 +193,7 @@ func TestPartsThatAreNotOneRecordingAreRefused(t *testing.T) {
 			os.Remove(parts[0])
 			return []string{filepath.Join(dir, "rec-*.kwrec")}
 		},
-		want: "rec-0002.kwrec:1: part 2, but part 1 is missing",
+		want: "rec-0002.kwrec:1: part 2, but part 1 is missing (a recording starts at part 1, or at a part kwrec record --keep rebased)",
 	}, {
 		name: "a pattern that finds only a later part",
 		setup: func(t *testing.T, dir string, parts []string) []string {
@@ -203,7 +203,7 @@ func TestPartsThatAreNotOneRecordingAreRefused(t *testing.T) {
 			os.Remove(parts[0])
 			return []string{filepath.Join(dir, "rec-*.kwrec")}
 		},
-		want: "rec-0002.kwrec:1: part 2, but part 1 is missing",
+		want: "rec-0002.kwrec:1: part 2, but part 1 is missing (a recording starts at part 1, or at a part kwrec record --keep rebased)",
 	}, {
 		name: "a part named twice",
 		setup: func(t *testing.T, dir string, parts []string) []string {

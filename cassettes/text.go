@@ -26,6 +26,7 @@ type headerLine struct {
 	Edits      []string          `json:"edits,omitempty"`
 	Part       int               `json:"part,omitempty"`
 	Skipped    []string          `json:"skipped,omitempty"`
+	Rebased    bool              `json:"rebased,omitempty"`
 }
 
 // entryLine is the JSON shape of every other line; which of Request,
@@ -66,7 +67,7 @@ func marshalNoEscape(v any) ([]byte, error) {
 func encodeHeader(h Header) ([]byte, error) {
 	v := Version
 	hl := headerLine{Kwrec: &v, RecordedAt: h.RecordedAt.UTC(), Server: h.Server,
-		Redactions: h.Redactions, Labels: h.Labels, Edits: h.Edits, Part: h.Part, Skipped: h.Skipped}
+		Redactions: h.Redactions, Labels: h.Labels, Edits: h.Edits, Part: h.Part, Skipped: h.Skipped, Rebased: h.Rebased}
 	if hl.Redactions == nil {
 		hl.Redactions = []string{}
 	}

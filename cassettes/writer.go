@@ -304,16 +304,40 @@ func (w *Writer) Request(at time.Duration, r Request) (int, error) {
 	if w.closed {
 		return 0, errors.New("cassette: writer is closed")
 	}
+	return w.requestLocked(w.nextID, at, r)
+}
+
+// RequestAs is [Writer.Request] with the interaction's ID given: id, at
+// least the next one Request would take, and later ones number on from
+// it. A cut or rebased cassette (internal/cut) keeps the numbers of the
+// recording it was made from.
+func (w *Writer) RequestAs(id int, at time.Duration, r Request) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
+	if w.closed {
+		return errors.New("cassette: writer is closed")
+	}
+	if id < w.nextID {
+		return fmt.Errorf("cassette: request %d after request %d; requests are numbered in increasing order", id, w.nextID-1)
+	}
+	_, err := w.requestLocked(id, at, r)
+	return err
+}
+
+// requestLocked writes the request line of interaction id; w.mu is held.
+func (w *Writer) requestLocked(id int, at time.Duration, r Request) (int, error) {
 	if at < w.lastAt {
 		at = w.lastAt
 	}
 	w.lastAt = at
-	id := w.nextID
 	line, err := encodeRequest(id, at, r)
 	if err != nil {
 		return 0, fmt.Errorf("cassette: request %d: %w", id, err)
 	}
-	w.nextID++
+	w.nextID = id + 1
 	w.open[id] = &ivState{}
 	w.write(line)
 	return id, w.err
@@ -412,6 +436,17 @@ func (w *Writer) WriteInteraction(in *Interaction) (int, error) {
 		return id, w.End(id, *in.End)
 	}
 	return id, nil
+}
+
+// Part returns the number of the part the Writer is writing, from 1,
+// with [WriterOptions.MaxSize] or [WriterOptions.Rotate]; 0 without.
+func (w *Writer) Part() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.rot == nil {
+		return 0
+	}
+	return w.rot.part
 }
 
 // Err returns the first error the writer met (a full disk, a closed

@@ -6,8 +6,35 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kwrec/kwrec/internal/cut"
 	"github.com/kwrec/kwrec/internal/diff"
 )
+
+// diffWindow compares the windows from..to of cassettes a and b.
+func diffWindow(a, b, from, to string, opts diff.Options) (*diff.Report, error) {
+	p1, p2, err := parseWindow(from, to)
+	if err != nil {
+		return nil, err
+	}
+	var srcs [2]diff.Source
+	for i, name := range []string{a, b} {
+		rec, err := cut.Read(name)
+		if err != nil {
+			return nil, err
+		}
+		res, err := cut.Cut(rec, p1, p2)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		srcs[i] = res.Entries()
+	}
+	r, err := diff.Compare(srcs[0], srcs[1], opts)
+	if err != nil {
+		return nil, err
+	}
+	r.A, r.B = a, b
+	return r, nil
+}
 
 // Exit statuses of kwrec diff, as diff(1)'s.
 const (
@@ -28,6 +55,7 @@ func newDiffCmd() *cobra.Command {
 	var (
 		asJSON           bool
 		ignore, noIgnore []string
+		from, to         string
 	)
 	cmd := &cobra.Command{
 		Use:   "diff A B",
@@ -55,6 +83,12 @@ Ignored by default, as they differ between any two recordings:
 out. Paths are jq-like: .data.k, .items[0], .metadata.labels["a.b/c"]; []
 matches any index, * and ? glob within a key.
 
+--from and --to compare a window of both, each cut as kwrec cut cuts it
+(the state at --from as lists, then everything up to --to; points as
+kwrec cut takes them). A duration counts from each cassette's own start:
+to compare a cut with its original, name the window by RFC 3339 times or
+rv=RESOURCEVERSION, the same points in both.
+
 Exit status, as diff(1)'s: 0 when equal, 1 when different, 2 on trouble.
 --json prints one object: {"a","b","equal","ignored","collections":[
 {"collection","onlyInA","onlyInB","changed":[{"key","versions":[{"a","b",
@@ -70,7 +104,14 @@ when the field is).`,
 			return troubled(cobra.ExactArgs(2)(cmd, args))
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, err := diff.Files(args[0], args[1], diff.Options{Ignore: ignore, NoIgnore: noIgnore})
+			opts := diff.Options{Ignore: ignore, NoIgnore: noIgnore}
+			var r *diff.Report
+			var err error
+			if from == "" && to == "" {
+				r, err = diff.Files(args[0], args[1], opts)
+			} else {
+				r, err = diffWindow(args[0], args[1], from, to, opts)
+			}
 			if err != nil {
 				return troubled(err)
 			}
@@ -94,6 +135,8 @@ when the field is).`,
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return troubled(err) })
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as one JSON object (shape in --help)")
 	cmd.Flags().StringArrayVar(&ignore, "ignore", nil, "also ignore this field path and everything under it (repeatable)")
+	cmd.Flags().StringVar(&from, "from", "", "compare from this point on, as kwrec cut --from takes it (55m, an RFC 3339 time, rv=RESOURCEVERSION)")
+	cmd.Flags().StringVar(&to, "to", "", "compare up to this point, as kwrec cut --to takes it")
 	cmd.Flags().StringArrayVar(&noIgnore, "no-ignore", nil, "compare this default-ignored path after all (repeatable)")
 	return cmd
 }

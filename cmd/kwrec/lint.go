@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kwrec/kwrec/cassettes"
+	"github.com/kwrec/kwrec/internal/cut"
 	"github.com/kwrec/kwrec/replay"
 )
 
@@ -34,7 +35,13 @@ the file as it is.
 
 A rotated recording (kwrec record --max-size) is linted as one, its parts
 named by a pattern ('rec-*.kwrec.zst'), its first part or all its parts;
---fix repairs one cut in its last part by rewriting that part alone.`,
+--fix repairs one cut in its last part by rewriting that part alone.
+A recording kept with kwrec record --keep (its oldest part rebased) is
+also checked to be whole: the parts consecutive from the oldest kept,
+which holds a list of every collection the parts watch, and every watch
+starting from a resourceVersion the lines before it reached, so that no
+change between parts is lost; the error names the part and what is
+missing.`,
 		Example: `  kwrec lint testdata/*.kwrec*
   kwrec lint --fix crashed.kwrec.zst
   kwrec lint 'rec-*.kwrec.zst'`,
@@ -103,7 +110,7 @@ func lintRecording(names []string, fix bool) (msg string, repaired bool) {
 	}
 	r.Close()
 	if err == io.EOF {
-		return "", false
+		return lintKept(parts), false
 	}
 	if !fix || !errors.Is(err, cassettes.ErrTruncated) {
 		return err.Error(), false
@@ -116,4 +123,21 @@ func lintRecording(names []string, fix bool) (msg string, repaired bool) {
 		return fmt.Sprintf("%s: repaired its last part %s: kept %d line(s) of it, ended %d left open as stopped (%v)", path, parts[len(parts)-1], kept, len(ended), err), true
 	}
 	return fmt.Sprintf("%s: repaired: kept %d line(s), ended %d left open as stopped (%v)", path, kept, len(ended), err), true
+}
+
+// lintKept checks that a recording whose oldest part is rebased (kwrec
+// record --keep) replays from it: "" when it does or is not kept.
+func lintKept(parts []string) string {
+	h, err := cassettes.ReadHeader(parts[0])
+	if err != nil || !h.Rebased {
+		return ""
+	}
+	rec, err := cut.Read(parts...)
+	if err == nil {
+		err = rec.CheckWhole()
+	}
+	if err != nil {
+		return err.Error()
+	}
+	return ""
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"os"
 	"os/exec"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -31,6 +33,9 @@ func TestLiveScripts(t *testing.T) {
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"waitwatch": waitWatch,
+			"waitline":  waitLine,
+			"waitfile":  waitFile,
+			"newpart":   newPart,
 		},
 	})
 }
@@ -77,4 +82,62 @@ func watchOpen(path string) bool {
 			return true
 		}
 	}
+}
+
+// waitLine is the live scripts' "waitline FILE REGEXP": it waits, up to
+// a minute, until FILE (the stderr of a background kwrec record, sent
+// there by sh) holds a line matching REGEXP.
+func waitLine(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: waitline FILE REGEXP")
+	}
+	re, err := regexp.Compile(args[1])
+	ts.Check(err)
+	path := ts.MkAbs(args[0])
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		b, _ := os.ReadFile(path)
+		for _, l := range strings.Split(string(b), "\n") {
+			if re.MatchString(l) {
+				return
+			}
+		}
+	}
+	ts.Fatalf("%s: no line matching %s within a minute", args[0], args[1])
+}
+
+// partStarted is what kwrec record --keep says as each part starts.
+var partStarted = regexp.MustCompile(`^kwrec: recording: part (\d+) started`)
+
+// lastPart returns the newest part the recorder's stderr in path says
+// started, 1 before any.
+func lastPart(path string) int {
+	b, _ := os.ReadFile(path)
+	n := 1
+	for _, l := range strings.Split(string(b), "\n") {
+		if m := partStarted.FindStringSubmatch(l); m != nil {
+			k, _ := strconv.Atoi(m[1])
+			n = max(n, k)
+		}
+	}
+	return n
+}
+
+// newPart is the live scripts' "newpart FILE COMMAND ARGS...": it runs
+// COMMAND (a change to the cluster), then waits, up to a minute, until
+// the recorder whose stderr is FILE says a part newer than the one it
+// was writing before started: so the change is recorded in a part of
+// its own, however loaded the machine is.
+func newPart(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: newpart FILE COMMAND ARGS...")
+	}
+	path := ts.MkAbs(args[0])
+	before := lastPart(path)
+	ts.Check(ts.Exec(args[1], args[2:]...))
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if lastPart(path) > before {
+			return
+		}
+	}
+	ts.Fatalf("%s: no part after part %d started within a minute of %s", args[0], before, strings.Join(args[1:], " "))
 }

@@ -95,7 +95,7 @@ inject failures.`,
 		newLintCmd(), newConvertCmd(), newEditCmd(),
 		newRecordCmd(), newReplayCmd(), newServeCmd(), newInjectCmd(), newCompactCmd(),
 		newReportCmd(),
-		newExportCmd(), newDiffCmd(),
+		newExportCmd(), newDiffCmd(), newCutCmd(),
 	)
 	return root
 }

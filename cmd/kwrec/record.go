@@ -47,6 +47,8 @@ type recordFlags struct {
 	all           bool
 	include       []string
 	exclude       []string
+	keep          int
+	keepFor       time.Duration
 }
 
 func newRecordCmd() *cobra.Command {
@@ -100,7 +102,23 @@ whole cassette: -o rec.kwrec.zst --max-size 100MB writes rec-0001.kwrec.zst,
 rec-0002.kwrec.zst, ..., starting the next part once the current one holds
 SIZE bytes (or is DURATION old). Every kwrec command that reads a cassette,
 and replay.Open, takes the parts as one recording by a quoted pattern
-('rec-*.kwrec.zst') or the first part.`,
+('rec-*.kwrec.zst') or the first part. kwrec says on stderr when each part
+starts.
+
+--keep N and --keep-for DURATION bound what a rotated recording keeps on
+disk: once a part starts, the oldest parts beyond the N newest, and those
+whose last line is older than DURATION by the recorder's clock, are
+deleted, the part being written and the one before it always kept. First
+the oldest part kept is rebased: rewritten (atomically) to start with the
+state at its start, a list of every collection recorded (as the
+collection's list request asked, whole in one page, at the resourceVersion
+the deleted parts had reached), the watches open then going on from it;
+its header says "rebased":true. So the kept parts replay, lint and diff as
+a whole recording from that part on: kwrec serve 'rec-*.kwrec.zst'.
+A recorder stopped between the rewrite and the deletion leaves parts
+before the rebased one, which every reader skips. --keep needs at least
+2; neither works with --deltas (a delta may name a frame in a deleted
+part: run kwrec compact on the kept parts instead).`,
 		Example: `  kwrec record configmaps -n default --duration 30s -o cm.kwrec.zst
   kwrec record cm,secrets -A --events 100 -o cluster.kwrec.zst
   kwrec record deploy -l app=web --streaming-list -o web.kwrec.zst
@@ -108,7 +126,8 @@ and replay.Open, takes the parts as one recording by a quoted pattern
   kwrec record --proxy -o kubectl.kwrec.zst -- kubectl get configmaps -w
   kwrec record --all --exclude secrets,configmaps.core --max-size 100MB -o cluster.kwrec.zst
   kwrec record --all --include events -n web --duration 10m -o web.kwrec.zst
-  kwrec record pods -A --max-size 100MB --rotate 1h -o pods.kwrec.zst   # pods-0001.kwrec.zst, ...`,
+  kwrec record pods -A --max-size 100MB --rotate 1h -o pods.kwrec.zst   # pods-0001.kwrec.zst, ...
+  kwrec record pods -A --rotate 1h --keep-for 24h -o pods.kwrec.zst    # the last day, replayable`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.out == "" {
 				return errors.New("record needs -o FILE")
@@ -118,6 +137,9 @@ and replay.Open, takes the parts as one recording by a quoted pattern
 			}
 			if f.rotate < 0 {
 				return fmt.Errorf("--rotate %v: want a positive duration such as 1h", f.rotate)
+			}
+			if err := f.checkKeep(); err != nil {
+				return err
 			}
 			// Before any cluster traffic: a typo in -o should not cost a
 			// connection to find out.
@@ -172,6 +194,8 @@ and replay.Open, takes the parts as one recording by a quoted pattern
 	fl.BoolVar(&f.all, "all", false, "record every resource that can be listed and watched, in every namespace (or -n's); events and leases only with --include")
 	fl.StringSliceVar(&f.include, "include", nil, "with --all: record these too, of what it leaves out (events, leases)")
 	fl.StringSliceVar(&f.exclude, "exclude", nil, "with --all: leave out these resources or groups (secrets, deploy.apps, coordination.k8s.io; core is the core group)")
+	fl.IntVar(&f.keep, "keep", 0, "with --max-size or --rotate: keep the N newest parts, deleting older ones as the recording goes (at least 2; the oldest kept is rebased to start with the full state)")
+	fl.DurationVar(&f.keepFor, "keep-for", 0, "with --max-size or --rotate: delete the parts whose last line is older than this (24h), by the recorder's clock; the oldest kept is rebased")
 	fl.BoolVar(&f.deltas, "deltas", false, "write each watch event as a delta against its object's previous version (.zst only): about a third of the size, but every reader holds up to 64 MiB of frames (kwrec compact does this afterwards)")
 	return cmd
 }
@@ -181,6 +205,12 @@ type session struct {
 	w   *cassettes.Writer
 	rec *recorder.Recorder
 	out string
+	// ret deletes the oldest parts as new ones start (--keep,
+	// --keep-for), nil without; retDone ends its watch.
+	ret     *retention
+	retStop chan struct{}
+	retDone chan struct{}
+	retErr  error
 }
 
 // startSession starts the cassette and its recorder; skipped goes into the
@@ -218,13 +248,50 @@ func startSession(cmd *cobra.Command, f *recordFlags, cfg *rest.Config, skipped 
 		w.Close()
 		return nil, err
 	}
-	return &session{w: w, rec: rec, out: f.outName()}, nil
+	s := &session{w: w, rec: rec, out: f.outName()}
+	if f.keep > 0 || f.keepFor > 0 {
+		s.ret = newRetention(f.out, f.keep, f.keepFor, cmd.ErrOrStderr())
+		s.retStop, s.retDone = make(chan struct{}), make(chan struct{})
+		go s.retain()
+	}
+	return s, nil
+}
+
+// retain applies the retention as parts start, until finish.
+func (s *session) retain() {
+	defer close(s.retDone)
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.retStop:
+			return
+		case <-t.C:
+			p := s.w.Part()
+			s.ret.started(p)
+			if err := s.ret.apply(p, false); err != nil && s.retErr == nil {
+				s.retErr = err
+				fmt.Fprintf(s.ret.log, "kwrec: warning: %v\n", err)
+			}
+		}
+	}
 }
 
 // finish stops the recorder and closes the cassette; it reports what was
 // saved only when everything was written.
 func (s *session) finish() error {
 	rerr, werr := s.rec.Close(), s.w.Close()
+	if s.ret != nil {
+		close(s.retStop)
+		<-s.retDone
+		if werr == nil {
+			p := s.w.Part()
+			s.ret.started(p)
+			if err := s.ret.apply(p, true); err != nil {
+				werr = err
+			}
+		}
+	}
 	// Both report the writer's sticky error when the disk filled: once.
 	if rerr != nil && werr != nil && strings.Contains(rerr.Error(), werr.Error()) {
 		return rerr

@@ -1,0 +1,599 @@
+package cut
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kwrec/kwrec/cassettes"
+	"github.com/kwrec/kwrec/internal/apipath"
+	"github.com/kwrec/kwrec/internal/table"
+	"github.com/kwrec/kwrec/internal/timeline"
+	"github.com/kwrec/kwrec/internal/wire"
+)
+
+// Result is a cut, ready to write.
+type Result struct {
+	// Header is the cut's header, edits carried.
+	Header cassettes.Header
+	// Dropped are the header edits whose point falls outside the window.
+	Dropped []string
+	// RV is the resourceVersion of the state the cut starts with, 0 when
+	// it starts at the recording's start.
+	RV    int64
+	lines []cassettes.Entry
+	lists map[int]bool // the lists of the state, by interaction number
+}
+
+// Cut returns the window of rec from from to to (see the package doc):
+// the start moved to from, interactions open at to ended there as
+// stopped.
+func Cut(rec *Recording, from, to Point) (*Result, error) {
+	w, err := rec.window(from, to)
+	if err != nil {
+		return nil, err
+	}
+	return rec.cut(w, true)
+}
+
+// Rebase returns the part file of rec (one of the files rec was read
+// from) as a rebased part: the state at its start, then its lines, in
+// the recording's clock and numbers, what goes on in the next part left
+// open (see the package doc).
+func Rebase(rec *Recording, file string) (*Result, error) {
+	w := span{from: -1}
+	for i := range rec.lines {
+		if rec.lines[i].file != file {
+			continue
+		}
+		if w.from < 0 {
+			w.from, w.t1 = i, rec.lines[max(i-1, 0)].mono
+		}
+		w.to, w.t2 = i+1, rec.lines[i].mono
+	}
+	if w.from < 0 {
+		return nil, fmt.Errorf("%s: not a part of the recording read, or holds no line", file)
+	}
+	if w.from == 0 {
+		w.t1 = 0
+	}
+	h, err := cassettes.ReadHeader(file)
+	if err != nil {
+		return nil, err
+	}
+	res, err := rec.cut(w, false)
+	if err != nil {
+		return nil, err
+	}
+	res.Header.Part, res.Header.Rebased = h.Part, true
+	return res, nil
+}
+
+// carried is an interaction before the window that the cut starts with:
+// a list of the state, an answer carried over, or a watch that goes on.
+type carried struct {
+	id   int
+	at   time.Duration
+	in   *cassettes.Interaction // what to write: request, response, frames, end
+	from *iv                    // the interaction that goes on in the window, else nil
+	list bool                   // a list of the state
+}
+
+// cut makes the window w of r; shift moves its start to w.t1 and ends
+// what is open at w.to.
+func (r *Recording) cut(w span, shift bool) (*Result, error) {
+	res := &Result{Header: r.Header, lists: map[int]bool{}}
+	res.Header.Part, res.Header.Rebased = 0, false
+	var rv1 int64
+	for i := range w.from {
+		rv1 = max(rv1, r.rvOf(i))
+	}
+	res.RV = rv1
+	head, err := r.before(w, rv1)
+	if err != nil {
+		return nil, err
+	}
+	var off time.Duration
+	if shift {
+		off = w.t1
+		res.Header.RecordedAt = r.Header.RecordedAt.Add(off)
+	}
+	t := retimer{off: off, at: map[int][2]time.Duration{}, body: map[int]time.Duration{}}
+	kept := map[int]bool{} // the interactions whose lines in the window the cut holds
+	for _, c := range head {
+		kept[c.id] = c.from != nil // what goes on in the window
+		res.lists[c.id] = c.list
+		res.lines = append(res.lines, t.request(c.id, c.at, c.in.Request))
+		if c.in.Response == nil {
+			continue
+		}
+		if c.from == nil {
+			// Done before the point: as it was answered, at the start.
+			res.lines = append(res.lines, cassettes.Entry{ID: c.id, Response: c.in.Response})
+			for _, f := range c.in.Frames {
+				res.lines = append(res.lines, cassettes.Entry{ID: c.id, Frame: &f})
+			}
+		} else {
+			res.lines = append(res.lines, t.response(c.id, *c.in.Response))
+			for _, f := range c.in.Frames {
+				res.lines = append(res.lines, t.frame(c.id, f))
+			}
+		}
+		if c.in.End != nil {
+			res.lines = append(res.lines, cassettes.Entry{ID: c.id, End: c.in.End})
+			delete(t.at, c.id)
+		}
+	}
+	for i := w.from; i < w.to; i++ {
+		e := r.lines[i].e
+		switch {
+		case e.Request != nil:
+			kept[e.ID] = true
+			e = t.request(e.ID, e.At, *e.Request)
+		case !kept[e.ID]:
+			continue
+		case e.Response != nil:
+			e = t.response(e.ID, *e.Response)
+		case e.Frame != nil:
+			e = t.frame(e.ID, *e.Frame)
+		case e.End != nil:
+			end := *e.End
+			end.At = max(end.At-t.body[e.ID], 0)
+			e.End = &end
+			delete(t.at, e.ID)
+		}
+		res.lines = append(res.lines, e)
+	}
+	if shift {
+		ids := make([]int, 0, len(t.at))
+		for id := range t.at {
+			ids = append(ids, id)
+		}
+		slices.Sort(ids)
+		for _, id := range ids {
+			// From the response, or the request when there is none.
+			base := t.at[id][1] + t.lat[id]
+			res.lines = append(res.lines, cassettes.Entry{ID: id, End: &cassettes.End{At: max(w.t2-off-base, 0), Reason: cassettes.EndStopped}})
+		}
+	}
+	res.Header.Edits, res.Dropped = r.carryEdits(w, rv1, off, !shift, res)
+	return res, nil
+}
+
+// retimer moves a cut's lines off earlier: a request before the new
+// start to it, a response too, the frames after it by as much as the
+// response moved.
+type retimer struct {
+	off  time.Duration
+	at   map[int][2]time.Duration // open interactions: their request's offset, before and after
+	lat  map[int]time.Duration    // their latency, after
+	body map[int]time.Duration    // how much earlier their frames and end are
+}
+
+func (t *retimer) request(id int, at time.Duration, r cassettes.Request) cassettes.Entry {
+	now := max(at-t.off, 0)
+	t.at[id] = [2]time.Duration{at, now}
+	return cassettes.Entry{ID: id, At: now, Request: &r}
+}
+
+func (t *retimer) response(id int, r cassettes.Response) cassettes.Entry {
+	at := t.at[id]
+	base := at[0] + r.Latency
+	r.Latency = max(base-t.off, 0) - at[1]
+	t.body[id] = max(t.off-base, 0)
+	if t.lat == nil {
+		t.lat = map[int]time.Duration{}
+	}
+	t.lat[id] = r.Latency
+	return cassettes.Entry{ID: id, Response: &r}
+}
+
+func (t *retimer) frame(id int, f cassettes.Frame) cassettes.Entry {
+	f.At = max(f.At-t.body[id], 0)
+	return cassettes.Entry{ID: id, Frame: &f}
+}
+
+// before returns what the cut starts with, by interaction number: the
+// answers carried over, the watches that go on, and a list of each
+// collection's state at rv1, each in the place of an interaction
+// dropped.
+func (r *Recording) before(w span, rv1 int64) ([]carried, error) {
+	if w.from == 0 {
+		return nil, nil
+	}
+	p := r.sortBefore(w, rv1)
+	// kubectl's Table form first, each in its own list's place: kubectl
+	// get prints the state with the columns the server printed.
+	for _, t := range r.tlList {
+		tmpl := p.lastTable[t.Path]
+		if tmpl == nil || t.Broken() != "" || t.Oldest() > rv1 {
+			continue
+		}
+		if in, ok := r.tableListOf(t, tmpl, rv1, r.Header.RecordedAt.Add(w.t1)); ok {
+			p.taken[tmpl] = true
+			p.head = append(p.head, carried{id: tmpl.in.ID, at: tmpl.in.At, in: in, list: true})
+		}
+	}
+	for _, t := range r.tlList {
+		if err := r.placeList(p, t, w, rv1); err != nil {
+			return nil, err
+		}
+	}
+	slices.SortFunc(p.head, func(a, b carried) int { return a.id - b.id })
+	return p.head, nil
+}
+
+// prefix is the interactions before a cut's point, sorted by what the
+// cut does with them.
+type prefix struct {
+	head      []carried                  // carried: answers, and what goes on in the window
+	free      []*iv                      // dropped, by ID: places for the lists of the state
+	taken     map[*iv]bool               // carried, or a place taken
+	lastOf    map[*timeline.Timeline]*iv // each collection's last list, else watch
+	lastTable map[string]*iv             // each collection's last list in kubectl's Table form
+}
+
+// sortBefore sorts the interactions before w's point.
+func (r *Recording) sortBefore(w span, rv1 int64) *prefix {
+	p := &prefix{taken: map[*iv]bool{}, lastOf: map[*timeline.Timeline]*iv{}, lastTable: map[string]*iv{}}
+	lastAnswer := map[string]*iv{} // carried answers by request
+	for _, v := range r.order {
+		if v.req >= w.from {
+			break
+		}
+		if v.end < 0 || v.end >= w.from {
+			// Open at the point: it goes on in the window.
+			c := carried{id: v.in.ID, at: v.in.At, in: r.soFar(v, w.from), from: v}
+			if (v.stream != nil || v.table) && v.watch {
+				goesOn(c.in, rv1)
+			}
+			p.head = append(p.head, c)
+			p.taken[v] = true
+			if v.stream != nil && (p.lastOf[v.tl] == nil || p.lastOf[v.tl].watch) {
+				p.lastOf[v.tl] = v
+			}
+			continue
+		}
+		switch {
+		case v.stream != nil && !v.watch:
+			p.lastOf[v.tl] = v
+		case v.table && !v.watch:
+			p.lastTable[v.path] = v
+		case answer(v):
+			k := v.in.Request.Method + " " + v.in.Request.URL + " " + v.in.Request.Header.Get("Accept")
+			if old := lastAnswer[k]; old != nil {
+				p.free = append(p.free, old)
+			}
+			lastAnswer[k] = v
+			continue
+		}
+		p.free = append(p.free, v)
+	}
+	for _, v := range lastAnswer {
+		p.head = append(p.head, carried{id: v.in.ID, at: v.in.At, in: v.in})
+	}
+	slices.SortFunc(p.free, func(a, b *iv) int { return a.in.ID - b.in.ID })
+	return p
+}
+
+// placeList adds the list of t's state at rv1 to p.head, in the place
+// of t's last list before the point, else of the first interaction
+// dropped, else as the initial events of the watch that goes on.
+func (r *Recording) placeList(p *prefix, t *timeline.Timeline, w span, rv1 int64) error {
+	tmpl := p.lastOf[t]
+	if tmpl == nil || t.Broken() != "" || t.Oldest() > rv1 {
+		return nil // not recorded before the point, or its state not known at rv1
+	}
+	slot := tmpl
+	if p.taken[tmpl] {
+		slot = nil
+		for _, f := range p.free {
+			if !p.taken[f] {
+				slot = f
+				break
+			}
+		}
+		switch {
+		case slot != nil:
+		case !tmpl.watch:
+			return nil // the list in progress at the point holds the state
+		case r.streamInitial(p.head, tmpl, w.t1, rv1) == nil:
+			return nil // the watch that goes on sends the state first
+		default:
+			return fmt.Errorf("no interaction number before the window is free for the list of %s at resourceVersion %d: cut at another point", t.Path, rv1)
+		}
+	}
+	p.taken[slot] = true
+	in, err := listOf(t, tmpl, rv1)
+	if err != nil {
+		return err
+	}
+	in.ID, in.At = slot.in.ID, slot.in.At
+	p.head = append(p.head, carried{id: slot.in.ID, at: slot.in.At, in: in, list: true})
+	return nil
+}
+
+// answer reports whether v is an answer a cut carries over: a GET
+// answered 200 of a path that names no collection or object (discovery,
+// /version, OpenAPI).
+func answer(v *iv) bool {
+	in := v.in
+	if !strings.EqualFold(in.Request.Method, http.MethodGet) || in.Response == nil || in.Response.Status != http.StatusOK || in.End == nil {
+		return false
+	}
+	u, err := url.Parse(in.Request.URL)
+	if err != nil {
+		return false
+	}
+	_, ok := apipath.Parse(u.Path)
+	return !ok
+}
+
+// soFar returns v as its lines before line from hold it.
+func (r *Recording) soFar(v *iv, from int) *cassettes.Interaction {
+	in := *v.in
+	in.Frames, in.End = nil, nil
+	for i := v.req; i < from; i++ {
+		if l := &r.lines[i]; l.in == v && l.e.Frame != nil {
+			in.Frames = append(in.Frames, *l.e.Frame)
+		}
+	}
+	if l := r.responseLine(v); l < 0 || l >= from {
+		in.Response = nil
+	}
+	return &in
+}
+
+// responseLine returns the line of v's response, -1 for none.
+func (r *Recording) responseLine(v *iv) int {
+	for i := v.req + 1; i < len(r.lines); i++ {
+		if l := &r.lines[i]; l.in == v && l.e.Response != nil {
+			return i
+		}
+	}
+	return -1
+}
+
+// goesOn makes watch in, as recorded up to the window, start from rv1:
+// its frames before the window are in the state.
+func goesOn(in *cassettes.Interaction, rv1 int64) {
+	in.Frames = nil
+	u, err := url.Parse(in.Request.URL)
+	if err == nil {
+		q := u.Query()
+		if from, _ := strconv.ParseInt(q.Get("resourceVersion"), 10, 64); from < rv1 {
+			q.Set("resourceVersion", strconv.FormatInt(rv1, 10))
+		}
+		q.Del("sendInitialEvents")
+		q.Del("resourceVersionMatch")
+		u.RawQuery = q.Encode()
+		in.Request.URL = u.String()
+	}
+}
+
+// streamInitial makes watch tmpl, carried in head, a streaming list
+// (sendInitialEvents) whose initial events are the state at rv1, sent at
+// the point t1: the place of a list of its collection, when no
+// interaction before the point is free to take one.
+func (r *Recording) streamInitial(head []carried, tmpl *iv, t1 time.Duration, rv1 int64) error {
+	var c *carried
+	for i := range head {
+		if head[i].from == tmpl {
+			c = &head[i]
+		}
+	}
+	if c == nil || c.in.Response == nil {
+		return errors.New("no watch goes on")
+	}
+	u, err := url.Parse(c.in.Request.URL)
+	if err != nil {
+		return err
+	}
+	q := u.Query()
+	l, raws, err := stateOf(tmpl.tl, q, rv1)
+	if err != nil {
+		return err
+	}
+	codec, t := timeline.Codec{}, tmpl.tl
+	at := max(t1-c.in.At-c.in.Response.Latency, 0)
+	for i := range l.Items {
+		b, err := codec.WatchEvent(t, "ADDED", &l.Items[i], raws[i], tmpl.proto)
+		if err != nil {
+			return err
+		}
+		c.in.Frames = append(c.in.Frames, cassettes.Frame{At: at, Data: b})
+	}
+	c.in.Frames = append(c.in.Frames, cassettes.Frame{At: at, Data: codec.Bookmark(t, rv1, true, tmpl.proto)})
+	q.Set("sendInitialEvents", "true")
+	q.Set("resourceVersionMatch", "NotOlderThan")
+	q.Set("allowWatchBookmarks", "true")
+	u.RawQuery = q.Encode()
+	c.in.Request.URL = u.String()
+	return nil
+}
+
+// tableListOf returns the list of t at rv1 in kubectl's Table form, as
+// the recorded Table-form list tmpl asked for it, its rows those recorded
+// (in the Table-form lists and watches of t's path) of the versions the
+// state holds, or made from the objects as of now when not recorded;
+// false when a row can be neither.
+func (r *Recording) tableListOf(t *timeline.Timeline, tmpl *iv, rv1 int64, now time.Time) (*cassettes.Interaction, bool) {
+	x := new(table.Index)
+	bodies := map[*iv][]byte{}
+	for i := range r.lines {
+		l := &r.lines[i]
+		if v := l.in; v.table && v.path == t.Path && l.e.Frame != nil {
+			if v.watch {
+				_ = x.AddWatchEvent(l.e.Frame.Data)
+			} else {
+				bodies[v] = append(bodies[v], l.e.Frame.Data...)
+			}
+		}
+	}
+	for _, v := range r.order {
+		if b := bodies[v]; b != nil {
+			_ = x.AddList(b)
+		}
+	}
+	u, err := url.Parse(tmpl.in.Request.URL)
+	if err != nil {
+		return nil, false
+	}
+	q := u.Query()
+	q.Del("continue")
+	u.RawQuery = q.Encode()
+	l, raws, err := stateOf(t, q, rv1)
+	if err != nil {
+		return nil, false
+	}
+	vs := make([]table.Version, len(l.Items))
+	for i, o := range l.Items {
+		vs[i] = table.Version{Key: o.Key, RV: strconv.FormatInt(o.RV, 10)}
+		// A version whose row is in a part not read yet (the Table-form
+		// watch's event comes after the JSON one): printed as the
+		// server's printer prints it.
+		if !x.Has(vs[i]) && !x.AddObject(vs[i], raws[i], now) {
+			return nil, false
+		}
+	}
+	gv, _ := table.Wants(tmpl.in.Request.Header.Get("Accept"))
+	body, ok := x.List(gv, strconv.FormatInt(rv1, 10), "", nil, vs)
+	if !ok {
+		return nil, false
+	}
+	if body[len(body)-1] != '\n' {
+		body = append(body, '\n')
+	}
+	return &cassettes.Interaction{
+		Request:  cassettes.Request{Method: http.MethodGet, URL: u.String(), Header: tmpl.in.Request.Header.Clone()},
+		Response: &cassettes.Response{Status: http.StatusOK, Header: tmpl.in.Response.Header.Clone()},
+		Frames:   []cassettes.Frame{{Data: body}},
+		End:      &cassettes.End{Reason: cassettes.EndEOF},
+	}, true
+}
+
+// stateOf returns the objects of t at rv1 a request with query q selects,
+// and their recorded bytes.
+func stateOf(t *timeline.Timeline, q url.Values, rv1 int64) (timeline.List, [][]byte, error) {
+	sel, err := t.Selector(q, "", nil)
+	if err != nil {
+		return timeline.List{}, nil, fmt.Errorf("the state of %s: %v", t.Path, err)
+	}
+	at := min(rv1, t.Newest())
+	l, err := t.List(url.Values{"resourceVersion": {strconv.FormatInt(at, 10)}, "resourceVersionMatch": {"Exact"}}, sel)
+	if err != nil {
+		return l, nil, fmt.Errorf("the state of %s at resourceVersion %d: %v", t.Path, at, err)
+	}
+	l.RV = rv1
+	raws := make([][]byte, len(l.Items))
+	for i, o := range l.Items {
+		if o.Ref.In != nil {
+			raws[i], err = o.Ref.Of(o.Ref.In.Frames[o.Ref.I].Data)
+		} else {
+			raws[i], err = t.Bytes(o.Ref)
+		}
+		if err != nil {
+			return l, nil, err
+		}
+	}
+	return l, raws, nil
+}
+
+// listOf returns the list of t at rv1 as the recorded list (or watch)
+// tmpl asked for it: its path and query (selectors, limit; the list
+// whole, in one page), its Accept, its encoding.
+func listOf(t *timeline.Timeline, tmpl *iv, rv1 int64) (*cassettes.Interaction, error) {
+	u, err := url.Parse(tmpl.in.Request.URL)
+	if err != nil {
+		return nil, err
+	}
+	q := u.Query()
+	drop := []string{"continue"} // the list whole, in one page
+	if tmpl.watch {
+		drop = append(drop, "watch", "resourceVersion", "resourceVersionMatch", "sendInitialEvents", "allowWatchBookmarks", "timeoutSeconds")
+	}
+	for _, k := range drop {
+		q.Del(k)
+	}
+	u.RawQuery = q.Encode()
+	l, raws, err := stateOf(t, q, rv1)
+	if err != nil {
+		return nil, err
+	}
+	body, err := timeline.Codec{}.List(t, l, raws, tmpl.proto)
+	if err != nil {
+		return nil, fmt.Errorf("the list of %s: %v", t.Path, err)
+	}
+	ct := wire.MediaJSON
+	if tmpl.proto {
+		ct = wire.MediaProtobuf
+	} else if body[len(body)-1] != '\n' {
+		body = append(body, '\n')
+	}
+	resp := &cassettes.Response{Status: http.StatusOK, Header: tmpl.in.Response.Header.Clone()}
+	resp.Header.Set("Content-Type", ct)
+	return &cassettes.Interaction{
+		Request:  cassettes.Request{Method: http.MethodGet, URL: u.String(), Header: tmpl.in.Request.Header.Clone()},
+		Response: resp,
+		Frames:   []cassettes.Frame{{Data: body}},
+		End:      &cassettes.End{Reason: cassettes.EndEOF},
+	}, nil
+}
+
+// Write writes the cut to out as opts say (the Writer's numbering kept).
+func (res *Result) Write(out io.Writer, opts cassettes.WriterOptions) error {
+	opts.FlushInterval = time.Hour
+	w, err := cassettes.NewWriter(out, res.Header, opts)
+	if err != nil {
+		return err
+	}
+	for _, e := range res.lines {
+		switch {
+		case e.Request != nil:
+			err = w.RequestAs(e.ID, e.At, *e.Request)
+		case e.Response != nil:
+			err = w.Response(e.ID, *e.Response)
+		case e.Frame != nil:
+			err = w.Frame(e.ID, *e.Frame)
+		case e.End != nil:
+			err = w.End(e.ID, *e.End)
+		}
+		if err != nil {
+			w.Close()
+			return err
+		}
+	}
+	return w.Close()
+}
+
+// Save writes the cut to path atomically ([cassettes.WriteAtomic]),
+// compressed when path ends in ".zst".
+func (res *Result) Save(path string) error {
+	opts := cassettes.WriterOptions{Compress: strings.HasSuffix(path, ".zst")}
+	return cassettes.WriteAtomic(path, func(w io.Writer) error { return res.Write(w, opts) })
+}
+
+// Entries returns the cut's lines as a stream, as a [cassettes.Reader]
+// gives a cassette's (Line left 0): to compare a cut without writing it.
+func (res *Result) Entries() *Entries { return &Entries{lines: res.lines} }
+
+// Entries streams a cut's lines.
+type Entries struct {
+	lines []cassettes.Entry
+	i     int
+}
+
+// Next returns the next line, io.EOF after the last.
+func (e *Entries) Next() (cassettes.Entry, error) {
+	if e.i >= len(e.lines) {
+		return cassettes.Entry{}, io.EOF
+	}
+	e.i++
+	return e.lines[e.i-1], nil
+}

@@ -1,0 +1,65 @@
+// Package cut makes a recording start later: it writes the window of a
+// recording between two points as a cassette that starts with the state
+// of every recorded collection at the first point, as each collection's
+// list, then holds every line of the window with its recorded timing.
+// kwrec cut is [Cut]; kwrec record --keep is [Rebase], the same window
+// from the start of the oldest part kept to its end, written over that
+// part so that the recording replays from it once the parts before are
+// deleted.
+//
+// # Recipe
+//
+//	rec, err := cut.Read("rec-*.kwrec.zst")          // one cassette or a rotated recording's parts
+//	from, err := cut.ParsePoint("55m")                // or "2026-12-01T07:55:00Z", or "rv=12345"
+//	to, err := cut.ParsePoint("rv=13000")
+//	res, err := cut.Cut(rec, from, to)                // res.Dropped: the header edits outside the window
+//	err = res.Save("window.kwrec.zst")
+//
+// # What a cut holds
+//
+// A point is a duration from the recording's start, an RFC 3339 time, or
+// the resourceVersion of a recorded list or watch event (the point just
+// after the first watch event that recorded it, or after the end of the
+// first list that did). Lines are cut by their place in
+// the recording, not by their time alone: the lines before the first
+// point make the state, the lines after it up to the second point are
+// the window.
+//
+// The state is computed with [timeline]: for every collection listed or
+// watched before the first point, the list at rv1, the highest
+// resourceVersion recorded before it (every etcd-backed collection shares
+// one revision sequence), answered as a list request the recording made
+// of that collection: its path, its query (selectors, limit; a paged
+// list comes whole, in one page without a continue token, as a server
+// says a list is complete), its Accept and its encoding (JSON or
+// protobuf, as the collection's objects were recorded). Each list takes
+// the place, interaction number and request time of an interaction
+// before the point that the cut drops (its collection's last list when
+// it had one), so numbers and times still increase line by line.
+//
+// A watch open at the first point goes on in the window: its request as
+// recorded but from rv1 (resourceVersion=rv1, a streaming list's
+// sendInitialEvents and resourceVersionMatch removed: its initial events
+// are in the lists), its frames from the point on. Discovery and other
+// answers that are not a collection's or an object's (/api, /apis,
+// /version, OpenAPI) are carried over, the last of each request, so that
+// kubectl finds its resources in a replay of the cut. Everything else
+// before the point is dropped: gets, writes and lists are in the state.
+//
+// [Cut] moves the start to the first point (the header's recordedAt
+// with it; everything carried starts at 0, the window's gaps as
+// recorded) and ends the interactions still open at the second point as
+// "stopped" there. [Rebase] keeps the recording's clock and numbers and
+// leaves open what the next part goes on with, and marks the part
+// rebased (see the cassettes package doc): the later parts read on from
+// it unchanged.
+//
+// Header edits (package replay's syntax) are carried when the point they
+// name falls in the window, their interaction and frame numbers and
+// times moved with it; the others are returned as dropped, for a
+// warning. Edits that name no point (a global warp, an error on the
+// nth request of a resource) are always carried.
+//
+// A cut reads the whole recording into memory: for recordings larger
+// than memory, cut the parts of a rotated recording.
+package cut
