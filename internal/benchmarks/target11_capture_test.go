@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
@@ -126,6 +127,8 @@ func recordAllOnce(b *testing.B, bin, kubeconfig, path string, d time.Duration, 
 	var loadStart time.Time
 	var wg sync.WaitGroup
 	sc := bufio.NewScanner(stderr)
+	// The summary is one line naming every resource.
+	sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
 	for sc.Scan() {
 		lines = append(lines, sc.Text())
 		if strings.Contains(sc.Text(), "is recorded; watching") && loadStart.IsZero() {
@@ -133,6 +136,7 @@ func recordAllOnce(b *testing.B, bin, kubeconfig, path string, d time.Duration, 
 			wg.Go(func() { changes.Store(load.run(ctx)) })
 		}
 	}
+	io.Copy(io.Discard, stderr) // after a line too long, so that kwrec never blocks writing
 	err = cmd.Wait()
 	wall := time.Since(start)
 	stop()
