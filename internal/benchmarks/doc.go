@@ -32,6 +32,11 @@
 //	                                         first answer, with and without discovery
 //	BenchmarkAMillionEvents                  target 8: peak RSS of recording and of replaying 1,000,000 events
 //	                                         (< 150 MB each), each in a child process
+//	BenchmarkRecordAll                       target 11 (issue 27): kwrec record --all, a child process, for 10
+//	                                         minutes ($KWREC_BENCH_RECORD_FOR) of a control plane holding
+//	                                         10,000 objects of 20 kinds under 50 changes a second: its CPU,
+//	                                         CPU per second, peak RSS, events, and bytes per event against the
+//	                                         same traffic as go-vcr YAML + zstd -19; needs the control plane
 //	BenchmarkTheMachineIsSteady              the machine, not kwrec: how often 10 ms of CPU work takes over
 //	                                         1.5x as long with nothing else running (what bounds lateness p99)
 //
