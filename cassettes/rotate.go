@@ -130,5 +130,9 @@ func (w *Writer) rotate() {
 	}
 	if err := os.Rename(f.Name(), w.name); err != nil {
 		w.fail(err)
+		return
+	}
+	if r.opts.OnPart != nil {
+		r.opts.OnPart(r.part)
 	}
 }

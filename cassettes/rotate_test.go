@@ -286,7 +286,14 @@ func TestTheFirstPartLeavesPartsOfAnEarlierRecordingAside(t *testing.T) {
 func TestRotateStartsAPartByTime(t *testing.T) {
 	dir := t.TempDir()
 	fc := clocktesting.NewFakeClock(recordedAt)
-	w, err := cassettes.Create(filepath.Join(dir, "rec.kwrec.zst"), cassettes.Header{RecordedAt: recordedAt}, cassettes.WriterOptions{Rotate: time.Minute, Clock: fc, FlushInterval: time.Hour})
+	var started []int // OnPart's calls, each once its part is on disk
+	onPart := func(n int) {
+		if _, err := os.Stat(filepath.Join(dir, fmt.Sprintf("rec-%04d.kwrec.zst", n))); err != nil {
+			t.Errorf("OnPart(%d) before the part is on disk: %v", n, err)
+		}
+		started = append(started, n)
+	}
+	w, err := cassettes.Create(filepath.Join(dir, "rec.kwrec.zst"), cassettes.Header{RecordedAt: recordedAt}, cassettes.WriterOptions{Rotate: time.Minute, Clock: fc, FlushInterval: time.Hour, OnPart: onPart})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,6 +311,9 @@ func TestRotateStartsAPartByTime(t *testing.T) {
 	want := []string{filepath.Join(dir, "rec-0001.kwrec.zst"), filepath.Join(dir, "rec-0002.kwrec.zst")}
 	if diff := cmp.Diff(want, parts); diff != "" {
 		t.Fatalf("files (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]int{2}, started); diff != "" {
+		t.Errorf("OnPart calls (-want +got):\n%s", diff)
 	}
 	r, err := cassettes.Open(parts...)
 	if err != nil {

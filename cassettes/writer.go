@@ -74,6 +74,12 @@ type WriterOptions struct {
 	// written once the current part is Rotate old (by Clock), as
 	// MaxSize does by size. Default 0: no rotation by time.
 	Rotate time.Duration
+	// OnPart, with [Create] and MaxSize or Rotate, is called with n once
+	// part n is on disk under its name, its header line written. It is
+	// called on the goroutine that wrote the line which started the part,
+	// with the Writer locked: it must return at once and not call the
+	// Writer (signal another goroutine instead).
+	OnPart func(n int)
 }
 
 // maxCompactWindow is the largest zstd window a [WriterOptions.Compact]

@@ -22,7 +22,7 @@ type retention struct {
 	out     string        // -o: the parts are cassettes.PartName(out, k)
 	keep    int           // keep the newest keep parts; 0: no limit
 	keepFor time.Duration // drop parts whose last line is older; 0: no limit
-	clock   clock.PassiveClock
+	clock   clock.Clock
 	log     io.Writer
 
 	mu     sync.Mutex // one pass at a time
@@ -45,6 +45,18 @@ func (r *retention) started(newest int) {
 		fmt.Fprintf(r.log, "kwrec: recording: part %d started (%s)\n", k, cassettes.PartName(r.out, k))
 	}
 	r.seen = max(r.seen, newest)
+}
+
+// untilExpiry is how long until --keep-for drops the oldest part that has
+// ended; false when nothing will expire without a new part.
+func (r *retention) untilExpiry() (time.Duration, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	end, ok := r.ended[r.oldest]
+	if r.keepFor <= 0 || !ok || r.oldest >= r.seen-1 {
+		return 0, false // the newest whole part is always kept
+	}
+	return max(r.keepFor-r.clock.Since(end), 0) + time.Millisecond, true
 }
 
 // apply deletes the parts the limits no longer keep. newest is the part

@@ -77,7 +77,7 @@ func TestRetentionDeletesTheOldestPartsAfterRebasingTheOldestKept(t *testing.T) 
 			out := keptParts(t)
 			var log bytes.Buffer
 			r := newRetention(out, tc.keep, tc.keepFor, &log)
-			clk := clocktesting.NewFakePassiveClock(start)
+			clk := clocktesting.NewFakeClock(start)
 			r.clock = clk
 			// Parts end in order, the oldest first.
 			for k := range tc.ages {
@@ -104,6 +104,36 @@ func TestRetentionDeletesTheOldestPartsAfterRebasingTheOldestKept(t *testing.T) 
 			// What is left is whole: it replays from its oldest part.
 			if msg := lintKept(m); msg != "" {
 				t.Errorf("the kept parts are not whole: %s", msg)
+			}
+		})
+	}
+}
+
+func TestRetentionWaitsForTheOldestEndedPartToAgePastKeepFor(t *testing.T) {
+	start := time.Date(2026, 12, 1, 7, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name    string
+		keepFor time.Duration
+		seen    int           // the part being written
+		age     time.Duration // how long ago part 1 ended
+		want    time.Duration
+		ok      bool
+	}{
+		{"a part that ended 30m ago under --keep-for 1h expires in 30m", time.Hour, 3, 30 * time.Minute, 30*time.Minute + time.Millisecond, true},
+		{"a part already past --keep-for expires at once", time.Hour, 3, 2 * time.Hour, time.Millisecond, true},
+		{"the newest whole part never expires", time.Hour, 2, 2 * time.Hour, 0, false},
+		{"without --keep-for nothing expires", 0, 3, 2 * time.Hour, 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRetention("rec.kwrec", 0, tc.keepFor, new(bytes.Buffer))
+			clk := clocktesting.NewFakeClock(start)
+			r.clock = clk
+			r.ended[1] = start
+			r.seen = tc.seen
+			clk.SetTime(start.Add(tc.age))
+			got, ok := r.untilExpiry()
+			if got != tc.want || ok != tc.ok {
+				t.Errorf("untilExpiry() = %v, %v; want %v, %v", got, ok, tc.want, tc.ok)
 			}
 		})
 	}

@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
 
 	"github.com/kwrec/kwrec/cassettes"
 	"github.com/kwrec/kwrec/recorder"
@@ -239,7 +240,18 @@ func startSession(cmd *cobra.Command, f *recordFlags, cfg *rest.Config, skipped 
 		h.Labels[k] = v
 	}
 	size, _ := parseSize(f.maxSize) // checked before
-	w, err := cassettes.Create(f.out, h, cassettes.WriterOptions{MaxSize: size, Rotate: f.rotate, Deltas: f.deltas})
+	wopts := cassettes.WriterOptions{MaxSize: size, Rotate: f.rotate, Deltas: f.deltas}
+	var parts chan struct{} // a new part started, for the retention
+	if f.keep > 0 || f.keepFor > 0 {
+		parts = make(chan struct{}, 1)
+		wopts.OnPart = func(int) {
+			select {
+			case parts <- struct{}{}:
+			default: // the retention has yet to see the last: it reads Part
+			}
+		}
+	}
+	w, err := cassettes.Create(f.out, h, wopts)
 	if err != nil {
 		return nil, err
 	}
@@ -252,28 +264,54 @@ func startSession(cmd *cobra.Command, f *recordFlags, cfg *rest.Config, skipped 
 	if f.keep > 0 || f.keepFor > 0 {
 		s.ret = newRetention(f.out, f.keep, f.keepFor, cmd.ErrOrStderr())
 		s.retStop, s.retDone = make(chan struct{}), make(chan struct{})
-		go s.retain()
+		go s.retain(parts)
 	}
 	return s, nil
 }
 
-// retain applies the retention as parts start, until finish.
-func (s *session) retain() {
+// retain applies the retention as parts start (parts), and as the oldest
+// kept part ages past --keep-for, until finish. After a failed pass it
+// waits for the next part.
+func (s *session) retain(parts <-chan struct{}) {
 	defer close(s.retDone)
-	t := time.NewTicker(100 * time.Millisecond)
-	defer t.Stop()
+	failed := false
 	for {
+		var expiry <-chan time.Time
+		var timer clock.Timer
+		if d, ok := s.ret.untilExpiry(); ok && !failed {
+			timer = s.ret.clock.NewTimer(d)
+			expiry = timer.C()
+		}
 		select {
 		case <-s.retStop:
+		case <-parts:
+			failed = false
+		case <-expiry:
+		}
+		if timer != nil {
+			timer.Stop()
+		}
+		if isDone(s.retStop) {
 			return
-		case <-t.C:
-			p := s.w.Part()
-			s.ret.started(p)
-			if err := s.ret.apply(p, false); err != nil && s.retErr == nil {
+		}
+		p := s.w.Part()
+		s.ret.started(p)
+		if err := s.ret.apply(p, false); err != nil {
+			failed = true
+			if s.retErr == nil {
 				s.retErr = err
 				fmt.Fprintf(s.ret.log, "kwrec: warning: %v\n", err)
 			}
 		}
+	}
+}
+
+func isDone(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
 	}
 }
 
