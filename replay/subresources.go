@@ -105,6 +105,19 @@ func (r *Replayer) current(t *timeline.Timeline, w write.Request) (timeline.Obje
 	return o, b, err
 }
 
+// currentAs is current, decoded as a T.
+func currentAs[T any](r *Replayer, t *timeline.Timeline, w write.Request) (timeline.Object, *T, error) {
+	o, cur, err := r.current(t, w)
+	if err != nil {
+		return o, nil, err
+	}
+	v := new(T)
+	if err := json.Unmarshal(cur, v); err != nil {
+		return o, nil, err
+	}
+	return o, v, nil
+}
+
 // evict deletes the Pod as its eviction asks. kwrec does not weigh
 // PodDisruptionBudgets: every eviction is allowed, as on a cluster with
 // none.
@@ -143,12 +156,8 @@ func (r *Replayer) bind(t *timeline.Timeline, w write.Request) ([]byte, error) {
 		return nil, apierrors.NewInvalid(schema.GroupKind{Kind: "Binding"}, b.Name, nil)
 	}
 	for range writeRetries {
-		o, cur, err := r.current(t, w)
+		o, pod, err := currentAs[corev1.Pod](r, t, w)
 		if err != nil {
-			return nil, err
-		}
-		var pod corev1.Pod
-		if err := json.Unmarshal(cur, &pod); err != nil {
 			return nil, err
 		}
 		if pod.DeletionTimestamp != nil {
@@ -164,8 +173,8 @@ func (r *Replayer) bind(t *timeline.Timeline, w write.Request) ([]byte, error) {
 			}
 			pod.Annotations[k] = v
 		}
-		setPodScheduled(&pod, metav1.NewTime(r.clock.Now().Truncate(time.Second)))
-		next, err := json.Marshal(&pod)
+		setPodScheduled(pod, metav1.NewTime(r.clock.Now().Truncate(time.Second)))
+		next, err := json.Marshal(pod)
 		if err != nil {
 			return nil, err
 		}
@@ -205,12 +214,8 @@ func (r *Replayer) token(t *timeline.Timeline, w write.Request) ([]byte, error) 
 	if err := json.Unmarshal(w.Body, &tr); err != nil {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("TokenRequest in version \"v1\" cannot be handled as a TokenRequest: %v", err))
 	}
-	_, cur, err := r.current(t, w)
+	_, sa, err := currentAs[corev1.ServiceAccount](r, t, w)
 	if err != nil {
-		return nil, err
-	}
-	var sa corev1.ServiceAccount
-	if err := json.Unmarshal(cur, &sa); err != nil {
 		return nil, err
 	}
 	if tr.Spec.ExpirationSeconds == nil {
