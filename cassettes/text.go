@@ -179,7 +179,7 @@ func decodeHeader(line []byte) (Header, *ParseError) {
 			Msg: fmt.Sprintf("cassette format version %d is not supported (this kwrec reads version %d); re-record the cassette or use a kwrec that reads version %d", *hl.Kwrec, Version, *hl.Kwrec)}
 	}
 	return Header{Version: *hl.Kwrec, RecordedAt: hl.RecordedAt, Server: hl.Server,
-		Redactions: hl.Redactions, Labels: hl.Labels, Edits: hl.Edits, Part: hl.Part, Skipped: hl.Skipped}, nil
+		Redactions: hl.Redactions, Labels: hl.Labels, Edits: hl.Edits, Part: hl.Part, Skipped: hl.Skipped, Rebased: hl.Rebased}, nil
 }
 
 // jsonMsg makes encoding/json's messages read as a cassette's, without
