@@ -3,11 +3,10 @@ package cassettes
 import (
 	"bufio"
 	"bytes"
-	"fmt"
 	"io"
 	"slices"
 
-	"github.com/kwrec/kwrec/internal/cassetteline"
+	"github.com/kwrec/kwrec/internal/cassettefile"
 	"github.com/kwrec/kwrec/internal/wire"
 )
 
@@ -27,7 +26,7 @@ type deltaWriter struct {
 	budget int64 // the most kept bytes
 	kept   int64 // bytes of frames marked keep and not yet consumed
 	ivs    map[int]*deltaIv
-	enc    cassetteline.DeltaEncoder
+	enc    cassettefile.DeltaEncoder
 	ops    []byte
 }
 
@@ -81,10 +80,10 @@ func (d *deltaWriter) frame(buf []byte, id int, f Frame) []byte {
 			depth = prev.depth + 1
 		}
 		if depth == 0 || len(ops) >= len(f.Data) {
-			ops, depth = cassetteline.AppendInsertOnly(ops[:0], f.Data), 0
+			ops, depth = cassettefile.AppendInsertOnly(ops[:0], f.Data), 0
 		}
 		d.ops = ops
-		buf = cassetteline.AppendDeltaLine(buf, id, f.At.String(), keep, prev.ord, ops)
+		buf = cassettefile.AppendDeltaLine(buf, id, f.At.String(), keep, prev.ord, ops)
 	}
 	if keep {
 		o := prev
@@ -108,74 +107,19 @@ func (d *deltaWriter) end(id int) {
 	}
 }
 
-// deltaTable is a reader's side of deltas: each open interaction's frame
-// count and its kept frames, the bases of later deltas.
-type deltaTable struct {
-	ivs map[int]*keptIv
-}
-
-type keptIv struct {
-	n    int            // frames read
-	kept map[int][]byte // kept frames by number, until a delta consumes them
-}
-
-// frame takes the next frame of interaction id, whose line said x: data
-// is its bytes, unless the line is a delta. It returns the frame's bytes
-// and, for a delta that copies, 1 + its base's number.
-func (t *deltaTable) frame(id int, x cassetteline.FrameExt, data []byte) ([]byte, int, error) {
-	if t.ivs == nil {
-		t.ivs = map[int]*keptIv{}
-	}
-	iv := t.ivs[id]
-	if iv == nil {
-		iv = &keptIv{}
-		t.ivs[id] = iv
-	}
-	ord := iv.n
-	iv.n++
-	base := 0
-	if x.Delta {
-		b, ok := iv.kept[x.Base]
-		switch {
-		case ok:
-			delete(iv.kept, x.Base)
-		case x.Base >= ord:
-			return nil, 0, fmt.Errorf("frame %d of interaction %d is a delta against frame %d, which is not before it", ord, id, x.Base)
-		default:
-			return nil, 0, fmt.Errorf("frame %d of interaction %d is a delta against frame %d, which is not kept (no \"keep\", or already the base of another delta)", ord, id, x.Base)
-		}
-		var err error
-		if data, err = cassetteline.ApplyDelta(nil, b, x.Ops); err != nil {
-			return nil, 0, fmt.Errorf("frame %d of interaction %d against frame %d: %v", ord, id, x.Base, err)
-		}
-		if cassetteline.DeltaCopies(x.Ops) {
-			base = x.Base + 1
-		}
-	}
-	if x.Keep {
-		if iv.kept == nil {
-			iv.kept = map[int][]byte{}
-		}
-		iv.kept[ord] = slices.Clone(data)
-	}
-	return data, base, nil
-}
-
-// end frees interaction id's kept frames.
-func (t *deltaTable) end(id int) { delete(t.ivs, id) }
-
 // decodeLine parses a non-header line as decodeEntry does, frame lines
 // with their keep and delta keys, which it returns in r.ext.
 func (r *Reader) decodeLine(line []byte) (Entry, *ParseError) {
-	line, x, err := cassetteline.CutFrameExt(line)
+	line, x, err := cassettefile.CutFrameExt(line)
 	r.ext = x
+	n := r.sc.LineNo()
 	if err != nil {
-		return Entry{}, lineError(r.line, "bad delta frame line: %v (a delta line is read only as a Writer writes it)", err)
+		return Entry{}, lineError(n, "bad delta frame line: %v (a delta line is read only as a Writer writes it)", err)
 	}
 	if x.Delta {
-		return Entry{Line: r.line, ID: x.ID, Frame: &Frame{At: x.At}}, nil
+		return Entry{Line: n, ID: x.ID, Frame: &Frame{At: x.At}}, nil
 	}
-	return decodeEntry(r.line, line, r.src.Check)
+	return decodeEntry(n, line, r.sc.Check())
 }
 
 // check validates e against the entries before it, then rebuilds a delta
@@ -186,14 +130,13 @@ func (r *Reader) check(e *Entry) error {
 	}
 	switch {
 	case e.Frame != nil:
-		data, base, err := r.deltas.frame(e.ID, r.ext, e.Frame.Data)
+		data, err := r.sc.Frame(e.ID, r.ext, e.Frame.Data)
 		if err != nil {
 			return r.bad("%v", err)
 		}
 		e.Frame.Data = data
-		r.src.Base = base
 	case e.End != nil:
-		r.deltas.end(e.ID)
+		r.sc.End(e.ID)
 	}
 	return nil
 }
@@ -205,7 +148,7 @@ func (r *Reader) check(e *Entry) error {
 type deltaFilter struct {
 	pieceReader // of next
 	br          *bufio.Reader
-	t           deltaTable
+	t           cassettefile.DeltaTable
 	line        []byte
 	deltas      bool // a frame line with a delta or kept for one was read
 }
@@ -240,34 +183,34 @@ func (f *deltaFilter) frame(line []byte) ([]byte, bool) {
 	id, ok := frameID(line)
 	if !ok {
 		if id, ok := endID(line); ok {
-			f.t.end(id)
+			f.t.End(id)
 		}
 		return nil, false
 	}
-	if !cassetteline.HasFrameExt(line) {
+	if !cassettefile.HasFrameExt(line) {
 		// Counted; kept by nobody.
-		_, _, _ = f.t.frame(id, cassetteline.FrameExt{}, nil)
+		_, _, _ = f.t.Frame(id, cassettefile.FrameExt{}, nil)
 		return nil, false
 	}
 	f.deltas = true
-	cut, x, err := cassetteline.CutFrameExt(slices.Clone(line))
+	cut, x, err := cassettefile.CutFrameExt(slices.Clone(line))
 	if err != nil {
-		_, _, _ = f.t.frame(id, cassetteline.FrameExt{}, nil) // counted
+		_, _, _ = f.t.Frame(id, cassettefile.FrameExt{}, nil) // counted
 		return nil, false
 	}
 	var data []byte
 	if !x.Delta {
-		_, _, data, ok = cassetteline.ParseFrame(slices.Clone(cut))
+		_, _, data, ok = cassettefile.ParseFrame(slices.Clone(cut))
 		if !ok {
-			_, _, _ = f.t.frame(id, cassetteline.FrameExt{}, nil) // counted
+			_, _, _ = f.t.Frame(id, cassettefile.FrameExt{}, nil) // counted
 			return nil, false
 		}
-		if _, _, err := f.t.frame(id, x, data); err != nil {
+		if _, _, err := f.t.Frame(id, x, data); err != nil {
 			return nil, false
 		}
 		return cut, true
 	}
-	if data, _, err = f.t.frame(id, x, nil); err != nil {
+	if data, _, err = f.t.Frame(id, x, nil); err != nil {
 		return nil, false
 	}
 	out := appendFrame(nil, x.ID, Frame{At: x.At, Data: data}, true, false)
@@ -282,7 +225,7 @@ func frameID(line []byte) (int, bool) {
 	if !bytes.Contains(line, []byte(`"frame"`)) {
 		return 0, false
 	}
-	id, _, _, ok := cassetteline.ParseFrame(slices.Clone(bytes.TrimSpace(line)))
+	id, _, _, ok := cassettefile.ParseFrame(slices.Clone(bytes.TrimSpace(line)))
 	return id, ok
 }
 
@@ -356,7 +299,7 @@ func (d *deltaWriter) line(line, buf, tmp []byte) (out, buf2, tmp2 []byte) {
 		return line, buf, tmp
 	}
 	tmp = append(tmp[:0], body...)
-	_, at, data, ok := cassetteline.ParseCanonical(tmp, cassetteline.CheckNone)
+	_, at, data, ok := cassettefile.ParseCanonical(tmp, cassettefile.CheckNone)
 	if ok {
 		buf = appendFrame(buf[:0], id, Frame{At: at, Data: data}, true, false)
 		ok = bytes.Equal(buf, line)

@@ -62,7 +62,7 @@ func Repair(names ...string) (kept int, ended []int, err error) {
 			cut = err
 			break
 		}
-		if rd.src.File == len(parts)-1 {
+		if rd.sc.File() == len(parts)-1 {
 			if start == nil {
 				snapshot()
 			}
@@ -81,7 +81,7 @@ func Repair(names ...string) (kept int, ended []int, err error) {
 			delete(open, e.ID)
 		}
 	}
-	cutPart := rd.src.File
+	cutPart := rd.sc.File()
 	rd.Close()
 	switch {
 	case cut == io.EOF:

@@ -13,7 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/kwrec/kwrec/internal/cassetteline"
+	"github.com/kwrec/kwrec/internal/cassettefile"
 )
 
 // headerLine is the JSON shape of line 1.
@@ -46,7 +46,7 @@ type entryLine struct {
 	Body       *string     `json:"body,omitempty"`
 	BodyBase64 *string     `json:"bodyBase64,omitempty"`
 
-	cassetteline.FrameValue // json, text, base64 or bytes
+	cassettefile.FrameValue // json, text, base64 or bytes
 
 	Reason string `json:"reason,omitempty"`
 	Error  string `json:"error,omitempty"`
@@ -142,7 +142,7 @@ func appendFrame(buf []byte, id int, f Frame, bytesForm, keep bool) []byte {
 		buf = append(buf, s[:len(s)-1]...)
 	case bytesForm:
 		buf = append(buf, `"bytes":`...)
-		buf = cassetteline.AppendBytesString(buf, f.Data)
+		buf = cassettefile.AppendBytesString(buf, f.Data)
 	default:
 		buf = append(buf, `"base64":"`...)
 		buf = base64.StdEncoding.AppendEncode(buf, f.Data)
@@ -225,11 +225,11 @@ func parseOffset(n int, field string, s *string) (time.Duration, *ParseError) {
 
 // fastJSONFrame parses the canonical shape of a JSON or binary frame line,
 // as a Writer writes it, without a general JSON decoder (see
-// [cassetteline.ParseCanonical]). It reports false for anything else,
+// [cassettefile.ParseCanonical]). It reports false for anything else,
 // which decodeEntry then parses and reports in full. line must be a
 // private copy: the frame's Data aliases it.
-func fastJSONFrame(n int, line []byte, c cassetteline.Check) (Entry, bool) {
-	id, at, data, ok := cassetteline.ParseCanonical(line, c)
+func fastJSONFrame(n int, line []byte, c cassettefile.Check) (Entry, bool) {
+	id, at, data, ok := cassettefile.ParseCanonical(line, c)
 	if !ok {
 		return Entry{}, false
 	}
@@ -238,7 +238,7 @@ func fastJSONFrame(n int, line []byte, c cassetteline.Check) (Entry, bool) {
 
 // decodeEntry parses one non-header line, checking a JSON frame's value
 // as c says.
-func decodeEntry(n int, line []byte, c cassetteline.Check) (Entry, *ParseError) {
+func decodeEntry(n int, line []byte, c cassettefile.Check) (Entry, *ParseError) {
 	if e, ok := fastJSONFrame(n, line, c); ok {
 		return e, nil
 	}
@@ -315,7 +315,7 @@ func decodeEntry(n int, line []byte, c cassetteline.Check) (Entry, *ParseError) 
 		}
 		data, err := l.FrameValue.Bytes()
 		switch {
-		case errors.Is(err, cassetteline.ErrNotOneValue):
+		case errors.Is(err, cassettefile.ErrNotOneValue):
 			return e, lineError(n, `frame of interaction %d needs exactly one of "json", "text" or "base64"`, e.ID)
 		case err != nil:
 			return e, lineError(n, "frame of interaction %d: %v", e.ID, err)

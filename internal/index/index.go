@@ -18,7 +18,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/kwrec/kwrec/cassettes"
-	"github.com/kwrec/kwrec/internal/cassetteline"
+	"github.com/kwrec/kwrec/internal/cassettefile"
 )
 
 // ErrModified means a cassette file changed after an [Index] of it was
@@ -110,7 +110,7 @@ type Frame struct {
 // file: its comment is only a claim until the bytes at its offset decode
 // to that comment.
 type seekState struct {
-	cassetteline.SeekPoint
+	cassettefile.SeekPoint
 	state atomic.Int32 // seekUnknown, seekGood or seekBad
 }
 
@@ -184,34 +184,34 @@ type memFile struct{ *bytes.Reader }
 func (memFile) Close() error { return nil }
 
 func (x *Index) index(opts Options) error {
-	// The Reader reads through src, which tells where each line is and
-	// the seek comments, and sets how much of a frame it checks.
-	src := &cassetteline.Source{R: x.files[0].f, Ahead: true, Borrow: true}
+	// The Reader reads through sc, which tells where each line is and
+	// the seek comments, and how much of a frame it checks.
+	parts := make([]cassettefile.Part, len(x.files))
 	plain := false
 	for k, fl := range x.files {
-		if k > 0 {
-			src.More = append(src.More, cassetteline.Part{R: fl.f, Name: fl.name})
-		}
+		parts[k] = cassettefile.Part{R: fl.f, Name: fl.name}
 		// Frames are checked as the plainest file needs.
 		var magic [4]byte
 		n, _ := fl.f.ReadAt(magic[:], 0)
-		plain = plain || !cassettes.IsCompressed(magic[:n])
+		plain = plain || !cassettefile.IsCompressed(magic[:n])
 	}
-	rd, err := cassettes.NewReader(src, x.files[0].name)
-	if err != nil {
-		return err
-	}
-	defer rd.Close()
 	// An index needs each frame's bounds, not a proof that it is JSON:
 	// kwrec's writer only stores valid JSON frames, lint checks every one,
 	// and a compressed file's zstd checksums already prove its bytes are
 	// the ones written, so only a plain (hand-editable) file's frames are
 	// checked, and only for being whole values. This is most of what
 	// makes an open as fast as decompression.
-	src.Check = cassetteline.CheckBounds
+	check := cassettefile.CheckBounds
 	if !plain {
-		src.Check = cassetteline.CheckNone
+		check = cassettefile.CheckNone
 	}
+	sc := cassettefile.NewScanner(parts, cassettefile.ScanOptions{Check: check, Ahead: true, Borrow: true})
+	c, err := cassettefile.NewReader(sc)
+	if err != nil {
+		return err
+	}
+	rd := c.(*cassettes.Reader) // what NewReader makes
+	defer rd.Close()
 	x.Header = rd.Header()
 	if len(x.files) > 1 {
 		x.Header.Part = 0 // the whole recording's
@@ -223,7 +223,7 @@ func (x *Index) index(opts Options) error {
 			return err
 		}
 		if err != nil {
-			x.finish(src)
+			x.finish(sc)
 			if err == io.EOF {
 				err = nil
 			}
@@ -243,8 +243,9 @@ func (x *Index) index(opts Options) error {
 			if e.Line <= math.MaxInt32 {
 				line = int32(e.Line)
 			}
-			in.Frames.Append(Frame{At: e.Frame.At, off: src.LineOff, n: int32(src.LineLen), line: line})
-			noteBase(in, i, src.Base)
+			off, n := sc.Line()
+			in.Frames.Append(Frame{At: e.Frame.At, off: off, n: int32(n), line: line})
+			noteBase(in, i, sc.Base())
 			if opts.Visit != nil {
 				if err := opts.Visit(in, i, *e.Frame); err != nil {
 					return err
@@ -257,23 +258,23 @@ func (x *Index) index(opts Options) error {
 }
 
 // finish keeps where the files are and their seek points.
-func (x *Index) finish(src *cassetteline.Source) {
+func (x *Index) finish(sc *cassettefile.Scanner) {
 	for _, in := range x.Interactions {
 		if b := in.bases; cap(b)-len(b) > len(b)/8 {
 			in.bases = slices.Clone(b)
 		}
 	}
-	for k, fi := range src.Files {
+	for k, fi := range sc.Files() {
 		x.files[k].start, x.files[k].compressed = fi.Start, fi.Compressed
 	}
 	n := make([]int, len(x.files))
-	for _, p := range src.Seeks {
+	for _, p := range sc.Seeks() {
 		n[p.File]++
 	}
 	for k, fl := range x.files {
 		fl.seeks = make([]seekState, 0, n[k])
 	}
-	for _, p := range src.Seeks {
+	for _, p := range sc.Seeks() {
 		fl := x.files[p.File]
 		fl.seeks = append(fl.seeks, seekState{})
 		fl.seeks[len(fl.seeks)-1].SeekPoint = p
@@ -449,9 +450,9 @@ func (c *cursor) close() {
 // loc.At. buf, if not nil, holds the line (else a new one is made), and
 // then the frame is valid until the cursor's next read: its data is in
 // buf (JSON) or in the cursor's own buffer (binary).
-func (c *cursor) frame(in *Interaction, loc Frame, buf []byte) (cassettes.Frame, cassetteline.FrameExt, error) {
+func (c *cursor) frame(in *Interaction, loc Frame, buf []byte) (cassettes.Frame, cassettefile.FrameExt, error) {
 	if err := c.seek(loc.off); err != nil {
-		return cassettes.Frame{}, cassetteline.FrameExt{}, c.fail(loc, err)
+		return cassettes.Frame{}, cassettefile.FrameExt{}, c.fail(loc, err)
 	}
 	reuse := buf != nil
 	if buf == nil {
@@ -459,16 +460,16 @@ func (c *cursor) frame(in *Interaction, loc Frame, buf []byte) (cassettes.Frame,
 	}
 	buf = buf[:loc.n]
 	if _, err := io.ReadFull(c.br, buf); err != nil {
-		return cassettes.Frame{}, cassetteline.FrameExt{}, c.fail(loc, err)
+		return cassettes.Frame{}, cassettefile.FrameExt{}, c.fail(loc, err)
 	}
 	c.pos += int64(loc.n)
 	switch b, err := c.br.ReadByte(); {
 	case err == nil && b != '\n':
-		return cassettes.Frame{}, cassetteline.FrameExt{}, c.fail(loc, nil)
+		return cassettes.Frame{}, cassettefile.FrameExt{}, c.fail(loc, nil)
 	case err == nil:
 		c.pos++
 	case err != io.EOF: // a plain-text cassette's last line has no newline
-		return cassettes.Frame{}, cassetteline.FrameExt{}, c.fail(loc, err)
+		return cassettes.Frame{}, cassettefile.FrameExt{}, c.fail(loc, err)
 	}
 	var dst []byte
 	if reuse {
@@ -480,7 +481,7 @@ func (c *cursor) frame(in *Interaction, loc Frame, buf []byte) (cassettes.Frame,
 	}
 	f, x, ok := parseLine(bytes.TrimSpace(buf), in, loc, dst)
 	if !ok {
-		return cassettes.Frame{}, cassetteline.FrameExt{}, c.fail(loc, nil)
+		return cassettes.Frame{}, cassettefile.FrameExt{}, c.fail(loc, nil)
 	}
 	return f, x, nil
 }
@@ -548,7 +549,7 @@ func (c *cursor) seekCompressed(off int64) error {
 		for j >= 0 && seeks[j].state.Load() == seekBad {
 			j--
 		}
-		start := cassetteline.SeekPoint{}
+		start := cassettefile.SeekPoint{}
 		if j >= 0 {
 			start = seeks[j].SeekPoint
 		}
@@ -570,7 +571,7 @@ func (c *cursor) seekCompressed(off int64) error {
 // start starts decoding c.fl at p and, if check is set, reports whether
 // the bytes there are what p claims: zstd's magic, decoding to p's own
 // seek comment. The file start needs no check.
-func (c *cursor) start(p cassetteline.SeekPoint, check bool) (bool, error) {
+func (c *cursor) start(p cassettefile.SeekPoint, check bool) (bool, error) {
 	c.br, c.pos = nil, -1
 	if check {
 		var magic [4]byte
@@ -581,7 +582,7 @@ func (c *cursor) start(p cassetteline.SeekPoint, check bool) (bool, error) {
 			}
 			return false, nil // past the end: a claim about another file
 		}
-		if !cassettes.IsCompressed(magic[:]) {
+		if !cassettefile.IsCompressed(magic[:]) {
 			return false, nil
 		}
 	}
@@ -592,7 +593,7 @@ func (c *cursor) start(p cassetteline.SeekPoint, check bool) (bool, error) {
 		c.in.Reset(sr)
 	}
 	if c.dec == nil {
-		dec, err := cassetteline.NewDecoder(c.in, false)
+		dec, err := cassettefile.NewDecoder(c.in, false)
 		if err != nil {
 			return false, nil
 		}
@@ -607,7 +608,7 @@ func (c *cursor) start(p cassetteline.SeekPoint, check bool) (bool, error) {
 	}
 	if check {
 		line, err := c.text.ReadSlice('\n')
-		if err != nil || !bytes.Equal(line, cassetteline.AppendSeekComment(nil, p)) {
+		if err != nil || !bytes.Equal(line, cassettefile.AppendSeekComment(nil, p)) {
 			var pe *fs.PathError
 			if errors.As(err, &pe) {
 				return false, err

@@ -1,4 +1,4 @@
-package cassetteline
+package cassettefile
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -295,3 +296,60 @@ func AppendDeltaLine(b []byte, id int, at string, keep bool, base int, ops []byt
 	b = AppendBytesString(b, ops)
 	return append(b, '}', '\n')
 }
+
+// DeltaTable is a reader's side of deltas: each open interaction's frame
+// count and its kept frames, the bases of later deltas. Its zero value is
+// ready.
+type DeltaTable struct {
+	ivs map[int]*keptIv
+}
+
+type keptIv struct {
+	n    int            // frames read
+	kept map[int][]byte // kept frames by number, until a delta consumes them
+}
+
+// Frame takes the next frame of interaction id, whose line said x: data
+// is its bytes, unless the line is a delta. It returns the frame's bytes
+// and, for a delta that copies, 1 + its base's number.
+func (t *DeltaTable) Frame(id int, x FrameExt, data []byte) ([]byte, int, error) {
+	if t.ivs == nil {
+		t.ivs = map[int]*keptIv{}
+	}
+	iv := t.ivs[id]
+	if iv == nil {
+		iv = &keptIv{}
+		t.ivs[id] = iv
+	}
+	ord := iv.n
+	iv.n++
+	base := 0
+	if x.Delta {
+		b, ok := iv.kept[x.Base]
+		switch {
+		case ok:
+			delete(iv.kept, x.Base)
+		case x.Base >= ord:
+			return nil, 0, fmt.Errorf("frame %d of interaction %d is a delta against frame %d, which is not before it", ord, id, x.Base)
+		default:
+			return nil, 0, fmt.Errorf("frame %d of interaction %d is a delta against frame %d, which is not kept (no \"keep\", or already the base of another delta)", ord, id, x.Base)
+		}
+		var err error
+		if data, err = ApplyDelta(nil, b, x.Ops); err != nil {
+			return nil, 0, fmt.Errorf("frame %d of interaction %d against frame %d: %v", ord, id, x.Base, err)
+		}
+		if DeltaCopies(x.Ops) {
+			base = x.Base + 1
+		}
+	}
+	if x.Keep {
+		if iv.kept == nil {
+			iv.kept = map[int][]byte{}
+		}
+		iv.kept[ord] = slices.Clone(data)
+	}
+	return data, base, nil
+}
+
+// End frees interaction id's kept frames.
+func (t *DeltaTable) End(id int) { delete(t.ivs, id) }

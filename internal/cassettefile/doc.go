@@ -24,4 +24,4 @@
 //     seek comments, which the index needs to read a frame back later and
 //     a public Reader has no reason to tell; with Borrow it lends each
 //     line from its buffer instead of copying it.
-package cassetteline
+package cassettefile
