@@ -58,3 +58,15 @@ func TestTheWriterStartsEveryZstdFrameWithItsSeekComment(t *testing.T) {
 		}
 	}
 }
+
+func TestTheScannerRefusesTheLinesThatAReaderDoes(t *testing.T) {
+	if MaxLineSize != cassettefile.MaxLineSize {
+		t.Errorf("cassettes.MaxLineSize is %d, the scanner's %d", MaxLineSize, cassettefile.MaxLineSize)
+	}
+}
+
+func TestTheFormatPackageChainsDeltasAsTheWriterSays(t *testing.T) {
+	if MaxDeltaChain != cassettefile.MaxDeltaChain {
+		t.Errorf("cassettes.MaxDeltaChain is %d, the delta writer's %d", MaxDeltaChain, cassettefile.MaxDeltaChain)
+	}
+}

@@ -117,7 +117,7 @@ func Repair(names ...string) (kept int, ended []int, err error) {
 		for id, st := range start {
 			w.open[id] = &ivState{responded: st.responded, lastAt: st.lastAt}
 			if w.deltas != nil {
-				w.deltas.ivs[id] = &deltaIv{n: st.frames, objs: map[string]*keptObj{}}
+				w.deltas.Resume(id, st.frames)
 			}
 		}
 		w.mu.Unlock()

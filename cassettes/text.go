@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"reflect"
-	"strconv"
 	"time"
 	"unicode/utf8"
 
@@ -99,56 +98,6 @@ func encodeResponse(id int, r Response) ([]byte, error) {
 func encodeEnd(id int, e End) ([]byte, error) {
 	l := entryLine{End: &id, At: fmtDuration(e.At), Reason: string(e.Reason), Error: e.Error}
 	return marshalNoEscape(l)
-}
-
-// jsonFrame reports whether data is one JSON object or array followed by a
-// single newline, with no newline inside: the shape of a JSON watch event
-// and of an API server's JSON response. Such frames are stored as JSON.
-func jsonFrame(data []byte) bool {
-	n := len(data)
-	if n < 3 || data[n-1] != '\n' {
-		return false
-	}
-	v := data[:n-1]
-	first, last := v[0], v[len(v)-1]
-	if !(first == '{' && last == '}') && !(first == '[' && last == ']') {
-		return false
-	}
-	if bytes.IndexByte(v, '\n') >= 0 || bytes.IndexByte(v, '\r') >= 0 {
-		return false
-	}
-	return json.Valid(v)
-}
-
-// appendFrame appends the text-form line of a frame to buf; binary data
-// in the "bytes" form if bytesForm is set, else in base64.
-func appendFrame(buf []byte, id int, f Frame, bytesForm, keep bool) []byte {
-	buf = append(buf, `{"frame":`...)
-	buf = strconv.AppendInt(buf, int64(id), 10)
-	buf = append(buf, `,"at":"`...)
-	buf = append(buf, f.At.String()...)
-	buf = append(buf, '"')
-	if keep { // object deltas: a later delta may copy from this frame
-		buf = append(buf, `,"keep":true`...)
-	}
-	buf = append(buf, ',')
-	switch {
-	case jsonFrame(f.Data):
-		buf = append(buf, `"json":`...)
-		buf = append(buf, f.Data[:len(f.Data)-1]...)
-	case utf8.Valid(f.Data):
-		buf = append(buf, `"text":`...)
-		s, _ := marshalNoEscape(string(f.Data)) // a string always marshals
-		buf = append(buf, s[:len(s)-1]...)
-	case bytesForm:
-		buf = append(buf, `"bytes":`...)
-		buf = cassettefile.AppendBytesString(buf, f.Data)
-	default:
-		buf = append(buf, `"base64":"`...)
-		buf = base64.StdEncoding.AppendEncode(buf, f.Data)
-		buf = append(buf, '"')
-	}
-	return append(buf, '}', '\n')
 }
 
 // lineError builds a syntax error for line n.

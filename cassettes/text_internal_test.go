@@ -2,7 +2,6 @@ package cassettes
 
 import (
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -62,18 +61,5 @@ func TestTheFastFrameParserAgreesWithTheDecoder(t *testing.T) {
 				t.Errorf("fast and slow parse differ (-slow +fast):\n%s", diff)
 			}
 		})
-	}
-}
-
-// A kept frame's line has the keep key between its at and its body, where
-// cassettefile.CutFrameExt looks for it.
-func TestAKeptFrameLineHasTheKeepKeyAfterAt(t *testing.T) {
-	got := appendFrame(nil, 1, Frame{At: time.Second, Data: []byte("{}\n")}, true, true)
-	if want := `{"frame":1,"at":"1s","keep":true,"json":{}}` + "\n"; string(got) != want {
-		t.Errorf("appendFrame wrote %s, want %s", got, want)
-	}
-	_, x, err := cassettefile.CutFrameExt(got[:len(got)-1])
-	if err != nil || !x.Keep || x.Delta {
-		t.Errorf("CutFrameExt read %+v, %v; want a kept whole frame", x, err)
 	}
 }

@@ -19,7 +19,7 @@ import (
 // cassettes.MaxDeltaChain frames, in one forward pass of a cursor of its
 // own.
 
-// noteBase records frame i's base, as src.Base says it (1 + its number,
+// noteBase records frame i's base, as the Scanner's Base says it (1 + its number,
 // 0: a whole frame).
 func noteBase(in *Interaction, i, base int) {
 	if in.bases == nil {
@@ -43,14 +43,7 @@ func baseOf(in *Interaction, i int) int {
 // parseLine parses the line of frame loc of in, whole or a delta, and
 // reports false if it is not that frame's line.
 func parseLine(line []byte, in *Interaction, loc Frame, dst []byte) (cassettes.Frame, cassettefile.FrameExt, bool) {
-	line, x, err := cassettefile.CutFrameExt(line)
-	if err != nil {
-		return cassettes.Frame{}, x, false
-	}
-	if x.Delta {
-		return cassettes.Frame{At: x.At}, x, x.ID == in.ID && x.At == loc.At
-	}
-	id, at, data, ok := cassettefile.ParseFrameInto(line, dst)
+	id, at, data, x, ok := cassettefile.ParseFrameLine(line, dst)
 	return cassettes.Frame{At: at, Data: data}, x, ok && id == in.ID && at == loc.At
 }
 
@@ -61,7 +54,8 @@ func (fr *FrameReader) read() (cassettes.Frame, error) {
 		fr.kept = map[int][]byte{}
 	}
 	if fr.rc == nil {
-		fr.rc = &cursor{x: fr.c.x, pos: -1}
+		rc := fr.c.x.cursor()
+		fr.rc = &rc
 	}
 	return fr.c.x.readFrame(&fr.c, fr.rc, fr.in, fr.i, nil, fr.kept)
 }
