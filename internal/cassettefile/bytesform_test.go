@@ -69,7 +69,7 @@ func FuzzBytesForm(f *testing.F) {
 // character, \" or \\, or U+0100-U+01FF for the bytes 0x00-0xFF.
 // fastBytes must answer as it does on any input.
 func refBytes(s []byte) ([]byte, bool) {
-	var data []byte
+	data := make([]byte, 0, len(s))
 	for len(s) > 0 {
 		r, n := utf8.DecodeRune(s)
 		switch {

@@ -20,8 +20,9 @@
 //   - [Lines]: those lines read back at the offsets the Scanner told, in
 //     the compressed form from the nearest seek comment whose claim
 //     checks out;
-//   - frame lines, the bulk of a cassette: [ParseCanonical] reads the
-//     shape a Writer writes without a general JSON decoder, checking the
+//   - frame lines, the bulk of a cassette: [AppendFrameLine] writes them
+//     as a Writer does; [ParseCanonical] reads that shape back without a
+//     general JSON decoder, checking the
 //     value as much as a [Check] says; [ParseFrame] reads any frame line
 //     again once it has been checked; [FrameValue] is a frame line's
 //     value, "json", "text" or "base64"; the "bytes" form
@@ -32,8 +33,11 @@
 //   - object deltas, a frame written as the changes from an earlier frame
 //     of its interaction: the codec ([DeltaEncoder], [ApplyDelta]), the
 //     frame line's keep and delta keys ([CutFrameExt], [AppendDeltaLine],
-//     [ParseFrameLine]) and a reader's table of the frames kept for later
-//     deltas ([DeltaTable]).
+//     [ParseFrameLine]), a writer's choice of which frames become deltas
+//     ([DeltaWriter], [MaxDeltaChain]) and a reader's table of the frames
+//     kept for later deltas ([DeltaTable]); kwrec's index rebuilds a
+//     frame read back at random from its chain of bases with the same
+//     codec.
 //
 // A cassettes.Reader reads through a Scanner. cassettes.NewReader makes
 // one that checks every frame and copies every line; an index makes its
