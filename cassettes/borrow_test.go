@@ -14,7 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kwrec/kwrec/cassettes"
-	"github.com/kwrec/kwrec/internal/cassetteline"
+	"github.com/kwrec/kwrec/internal/cassettefile"
 	"github.com/kwrec/kwrec/internal/cassettetest"
 )
 
@@ -23,14 +23,12 @@ import (
 // ended the read.
 func entries(t *testing.T, data []byte, borrow bool) ([]cassettes.Entry, string) {
 	t.Helper()
-	var r io.Reader = bytes.NewReader(data)
-	if borrow {
-		r = &cassetteline.Source{R: r, Borrow: true}
-	}
-	rd, err := cassettes.NewReader(r, "x")
+	sc := cassettefile.NewScanner([]cassettefile.Part{{R: bytes.NewReader(data), Name: "x"}}, cassettefile.ScanOptions{Borrow: borrow})
+	c, err := cassettefile.NewReader(sc)
 	if err != nil {
 		return nil, err.Error()
 	}
+	rd := c.(*cassettes.Reader)
 	defer rd.Close()
 	var out []cassettes.Entry
 	for {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/kwrec/kwrec/internal/cassetteline"
+	"github.com/kwrec/kwrec/internal/cassettefile"
 )
 
 func TestAHandWrittenBytesFrameReadsOrIsRefusedByName(t *testing.T) {
@@ -27,7 +27,7 @@ func TestAHandWrittenBytesFrameReadsOrIsRefusedByName(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e, perr := decodeEntry(4, []byte(tt.line), cassetteline.CheckValid)
+			e, perr := decodeEntry(4, []byte(tt.line), cassettefile.CheckValid)
 			if tt.err != "" {
 				if perr == nil || perr.Error() != tt.err {
 					t.Fatalf("error %v, want %s", perr, tt.err)

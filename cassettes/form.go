@@ -2,14 +2,13 @@ package cassettes
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
 	"io"
 	"os"
 
 	"github.com/klauspost/compress/zstd"
 
-	"github.com/kwrec/kwrec/internal/cassetteline"
+	"github.com/kwrec/kwrec/internal/cassettefile"
 )
 
 // DefaultSegmentSize is how many bytes of text a zstd frame of the
@@ -139,7 +138,7 @@ func (s *segmenter) nextFrame() error {
 		return err
 	}
 	s.enc.Reset(s.cw)
-	s.buf = cassetteline.AppendSeekComment(s.buf[:0], cassetteline.SeekPoint{Zstd: s.cw.n, Text: s.text})
+	s.buf = cassettefile.AppendSeekComment(s.buf[:0], cassettefile.SeekPoint{Zstd: s.cw.n, Text: s.text})
 	if _, err := s.out.Write(s.buf); err != nil {
 		return err
 	}
@@ -180,7 +179,7 @@ func (p *plainReader) Close() error {
 
 // IsCompressed reports whether data starts like the compressed form (zstd's
 // magic bytes), the test every reader here uses.
-func IsCompressed(data []byte) bool { return bytes.HasPrefix(data, zstdMagic) }
+func IsCompressed(data []byte) bool { return cassettefile.IsCompressed(data) }
 
 // Plain returns the text form of the cassette bytes in r, decompressing
 // them when they start with zstd's magic bytes and passing them through
@@ -196,7 +195,7 @@ func plain(r io.Reader) (*plainReader, error) {
 	if !IsCompressed(magic) {
 		return &plainReader{Reader: br}, nil
 	}
-	dec, err := cassetteline.NewDecoder(br, false)
+	dec, err := cassettefile.NewDecoder(br, false)
 	if err != nil {
 		return nil, fmt.Errorf("cassette: zstd: %w", err)
 	}
@@ -248,7 +247,7 @@ func (s *seekFilter) piece() ([]byte, error) {
 		start := !s.mid
 		s.mid = len(frag) == 0 || frag[len(frag)-1] != '\n'
 		if start && !s.mid && err == nil {
-			if _, ok := cassetteline.ParseSeekComment(frag[:len(frag)-1]); ok {
+			if _, ok := cassettefile.ParseSeekComment(frag[:len(frag)-1]); ok {
 				continue
 			}
 		}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
-	"github.com/kwrec/kwrec/internal/cassetteline"
+	"github.com/kwrec/kwrec/internal/cassettefile"
 )
 
 func TestTheWriterStartsEveryZstdFrameWithItsSeekComment(t *testing.T) {
@@ -39,22 +39,34 @@ func TestTheWriterStartsEveryZstdFrameWithItsSeekComment(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	src := rd.src
-	if len(src.Seeks) < 2 {
-		t.Fatalf("%d seek points in %d bytes of text; want one per 1000", len(src.Seeks), src.Off)
+	sc := rd.sc
+	if len(sc.Seeks()) < 2 {
+		t.Fatalf("%d seek points in %d bytes of text; want one per 1000", len(sc.Seeks()), sc.Off())
 	}
-	for _, p := range src.Seeks {
+	for _, p := range sc.Seeks() {
 		dec, _ := zstd.NewReader(bytes.NewReader(z[p.Zstd:]))
 		text, err := io.ReadAll(dec)
 		dec.Close()
 		if err != nil {
 			t.Fatalf("decoding from %+v: %v", p, err)
 		}
-		if want := cassetteline.AppendSeekComment(nil, p); !bytes.HasPrefix(text, want) {
+		if want := cassettefile.AppendSeekComment(nil, p); !bytes.HasPrefix(text, want) {
 			t.Errorf("decoding from %+v starts %q, want %q", p, text[:min(len(text), 60)], want)
 		}
-		if int64(len(text)) != src.Off-p.Text {
-			t.Errorf("decoding from %+v gives %d bytes, want the %d after its text offset", p, len(text), src.Off-p.Text)
+		if int64(len(text)) != sc.Off()-p.Text {
+			t.Errorf("decoding from %+v gives %d bytes, want the %d after its text offset", p, len(text), sc.Off()-p.Text)
 		}
+	}
+}
+
+func TestTheScannerRefusesTheLinesThatAReaderDoes(t *testing.T) {
+	if MaxLineSize != cassettefile.MaxLineSize {
+		t.Errorf("cassettes.MaxLineSize is %d, the scanner's %d", MaxLineSize, cassettefile.MaxLineSize)
+	}
+}
+
+func TestTheFormatPackageChainsDeltasAsTheWriterSays(t *testing.T) {
+	if MaxDeltaChain != cassettefile.MaxDeltaChain {
+		t.Errorf("cassettes.MaxDeltaChain is %d, the delta writer's %d", MaxDeltaChain, cassettefile.MaxDeltaChain)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/kwrec/kwrec/cassettes"
+	"github.com/kwrec/kwrec/internal/cassettetest"
 )
 
 func seeds(f *testing.F, compress bool) {
@@ -39,21 +40,9 @@ func seeds(f *testing.F, compress bool) {
 			f.Add(w.Bytes())
 			// With object deltas, and their lines decompressed: the
 			// Reader reads them in either form.
-			var d bytes.Buffer
-			cw, err := cassettes.NewWriter(&d, c.Header, cassettes.WriterOptions{Compress: true, Deltas: true, FlushInterval: time.Hour})
-			if err != nil {
-				f.Fatal(err)
-			}
-			for _, in := range c.Interactions {
-				if _, err := cw.WriteInteraction(in); err != nil {
-					f.Fatal(err)
-				}
-			}
-			if err := cw.Close(); err != nil {
-				f.Fatal(err)
-			}
-			f.Add(d.Bytes())
-			if dec, err := zstd.NewReader(bytes.NewReader(d.Bytes())); err == nil {
+			d := cassettetest.Encode(f, c, cassettes.WriterOptions{Compress: true, Deltas: true, FlushInterval: time.Hour})
+			f.Add(d)
+			if dec, err := zstd.NewReader(bytes.NewReader(d)); err == nil {
 				if text, err := io.ReadAll(dec); err == nil {
 					f.Add(text)
 				}

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kwrec/kwrec/internal/cassetteline"
+	"github.com/kwrec/kwrec/internal/cassettefile"
 )
 
 // Parts returns the files of the recording named by names, in part order:
@@ -164,7 +164,7 @@ func readHeader(path string) (Header, error) {
 		return Header{}, fileError(path, err)
 	}
 	defer f.Close()
-	rd, err := newReader(f, path, true)
+	rd, err := newReader(cassettefile.NewScanner([]cassettefile.Part{{R: f, Name: path}}, cassettefile.ScanOptions{}), true)
 	if err != nil {
 		return Header{}, err
 	}
@@ -188,9 +188,9 @@ func Open(names ...string) (*Reader, error) {
 	if len(files) == 1 {
 		return openFile(files[0])
 	}
-	src := &cassetteline.Source{}
+	parts := make([]cassettefile.Part, 0, len(files))
 	var closers []io.Closer
-	for i, name := range files {
+	for _, name := range files {
 		f, err := os.Open(name)
 		if err != nil {
 			for _, c := range closers {
@@ -199,13 +199,9 @@ func Open(names ...string) (*Reader, error) {
 			return nil, fileError(name, err)
 		}
 		closers = append(closers, f)
-		if i == 0 {
-			src.R = f
-		} else {
-			src.More = append(src.More, cassetteline.Part{R: f, Name: name})
-		}
+		parts = append(parts, cassettefile.Part{R: f, Name: name})
 	}
-	rd, err := NewReader(src, files[0])
+	rd, err := newReader(cassettefile.NewScanner(parts, cassettefile.ScanOptions{}), false)
 	if err != nil {
 		for _, c := range closers {
 			c.Close()
@@ -231,23 +227,22 @@ func Load(names ...string) (*Cassette, error) {
 // nextPart starts the next part of a rotated recording at the end of the
 // current one, and reports whether there was one.
 func (r *Reader) nextPart() (bool, error) {
-	src := r.src
-	if src.File >= len(src.More) {
+	prev := r.name
+	more, err := r.sc.NextFile()
+	if !more {
 		return false, nil
 	}
-	p := src.More[src.File]
-	prev := r.name
-	r.closeFile()
-	r.name, r.line = p.Name, 0
-	h, err := r.startFile(p.R)
+	p := r.sc.Name()
+	r.name = p
+	h, err := r.startFile(err)
 	if err != nil {
 		return false, err
 	}
-	switch want := r.first + src.File; {
+	switch want := r.first + r.sc.File(); {
 	case h.Part != want:
-		return false, partError(p.Name, fmt.Sprintf("part %d where part %d should follow %s", h.Part, want, prev))
+		return false, partError(p, fmt.Sprintf("part %d where part %d should follow %s", h.Part, want, prev))
 	case !h.RecordedAt.Equal(r.header.RecordedAt):
-		return false, partError(p.Name, fmt.Sprintf("part %d of a recording made at %s, not of the one before it (made at %s)",
+		return false, partError(p, fmt.Sprintf("part %d of a recording made at %s, not of the one before it (made at %s)",
 			h.Part, h.RecordedAt.Format(time.RFC3339Nano), r.header.RecordedAt.Format(time.RFC3339Nano)))
 	}
 	return true, nil

@@ -1,7 +1,6 @@
 package cassettes
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -12,34 +11,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/klauspost/compress/zstd"
-
-	"github.com/kwrec/kwrec/internal/cassetteline"
+	"github.com/kwrec/kwrec/internal/cassettefile"
 )
 
 // MaxLineSize bounds one line of the text form (a whole list response is
 // one line). Longer lines are refused rather than read into memory.
 const MaxLineSize = 256 << 20
-
-// borrowBufferSize is the text buffer of a Reader that lends its lines
-// (cassetteline.Source.Borrow) of a compressed file: a line up to this
-// long (a list of thousands of objects) is lent from it as decoded, not
-// gathered into another buffer first.
-const borrowBufferSize = 4 << 20
-
-var zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
-
-// countingReader counts the compressed bytes handed to the zstd decoder.
-type countingReader struct {
-	r io.Reader
-	n int64
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
-}
 
 // Reader streams a cassette entry by entry in constant memory (one line at
 // a time), checking each line against the ones before it: interaction
@@ -47,33 +24,21 @@ func (c *countingReader) Read(p []byte) (int, error) {
 // after an end.
 type Reader struct {
 	name string
-	br   *bufio.Reader
-	dec  *zstd.Decoder
-	cr   *countingReader
+	// sc reads the lines, and keeps where they are and the seek
+	// comments: a public Reader's checks every frame, kwrec's index's
+	// (see newScanReader) as it says.
+	sc *cassettefile.Scanner
 	// closers are the files opened by Open.
 	closers []io.Closer
 	header  Header
 	first   int // the first file's part number (1 for one file)
-	line    int
 	err     error
 	ivs     map[int]*readState
 	maxID   int
 	lastAt  time.Duration
 
-	// src is what the Reader reads, and where it keeps its position in
-	// the text form and the seek comments: the caller's when it is a
-	// *cassetteline.Source (kwrec's index of a cassette file), which
-	// also sets how much of a JSON frame is checked; else a private one
-	// that checks all of it.
-	src *cassetteline.Source
-	// long is the buffer a borrowed line longer than br's buffer is
-	// gathered in, kept for the next one (see cassetteline.Source.Borrow).
-	long []byte
-
-	// ext is what the last line said of deltas, deltas the frames kept
-	// for later deltas (delta.go).
-	ext    cassetteline.FrameExt
-	deltas deltaTable
+	// ext is what the last line said of deltas (delta.go).
+	ext cassettefile.FrameExt
 }
 
 type readState struct {
@@ -91,18 +56,29 @@ type readState struct {
 // [ErrTruncated] and names the byte offset of the cut, and no Reader is
 // returned. An empty file also wraps [ErrNotCassette].
 func NewReader(r io.Reader, name string) (*Reader, error) {
-	return newReader(r, name, false)
+	return newReader(cassettefile.NewScanner([]cassettefile.Part{{R: r, Name: name}}, cassettefile.ScanOptions{}), false)
 }
 
-// newReader is NewReader; anyPart lets it start at any part of a rotated
-// recording (to read its header).
-func newReader(r io.Reader, name string, anyPart bool) (*Reader, error) {
-	src, ok := r.(*cassetteline.Source)
-	if !ok {
-		src = &cassetteline.Source{R: r}
+// newScanReader is the Reader kwrec's index reads a cassette with: sc
+// says how much of a frame is checked and keeps where each line is, which
+// a public Reader has no reason to tell. Package cassettefile hands it to
+// the index (cassettefile.NewReader), as this package cannot export it.
+func newScanReader(sc *cassettefile.Scanner) (io.Closer, error) {
+	rd, err := newReader(sc, false)
+	if err != nil {
+		return nil, err
 	}
-	rd := &Reader{name: name, ivs: map[int]*readState{}, src: src}
-	h, err := rd.startFile(src.R)
+	return rd, nil
+}
+
+func init() { cassettefile.NewReader = newScanReader }
+
+// newReader reads the header of the cassette sc reads; anyPart lets it
+// start at any part of a rotated recording (to read its header).
+func newReader(sc *cassettefile.Scanner, anyPart bool) (*Reader, error) {
+	name := sc.Name()
+	rd := &Reader{name: name, ivs: map[int]*readState{}, sc: sc}
+	h, err := rd.startFile(sc.Start())
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +86,7 @@ func newReader(r io.Reader, name string, anyPart bool) (*Reader, error) {
 		return nil, &ParseError{File: name, Line: 1, Offset: -1, Err: ErrPart,
 			Msg: fmt.Sprintf("part %d of a rotated recording: read it with the other parts, from part 1 (cassettes.Open, or kwrec show '%s')", h.Part, partPattern(name))}
 	}
-	if len(src.More) > 0 && h.Part != 1 && !h.Rebased {
+	if sc.Parts() > 1 && h.Part != 1 && !h.Rebased {
 		return nil, &ParseError{File: name, Line: 1, Offset: -1, Err: ErrPart,
 			Msg: "not the first part of a rotated recording, yet read as one"}
 	}
@@ -118,60 +94,41 @@ func newReader(r io.Reader, name string, anyPart bool) (*Reader, error) {
 	return rd, nil
 }
 
-// startFile starts reading the file r (the only one, or a part) at its
-// header line and returns the header.
-func (rd *Reader) startFile(r io.Reader) (Header, error) {
-	name, src := rd.name, rd.src
-	cr := &countingReader{r: r}
-	raw := bufio.NewReaderSize(cr, 64<<10)
-	rd.cr, rd.br, rd.dec = cr, raw, nil
-	src.Files = append(src.Files, cassetteline.File{Start: src.Off})
-	src.File = len(src.Files) - 1
-	src.Compressed = false
-	magic, err := raw.Peek(4)
+// startFile reads the header line of the file the scanner started (the
+// only one, or a part), which reported err, and returns the header.
+func (rd *Reader) startFile(err error) (Header, error) {
+	name, sc := rd.name, rd.sc
 	switch {
-	case len(magic) == 0 && (err == io.EOF || err == nil):
+	case errors.Is(err, cassettefile.ErrEmptyFile):
 		return Header{}, &ParseError{File: name, Offset: 0, Err: errEmpty,
 			Msg: "empty file (a cassette cut before its first byte, or not a cassette): nothing can be recovered; re-record it"}
-	case err != nil && err != io.EOF:
-		return Header{}, &ParseError{File: name, Offset: -1, Err: err, Msg: err.Error()}
-	case len(magic) < len(zstdMagic) && bytes.HasPrefix(zstdMagic, magic):
+	case errors.Is(err, cassettefile.ErrCutMagic):
 		// What a recorder killed inside its first write leaves of the
 		// compressed form; nothing else starts with these bytes.
-		return Header{}, &ParseError{File: name, Offset: int64(len(magic)), Err: ErrTruncated,
+		return Header{}, &ParseError{File: name, Offset: sc.Pos(), Err: ErrTruncated,
 			Msg: "cut inside the zstd magic (the first 4 bytes of a compressed cassette): nothing can be recovered; re-record it"}
-	}
-	if IsCompressed(magic) {
-		dec, err := cassetteline.NewDecoder(raw, src.Ahead)
-		if err != nil {
-			return Header{}, &ParseError{File: name, Offset: 0, Err: ErrNotCassette, Msg: "bad zstd stream: " + err.Error()}
-		}
-		rd.dec = dec
-		src.Compressed = true
-		src.Files[src.File].Compressed = true
-		size := 64 << 10
-		if src.Borrow {
-			size = borrowBufferSize
-		}
-		rd.br = bufio.NewReaderSize(dec, size)
+	case errors.Is(err, cassettefile.ErrBadZstd):
+		return Header{}, &ParseError{File: name, Offset: 0, Err: ErrNotCassette, Msg: err.Error()}
+	case err != nil:
+		return Header{}, &ParseError{File: name, Offset: -1, Err: err, Msg: err.Error()}
 	}
 	line, err := rd.readLine()
 	switch {
 	case errors.Is(err, io.EOF):
-		rd.closeFile()
+		sc.Close()
 		return Header{}, &ParseError{File: name, Offset: -1, Err: ErrNotCassette, Msg: "empty cassette, not a kwrec cassette"}
-	case err != nil && !errors.Is(err, errNoNewline):
+	case err != nil && !errors.Is(err, cassettefile.ErrNoNewline):
 		err = rd.wrap(err)
-		rd.closeFile()
+		sc.Close()
 		return Header{}, err
 	}
 	h, perr := decodeHeader(line)
 	if perr != nil {
-		rd.closeFile()
-		if incompleteJSON(bytes.TrimSpace(line)) && (err != nil || rd.atEnd()) {
+		sc.Close()
+		if incompleteJSON(bytes.TrimSpace(line)) && (err != nil || sc.AtEnd()) {
 			// The start of a JSON object, and nothing after it: the
 			// header line cut.
-			return Header{}, &ParseError{File: name, Line: 1, Offset: rd.pos(), Err: ErrTruncated,
+			return Header{}, &ParseError{File: name, Line: 1, Offset: sc.Pos(), Err: ErrTruncated,
 				Msg: "cut inside the header line: nothing can be recovered; re-record it"}
 		}
 		perr.File = name
@@ -220,7 +177,7 @@ func (r *Reader) File() string { return r.name }
 
 // Close releases the decoder and the files opened by [Open].
 func (r *Reader) Close() error {
-	r.closeFile()
+	r.sc.Close()
 	var errs []error
 	for _, c := range r.closers {
 		errs = append(errs, c.Close())
@@ -229,25 +186,17 @@ func (r *Reader) Close() error {
 	return errors.Join(errs...)
 }
 
-// closeFile releases the decoder of the file being read.
-func (r *Reader) closeFile() {
-	if r.dec != nil {
-		r.dec.Close()
-		r.dec = nil
-	}
-}
-
 // wrap turns a read error into a ParseError naming where it happened.
 func (r *Reader) wrap(err error) error {
 	var pe *ParseError
 	if errors.As(err, &pe) {
 		return err
 	}
-	if r.dec != nil && !errors.Is(err, io.EOF) {
-		off := r.pos()
+	if r.sc.Compressed() && !errors.Is(err, io.EOF) {
+		off := r.sc.Pos()
 		// readLine counted the line it failed to read: the lines before
 		// it are the complete ones.
-		done := max(r.line-1, 0)
+		done := max(r.sc.LineNo()-1, 0)
 		if errors.Is(err, io.ErrUnexpectedEOF) && r.header.Version == 0 {
 			return &ParseError{File: r.name, Offset: off, Err: ErrTruncated,
 				Msg: "compressed stream cut inside the header line (a recorder killed before its first flush?): nothing can be recovered; re-record it"}
@@ -259,70 +208,18 @@ func (r *Reader) wrap(err error) error {
 		return &ParseError{File: r.name, Offset: off, Err: ErrSyntax,
 			Msg: fmt.Sprintf("corrupt zstd data after line %d: %v", done, err)}
 	}
-	return &ParseError{File: r.name, Line: r.line, Offset: -1, Err: err, Msg: err.Error()}
+	return &ParseError{File: r.name, Line: r.sc.LineNo(), Offset: -1, Err: err, Msg: err.Error()}
 }
 
-// errNoNewline comes with a last line that has no newline: complete if
-// it parses, else cut. (io.ErrUnexpectedEOF is the zstd decoder's: a cut
-// compressed stream.)
-var errNoNewline = errors.New("last line without a newline")
-
-// pos returns the byte offset in the file read so far: for the compressed
-// form what the decoder consumed, which at a cut is the file's size.
-func (r *Reader) pos() int64 {
-	if r.dec != nil {
-		return r.cr.n
-	}
-	return r.cr.n - int64(r.br.Buffered())
-}
-
-// readLine returns the next line without its newline. A last line with no
-// newline is returned with errNoNewline.
-//
-// With src.Borrow the line is not copied: it is in br's buffer, or in
-// r.long when longer, and valid until the next read.
+// readLine returns the next line without its newline, as the scanner
+// reads it, a line too long as a ParseError.
 func (r *Reader) readLine() ([]byte, error) {
-	borrow := r.src.Borrow
-	var acc []byte
-	if borrow {
-		acc = r.long[:0]
+	line, err := r.sc.ReadLine()
+	if err == cassettefile.ErrLineTooLong {
+		return nil, &ParseError{File: r.name, Line: r.sc.LineNo() + 1, Offset: -1, Err: ErrSyntax,
+			Msg: fmt.Sprintf("line longer than %d bytes", MaxLineSize)}
 	}
-	for {
-		frag, err := r.br.ReadSlice('\n')
-		if err == bufio.ErrBufferFull {
-			if len(acc)+len(frag) > MaxLineSize {
-				return nil, &ParseError{File: r.name, Line: r.line + 1, Offset: -1, Err: ErrSyntax,
-					Msg: fmt.Sprintf("line longer than %d bytes", MaxLineSize)}
-			}
-			acc = append(acc, frag...)
-			continue
-		}
-		r.line++
-		switch {
-		case len(acc) > 0:
-			frag = append(acc, frag...)
-			if borrow {
-				r.long = frag[:0]
-			}
-		case !borrow:
-			frag = append([]byte(nil), frag...)
-		}
-		src := r.src
-		src.LineOff, src.LineLen = src.Off, len(frag)
-		src.Off += int64(len(frag))
-		if err == nil {
-			src.LineLen--
-			return frag[:len(frag)-1], nil
-		}
-		if err == io.EOF {
-			if len(frag) == 0 {
-				r.line--
-				return nil, io.EOF
-			}
-			return frag, errNoNewline
-		}
-		return frag, err
-	}
+	return line, err
 }
 
 // Next returns the next entry. At the end it returns io.EOF, or an error
@@ -352,7 +249,7 @@ func (r *Reader) next() (Entry, error) {
 			}
 			return Entry{}, r.atEOF()
 		}
-		if errors.Is(err, errNoNewline) {
+		if errors.Is(err, cassettefile.ErrNoNewline) {
 			// A last line without a newline: complete if it parses, else cut.
 			if t := bytes.TrimSpace(line); len(t) == 0 || t[0] == '#' {
 				if more, err := r.nextPart(); more || err != nil {
@@ -369,7 +266,7 @@ func (r *Reader) next() (Entry, error) {
 				}
 				return e, nil
 			}
-			return Entry{}, &ParseError{File: r.name, Line: r.line, Offset: r.pos(), Err: ErrTruncated,
+			return Entry{}, &ParseError{File: r.name, Line: r.sc.LineNo(), Offset: r.sc.Pos(), Err: ErrTruncated,
 				Msg: "the last line is cut (no newline and not a complete entry); everything before it is readable: run `kwrec lint --fix` to keep it"}
 		}
 		if err != nil {
@@ -377,21 +274,16 @@ func (r *Reader) next() (Entry, error) {
 		}
 		t := bytes.TrimSpace(line)
 		if len(t) == 0 || t[0] == '#' {
-			// A seek comment is trusted only where it says it is; the
-			// index checks its compressed offset before using it.
-			if p, ok := cassetteline.ParseSeekComment(line); ok && r.dec != nil && p.Text == r.src.LineOff-r.src.Files[r.src.File].Start {
-				p.File = r.src.File
-				r.src.Seeks = append(r.src.Seeks, p)
-			}
+			// (The scanner keeps the seek comments.)
 			continue
 		}
 		e, perr := r.decodeLine(t)
 		if perr != nil {
 			perr.File = r.name
-			if incompleteJSON(t) && r.atEnd() {
+			if incompleteJSON(t) && r.sc.AtEnd() {
 				// The last line is not complete JSON: cut mid-line.
 				perr.Err = ErrTruncated
-				perr.Offset = r.pos()
+				perr.Offset = r.sc.Pos()
 				perr.Msg = "the last line is cut (not a complete entry); everything before it is readable: run `kwrec lint --fix` to keep it"
 			}
 			return Entry{}, perr
@@ -411,22 +303,8 @@ func incompleteJSON(b []byte) bool {
 	return errors.As(err, &se) && se.Error() == "unexpected end of JSON input"
 }
 
-// atEnd reports whether nothing but blank space follows.
-func (r *Reader) atEnd() bool {
-	for {
-		b, err := r.br.ReadByte()
-		if err != nil {
-			return errors.Is(err, io.EOF)
-		}
-		if b != ' ' && b != '\n' && b != '\r' && b != '\t' {
-			r.br.UnreadByte()
-			return false
-		}
-	}
-}
-
 func (r *Reader) bad(format string, args ...any) error {
-	return &ParseError{File: r.name, Line: r.line, Offset: -1, Err: ErrSyntax, Msg: fmt.Sprintf(format, args...)}
+	return &ParseError{File: r.name, Line: r.sc.LineNo(), Offset: -1, Err: ErrSyntax, Msg: fmt.Sprintf(format, args...)}
 }
 
 // validate checks e against the entries before it.
@@ -444,7 +322,7 @@ func (r *Reader) validate(e *Entry) error {
 			return r.bad("request %d at %v starts before the previous request (%v); request offsets never decrease", e.ID, e.At, r.lastAt)
 		}
 		r.maxID, r.lastAt = e.ID, e.At
-		r.ivs[e.ID] = &readState{line: r.line}
+		r.ivs[e.ID] = &readState{line: r.sc.LineNo()}
 		return nil
 	case st == nil:
 		return r.bad("%s for interaction %d, which has no request line before it", e.kind(), e.ID)
@@ -505,11 +383,11 @@ func (r *Reader) atEOF() error {
 	for i, id := range open {
 		ids[i] = fmt.Sprint(id)
 	}
-	if r.header.Part == 1 && len(r.src.More) == 0 {
-		return &ParseError{File: r.name, Line: r.line, Offset: r.pos(), Err: errOpenAtEnd,
+	if r.header.Part == 1 && r.sc.Parts() == 1 {
+		return &ParseError{File: r.name, Line: r.sc.LineNo(), Offset: r.sc.Pos(), Err: errOpenAtEnd,
 			Msg: fmt.Sprintf("part 1 of a rotated recording ends with interaction(s) %s still open, which go on in the next parts: read it with them (cassettes.Open, or kwrec show '%s')", strings.Join(ids, ", "), partPattern(r.name))}
 	}
-	return &ParseError{File: r.name, Line: r.line, Offset: r.pos(), Err: errOpenAtEnd,
+	return &ParseError{File: r.name, Line: r.sc.LineNo(), Offset: r.sc.Pos(), Err: errOpenAtEnd,
 		Msg: fmt.Sprintf("cassette ends with interaction(s) %s still open (no end line): the recording was cut; run `kwrec lint --fix` to end them as stopped", strings.Join(ids, ", "))}
 }
 

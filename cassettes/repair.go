@@ -62,7 +62,7 @@ func Repair(names ...string) (kept int, ended []int, err error) {
 			cut = err
 			break
 		}
-		if rd.src.File == len(parts)-1 {
+		if rd.sc.File() == len(parts)-1 {
 			if start == nil {
 				snapshot()
 			}
@@ -81,7 +81,7 @@ func Repair(names ...string) (kept int, ended []int, err error) {
 			delete(open, e.ID)
 		}
 	}
-	cutPart := rd.src.File
+	cutPart := rd.sc.File()
 	rd.Close()
 	switch {
 	case cut == io.EOF:
@@ -117,7 +117,7 @@ func Repair(names ...string) (kept int, ended []int, err error) {
 		for id, st := range start {
 			w.open[id] = &ivState{responded: st.responded, lastAt: st.lastAt}
 			if w.deltas != nil {
-				w.deltas.ivs[id] = &deltaIv{n: st.frames, objs: map[string]*keptObj{}}
+				w.deltas.Resume(id, st.frames)
 			}
 		}
 		w.mu.Unlock()

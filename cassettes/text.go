@@ -9,11 +9,10 @@ import (
 	"net/http"
 	"net/url"
 	"reflect"
-	"strconv"
 	"time"
 	"unicode/utf8"
 
-	"github.com/kwrec/kwrec/internal/cassetteline"
+	"github.com/kwrec/kwrec/internal/cassettefile"
 )
 
 // headerLine is the JSON shape of line 1.
@@ -48,7 +47,7 @@ type entryLine struct {
 	Body       *string     `json:"body,omitempty"`
 	BodyBase64 *string     `json:"bodyBase64,omitempty"`
 
-	cassetteline.FrameValue // json, text, base64 or bytes
+	cassettefile.FrameValue // json, text, base64 or bytes
 
 	Reason string `json:"reason,omitempty"`
 	Error  string `json:"error,omitempty"`
@@ -101,56 +100,6 @@ func encodeResponse(id int, r Response) ([]byte, error) {
 func encodeEnd(id int, e End) ([]byte, error) {
 	l := entryLine{End: &id, At: fmtDuration(e.At), Reason: string(e.Reason), Error: e.Error}
 	return marshalNoEscape(l)
-}
-
-// jsonFrame reports whether data is one JSON object or array followed by a
-// single newline, with no newline inside: the shape of a JSON watch event
-// and of an API server's JSON response. Such frames are stored as JSON.
-func jsonFrame(data []byte) bool {
-	n := len(data)
-	if n < 3 || data[n-1] != '\n' {
-		return false
-	}
-	v := data[:n-1]
-	first, last := v[0], v[len(v)-1]
-	if !(first == '{' && last == '}') && !(first == '[' && last == ']') {
-		return false
-	}
-	if bytes.IndexByte(v, '\n') >= 0 || bytes.IndexByte(v, '\r') >= 0 {
-		return false
-	}
-	return json.Valid(v)
-}
-
-// appendFrame appends the text-form line of a frame to buf; binary data
-// in the "bytes" form if bytesForm is set, else in base64.
-func appendFrame(buf []byte, id int, f Frame, bytesForm, keep bool) []byte {
-	buf = append(buf, `{"frame":`...)
-	buf = strconv.AppendInt(buf, int64(id), 10)
-	buf = append(buf, `,"at":"`...)
-	buf = append(buf, f.At.String()...)
-	buf = append(buf, '"')
-	if keep { // object deltas: a later delta may copy from this frame
-		buf = append(buf, `,"keep":true`...)
-	}
-	buf = append(buf, ',')
-	switch {
-	case jsonFrame(f.Data):
-		buf = append(buf, `"json":`...)
-		buf = append(buf, f.Data[:len(f.Data)-1]...)
-	case utf8.Valid(f.Data):
-		buf = append(buf, `"text":`...)
-		s, _ := marshalNoEscape(string(f.Data)) // a string always marshals
-		buf = append(buf, s[:len(s)-1]...)
-	case bytesForm:
-		buf = append(buf, `"bytes":`...)
-		buf = cassetteline.AppendBytesString(buf, f.Data)
-	default:
-		buf = append(buf, `"base64":"`...)
-		buf = base64.StdEncoding.AppendEncode(buf, f.Data)
-		buf = append(buf, '"')
-	}
-	return append(buf, '}', '\n')
 }
 
 // lineError builds a syntax error for line n.
@@ -227,11 +176,11 @@ func parseOffset(n int, field string, s *string) (time.Duration, *ParseError) {
 
 // fastJSONFrame parses the canonical shape of a JSON or binary frame line,
 // as a Writer writes it, without a general JSON decoder (see
-// [cassetteline.ParseCanonical]). It reports false for anything else,
+// [cassettefile.ParseCanonical]). It reports false for anything else,
 // which decodeEntry then parses and reports in full. line must be a
 // private copy: the frame's Data aliases it.
-func fastJSONFrame(n int, line []byte, c cassetteline.Check) (Entry, bool) {
-	id, at, data, ok := cassetteline.ParseCanonical(line, c)
+func fastJSONFrame(n int, line []byte, c cassettefile.Check) (Entry, bool) {
+	id, at, data, ok := cassettefile.ParseCanonical(line, c)
 	if !ok {
 		return Entry{}, false
 	}
@@ -240,7 +189,7 @@ func fastJSONFrame(n int, line []byte, c cassetteline.Check) (Entry, bool) {
 
 // decodeEntry parses one non-header line, checking a JSON frame's value
 // as c says.
-func decodeEntry(n int, line []byte, c cassetteline.Check) (Entry, *ParseError) {
+func decodeEntry(n int, line []byte, c cassettefile.Check) (Entry, *ParseError) {
 	if e, ok := fastJSONFrame(n, line, c); ok {
 		return e, nil
 	}
@@ -317,7 +266,7 @@ func decodeEntry(n int, line []byte, c cassetteline.Check) (Entry, *ParseError) 
 		}
 		data, err := l.FrameValue.Bytes()
 		switch {
-		case errors.Is(err, cassetteline.ErrNotOneValue):
+		case errors.Is(err, cassettefile.ErrNotOneValue):
 			return e, lineError(n, `frame of interaction %d needs exactly one of "json", "text" or "base64"`, e.ID)
 		case err != nil:
 			return e, lineError(n, "frame of interaction %d: %v", e.ID, err)

@@ -2,11 +2,10 @@ package cassettes
 
 import (
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/kwrec/kwrec/internal/cassetteline"
+	"github.com/kwrec/kwrec/internal/cassettefile"
 )
 
 // The fast path for canonical JSON frame lines must agree with the general
@@ -47,14 +46,14 @@ func TestTheFastFrameParserAgreesWithTheDecoder(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fast, ok := fastJSONFrame(3, []byte(tt.line), cassetteline.CheckValid)
+			fast, ok := fastJSONFrame(3, []byte(tt.line), cassettefile.CheckValid)
 			if ok != tt.accept {
 				t.Fatalf("fast path accepted = %v, want %v", ok, tt.accept)
 			}
 			if !ok {
 				return
 			}
-			slow, perr := decodeEntry(3, []byte(tt.line+" "), cassetteline.CheckValid) // the space defeats the fast path
+			slow, perr := decodeEntry(3, []byte(tt.line+" "), cassettefile.CheckValid) // the space defeats the fast path
 			if perr != nil {
 				t.Fatalf("the decoder rejects a line the fast path accepted: %v", perr)
 			}
@@ -62,18 +61,5 @@ func TestTheFastFrameParserAgreesWithTheDecoder(t *testing.T) {
 				t.Errorf("fast and slow parse differ (-slow +fast):\n%s", diff)
 			}
 		})
-	}
-}
-
-// A kept frame's line has the keep key between its at and its body, where
-// cassetteline.CutFrameExt looks for it.
-func TestAKeptFrameLineHasTheKeepKeyAfterAt(t *testing.T) {
-	got := appendFrame(nil, 1, Frame{At: time.Second, Data: []byte("{}\n")}, true, true)
-	if want := `{"frame":1,"at":"1s","keep":true,"json":{}}` + "\n"; string(got) != want {
-		t.Errorf("appendFrame wrote %s, want %s", got, want)
-	}
-	_, x, err := cassetteline.CutFrameExt(got[:len(got)-1])
-	if err != nil || !x.Keep || x.Delta {
-		t.Errorf("CutFrameExt read %+v, %v; want a kept whole frame", x, err)
 	}
 }

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"k8s.io/utils/clock"
+
+	"github.com/kwrec/kwrec/internal/cassettefile"
 )
 
 // DefaultFlushInterval is how often a [Writer] pushes buffered lines to its
@@ -97,11 +99,11 @@ type ivState struct {
 // in-flight request. After the first write error every method returns it.
 type Writer struct {
 	mu        sync.Mutex
-	out       *bufio.Writer // nil for the compressed form
-	seg       *segmenter    // nil for plain text
-	bytesForm bool          // binary frames in the "bytes" form
-	deltas    *deltaWriter  // object deltas (compressed form), else nil
-	closer    io.Closer     // the file opened by Create, else nil
+	out       *bufio.Writer             // nil for the compressed form
+	seg       *segmenter                // nil for plain text
+	bytesForm bool                      // binary frames in the "bytes" form
+	deltas    *cassettefile.DeltaWriter // object deltas (compressed form), else nil
+	closer    io.Closer                 // the file opened by Create, else nil
 	dirty     bool
 	err       error
 	nextID    int
@@ -139,7 +141,7 @@ func compressionOf(opts WriterOptions) *compression {
 func newWriter(w io.Writer, h Header, opts WriterOptions, c *compression) (*Writer, error) {
 	cw := &Writer{open: map[int]*ivState{}, nextID: 1, stop: make(chan struct{}), done: make(chan struct{})}
 	if c != nil && c.bytesForm && c.deltas {
-		cw.deltas = newDeltaWriter(cmp.Or(opts.DeltaBudget, DefaultDeltaBudget))
+		cw.deltas = cassettefile.NewDeltaWriter(cmp.Or(opts.DeltaBudget, DefaultDeltaBudget))
 	}
 	if err := cw.setOutput(w, c); err != nil {
 		return nil, err
@@ -284,7 +286,10 @@ func (w *Writer) flushLocked() error {
 	return nil
 }
 
+// check locks w.mu, which its caller unlocks whatever it returns, and
+// returns the state of open interaction id.
 func (w *Writer) check(id int) (*ivState, error) {
+	w.mu.Lock()
 	if w.err != nil {
 		return nil, w.err
 	}
@@ -351,9 +356,8 @@ func (w *Writer) requestLocked(id int, at time.Duration, r Request) (int, error)
 
 // Response records interaction id's response head.
 func (w *Writer) Response(id int, r Response) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
 	st, err := w.check(id)
+	defer w.mu.Unlock()
 	if err != nil {
 		return err
 	}
@@ -372,9 +376,8 @@ func (w *Writer) Response(id int, r Response) error {
 // Frame appends a body frame to interaction id. Frame offsets of one
 // interaction must not decrease; a smaller one is raised to the previous.
 func (w *Writer) Frame(id int, f Frame) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
 	st, err := w.check(id)
+	defer w.mu.Unlock()
 	if err != nil {
 		return err
 	}
@@ -386,9 +389,9 @@ func (w *Writer) Frame(id int, f Frame) error {
 	}
 	st.lastAt = f.At
 	if w.deltas != nil {
-		w.buf = w.deltas.frame(w.buf[:0], id, f)
+		w.buf = w.deltas.Frame(w.buf[:0], id, f.At, f.Data)
 	} else {
-		w.buf = appendFrame(w.buf[:0], id, f, w.bytesForm, false)
+		w.buf = cassettefile.AppendFrameLine(w.buf[:0], id, f.At, f.Data, w.bytesForm, false)
 	}
 	w.write(w.buf)
 	return w.err
@@ -396,9 +399,8 @@ func (w *Writer) Frame(id int, f Frame) error {
 
 // End records how interaction id ended and closes it.
 func (w *Writer) End(id int, e End) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
 	st, err := w.check(id)
+	defer w.mu.Unlock()
 	if err != nil {
 		return err
 	}
@@ -414,7 +416,7 @@ func (w *Writer) End(id int, e End) error {
 	}
 	delete(w.open, id)
 	if w.deltas != nil {
-		w.deltas.end(id)
+		w.deltas.End(id)
 	}
 	w.write(line)
 	return w.err

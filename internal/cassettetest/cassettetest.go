@@ -68,6 +68,25 @@ func Write(t testing.TB, path string, c *cassettes.Cassette, opts cassettes.Writ
 	if err != nil {
 		t.Fatal(err)
 	}
+	writeAll(t, w, c)
+}
+
+// Encode returns the bytes of c written as [Write] writes it.
+func Encode(t testing.TB, c *cassettes.Cassette, opts cassettes.WriterOptions) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	w, err := cassettes.NewWriter(&b, c.Header, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeAll(t, w, c)
+	return b.Bytes()
+}
+
+// writeAll writes c's interactions to w, one after the other, and closes
+// w.
+func writeAll(t testing.TB, w *cassettes.Writer, c *cassettes.Cassette) {
+	t.Helper()
 	for _, in := range c.Interactions {
 		if _, err := w.WriteInteraction(in); err != nil {
 			t.Fatal(err)

@@ -4,7 +4,7 @@ import (
 	"slices"
 
 	"github.com/kwrec/kwrec/cassettes"
-	"github.com/kwrec/kwrec/internal/cassetteline"
+	"github.com/kwrec/kwrec/internal/cassettefile"
 )
 
 // A frame of the compressed form may be a delta against an earlier frame
@@ -19,7 +19,7 @@ import (
 // cassettes.MaxDeltaChain frames, in one forward pass of a cursor of its
 // own.
 
-// noteBase records frame i's base, as src.Base says it (1 + its number,
+// noteBase records frame i's base, as the Scanner's Base says it (1 + its number,
 // 0: a whole frame).
 func noteBase(in *Interaction, i, base int) {
 	if in.bases == nil {
@@ -42,15 +42,8 @@ func baseOf(in *Interaction, i int) int {
 
 // parseLine parses the line of frame loc of in, whole or a delta, and
 // reports false if it is not that frame's line.
-func parseLine(line []byte, in *Interaction, loc Frame, dst []byte) (cassettes.Frame, cassetteline.FrameExt, bool) {
-	line, x, err := cassetteline.CutFrameExt(line)
-	if err != nil {
-		return cassettes.Frame{}, x, false
-	}
-	if x.Delta {
-		return cassettes.Frame{At: x.At}, x, x.ID == in.ID && x.At == loc.At
-	}
-	id, at, data, ok := cassetteline.ParseFrameInto(line, dst)
+func parseLine(line []byte, in *Interaction, loc Frame, dst []byte) (cassettes.Frame, cassettefile.FrameExt, bool) {
+	id, at, data, x, ok := cassettefile.ParseFrameLine(line, dst)
 	return cassettes.Frame{At: at, Data: data}, x, ok && id == in.ID && at == loc.At
 }
 
@@ -61,7 +54,8 @@ func (fr *FrameReader) read() (cassettes.Frame, error) {
 		fr.kept = map[int][]byte{}
 	}
 	if fr.rc == nil {
-		fr.rc = &cursor{x: fr.c.x, pos: -1}
+		rc := fr.c.x.cursor()
+		fr.rc = &rc
 	}
 	return fr.c.x.readFrame(&fr.c, fr.rc, fr.in, fr.i, nil, fr.kept)
 }
@@ -87,7 +81,7 @@ func (x *Index) readFrame(c, rc *cursor, in *Interaction, i int, buf []byte, kep
 				return cassettes.Frame{}, err
 			}
 		}
-		if f.Data, err = cassetteline.ApplyDelta(nil, base, ext.Ops); err != nil {
+		if f.Data, err = cassettefile.ApplyDelta(nil, base, ext.Ops); err != nil {
 			return cassettes.Frame{}, c.fail(loc, err)
 		}
 	}
@@ -116,7 +110,7 @@ func (x *Index) rebuild(c *cursor, in *Interaction, k int) ([]byte, error) {
 			data = f.Data
 			continue
 		}
-		if data, err = cassetteline.ApplyDelta(nil, data, ext.Ops); err != nil {
+		if data, err = cassettefile.ApplyDelta(nil, data, ext.Ops); err != nil {
 			return nil, c.fail(loc, err)
 		}
 	}

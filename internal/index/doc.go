@@ -30,12 +30,17 @@
 // index of everything before a cut with [cassettes.ErrTruncated]), except
 // that it checks a JSON frame only for being one whole value, and in the
 // compressed form (whose zstd checksums prove its bytes) not at all. It
-// reads through cassettes.NewReader with a cassetteline.Source, which
-// tells it where each line is and the compressed form's seek comments,
-// and lends it each line uncopied (hence Visit's f.Data, valid only during
-// the call). A
-// frame read back is checked against the index and fails with
-// [ErrModified] if the file changed.
+// reads with a cassettes.Reader over a cassettefile.Scanner of its own
+// (cassettefile.NewReader), which lends it each line uncopied (hence
+// Visit's f.Data, valid only during the call) and tells it where each
+// line is and the compressed form's seek comments; frames are read back
+// with the cassettefile.Lines it places there. A frame read back is
+// checked against the index and fails with [ErrModified] if the file
+// changed.
+//
+// The index is its own package, not part of cassettefile, because it
+// speaks cassettes' model (Header, Request, Frame, ParseError), and
+// cassettes imports cassettefile.
 //
 // A frame written as an object delta (see the cassettes package doc) is
 // rebuilt from its base: the pass notes which frame each delta copies

@@ -1,7 +1,6 @@
 package index
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -15,10 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/klauspost/compress/zstd"
-
 	"github.com/kwrec/kwrec/cassettes"
-	"github.com/kwrec/kwrec/internal/cassetteline"
+	"github.com/kwrec/kwrec/internal/cassettefile"
 )
 
 // ErrModified means a cassette file changed after an [Index] of it was
@@ -54,18 +51,12 @@ type Index struct {
 	Interactions []*Interaction // in order, as [cassettes.Load] has them
 
 	// files are the cassette's: one, or a rotated recording's parts in
-	// order. Frame offsets are in their texts end to end.
-	files  []*file
+	// order, which lines reads; frame offsets are in their texts end to
+	// end.
+	files  []source
+	names  []string
+	lines  *cassettefile.Lines
 	closed atomic.Bool
-}
-
-// file is one file of an indexed cassette.
-type file struct {
-	f          source
-	name       string
-	start      int64 // where its text starts in the texts of all the files
-	compressed bool
-	seeks      []seekState // in text order, at offsets in the file's own text
 }
 
 // source is what a file's bytes are read from: the file, or the bytes of
@@ -106,20 +97,6 @@ type Frame struct {
 	line int32 // its 1-based line number, 0 past math.MaxInt32
 }
 
-// seekState is a seek point and whether it has been checked against the
-// file: its comment is only a claim until the bytes at its offset decode
-// to that comment.
-type seekState struct {
-	cassetteline.SeekPoint
-	state atomic.Int32 // seekUnknown, seekGood or seekBad
-}
-
-const (
-	seekUnknown int32 = iota
-	seekGood
-	seekBad
-)
-
 // Options configure [Open]. The zero value indexes without looking at
 // frame bytes.
 type Options struct {
@@ -148,16 +125,18 @@ func Open(name string, opts Options) (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	x := &Index{}
+	x := &Index{names: paths}
+	files := make([]cassettefile.LinesFile, 0, len(paths))
 	for _, p := range paths {
 		f, err := os.Open(p)
 		if err != nil {
 			x.Close()
 			return nil, fileError(p, err)
 		}
-		// Not started (after a cut) until the Reader says where.
-		x.files = append(x.files, &file{f: f, name: p, start: math.MaxInt64})
+		x.files = append(x.files, f)
+		files = append(files, cassettefile.LinesFile{R: f, Name: p})
 	}
+	x.lines = cassettefile.NewLines(files)
 	err = x.index(opts)
 	if err != nil && !errors.Is(err, cassettes.ErrTruncated) {
 		x.Close()
@@ -170,7 +149,8 @@ func Open(name string, opts Options) (*Index, error) {
 // [Open] indexes a file: name is only what errors call it. data must not
 // change while the Index is in use.
 func Read(name string, data []byte, opts Options) (*Index, error) {
-	x := &Index{files: []*file{{f: memFile{bytes.NewReader(data)}, name: name, start: math.MaxInt64}}}
+	r := memFile{bytes.NewReader(data)}
+	x := &Index{files: []source{r}, names: []string{name}, lines: cassettefile.NewLines([]cassettefile.LinesFile{{R: r, Name: name}})}
 	err := x.index(opts)
 	if err != nil && !errors.Is(err, cassettes.ErrTruncated) {
 		return nil, err
@@ -184,34 +164,34 @@ type memFile struct{ *bytes.Reader }
 func (memFile) Close() error { return nil }
 
 func (x *Index) index(opts Options) error {
-	// The Reader reads through src, which tells where each line is and
-	// the seek comments, and sets how much of a frame it checks.
-	src := &cassetteline.Source{R: x.files[0].f, Ahead: true, Borrow: true}
+	// The Reader reads through sc, which tells where each line is and
+	// the seek comments, and how much of a frame it checks.
+	parts := make([]cassettefile.Part, len(x.files))
 	plain := false
-	for k, fl := range x.files {
-		if k > 0 {
-			src.More = append(src.More, cassetteline.Part{R: fl.f, Name: fl.name})
-		}
+	for k, f := range x.files {
+		parts[k] = cassettefile.Part{R: f, Name: x.names[k]}
 		// Frames are checked as the plainest file needs.
 		var magic [4]byte
-		n, _ := fl.f.ReadAt(magic[:], 0)
-		plain = plain || !cassettes.IsCompressed(magic[:n])
+		n, _ := f.ReadAt(magic[:], 0)
+		plain = plain || !cassettefile.IsCompressed(magic[:n])
 	}
-	rd, err := cassettes.NewReader(src, x.files[0].name)
-	if err != nil {
-		return err
-	}
-	defer rd.Close()
 	// An index needs each frame's bounds, not a proof that it is JSON:
 	// kwrec's writer only stores valid JSON frames, lint checks every one,
 	// and a compressed file's zstd checksums already prove its bytes are
 	// the ones written, so only a plain (hand-editable) file's frames are
 	// checked, and only for being whole values. This is most of what
 	// makes an open as fast as decompression.
-	src.Check = cassetteline.CheckBounds
+	check := cassettefile.CheckBounds
 	if !plain {
-		src.Check = cassetteline.CheckNone
+		check = cassettefile.CheckNone
 	}
+	sc := cassettefile.NewScanner(parts, cassettefile.ScanOptions{Check: check, Ahead: true, Borrow: true})
+	c, err := cassettefile.NewReader(sc)
+	if err != nil {
+		return err
+	}
+	rd := c.(*cassettes.Reader) // what NewReader makes
+	defer rd.Close()
 	x.Header = rd.Header()
 	if len(x.files) > 1 {
 		x.Header.Part = 0 // the whole recording's
@@ -223,7 +203,7 @@ func (x *Index) index(opts Options) error {
 			return err
 		}
 		if err != nil {
-			x.finish(src)
+			x.finish(sc)
 			if err == io.EOF {
 				err = nil
 			}
@@ -243,8 +223,9 @@ func (x *Index) index(opts Options) error {
 			if e.Line <= math.MaxInt32 {
 				line = int32(e.Line)
 			}
-			in.Frames.Append(Frame{At: e.Frame.At, off: src.LineOff, n: int32(src.LineLen), line: line})
-			noteBase(in, i, src.Base)
+			off, n := sc.Line()
+			in.Frames.Append(Frame{At: e.Frame.At, off: off, n: int32(n), line: line})
+			noteBase(in, i, sc.Base())
 			if opts.Visit != nil {
 				if err := opts.Visit(in, i, *e.Frame); err != nil {
 					return err
@@ -256,28 +237,15 @@ func (x *Index) index(opts Options) error {
 	}
 }
 
-// finish keeps where the files are and their seek points.
-func (x *Index) finish(src *cassetteline.Source) {
+// finish keeps where the files' texts are and their seek points, and
+// trims the delta bases.
+func (x *Index) finish(sc *cassettefile.Scanner) {
 	for _, in := range x.Interactions {
 		if b := in.bases; cap(b)-len(b) > len(b)/8 {
 			in.bases = slices.Clone(b)
 		}
 	}
-	for k, fi := range src.Files {
-		x.files[k].start, x.files[k].compressed = fi.Start, fi.Compressed
-	}
-	n := make([]int, len(x.files))
-	for _, p := range src.Seeks {
-		n[p.File]++
-	}
-	for k, fl := range x.files {
-		fl.seeks = make([]seekState, 0, n[k])
-	}
-	for _, p := range src.Seeks {
-		fl := x.files[p.File]
-		fl.seeks = append(fl.seeks, seekState{})
-		fl.seeks[len(fl.seeks)-1].SeekPoint = p
-	}
+	x.lines.Place(sc)
 }
 
 // Close closes the cassette's files. Readers still open fail from then
@@ -287,8 +255,8 @@ func (x *Index) Close() error {
 		return nil
 	}
 	var errs []error
-	for _, fl := range x.files {
-		errs = append(errs, fl.f.Close())
+	for _, f := range x.files {
+		errs = append(errs, f.Close())
 	}
 	return errors.Join(errs...)
 }
@@ -307,7 +275,7 @@ func (x *Index) check(in *Interaction) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("cassette: %s: the interaction is not one of this index's Interactions", x.files[0].name)
+	return fmt.Errorf("cassette: %s: the interaction is not one of this index's Interactions", x.names[0])
 }
 
 func frameRangeError(in *Interaction, i, n int) error {
@@ -324,7 +292,7 @@ func (x *Index) Frames(in *Interaction, from int) (*FrameReader, error) {
 	if from < 0 || from > in.Frames.Len() {
 		return nil, frameRangeError(in, from, in.Frames.Len())
 	}
-	return &FrameReader{in: in, i: from, c: cursor{x: x, pos: -1}}, nil
+	return &FrameReader{in: in, i: from, c: x.cursor()}, nil
 }
 
 // FrameReader reads an interaction's frames from an [Index]'s file, one
@@ -399,7 +367,7 @@ func (x *Index) ReadFrames(refs []FrameRef, fn func(k int, f cassettes.Frame) er
 		order[k] = k
 	}
 	sort.SliceStable(order, func(a, b int) bool { return locs[order[a]].off < locs[order[b]].off })
-	c, rc := cursor{x: x, pos: -1}, cursor{x: x, pos: -1}
+	c, rc := x.cursor(), x.cursor()
 	defer c.close()
 	defer rc.close()
 	var buf []byte
@@ -419,56 +387,27 @@ func (x *Index) ReadFrames(refs []FrameRef, fn func(k int, f cassettes.Frame) er
 	return nil
 }
 
-// plainJump is how far ahead a cursor reads on instead of starting a new
-// read (a plain-text cassette) or decoding from a later seek point (the
-// compressed form).
-const plainJump = 1 << 20
-
-// cursor reads lines of an index's text form at recorded offsets, moving
-// forward through the file when it can.
+// cursor reads frame lines of an index's text form at recorded offsets
+// (see cassettefile.Cursor).
 type cursor struct {
-	x    *Index
-	fl   *file         // the file br reads
-	pos  int64         // text offset of br's next byte; -1: not started
-	br   *bufio.Reader // the text; nil: not positioned
-	text *bufio.Reader // the text decoded by dec, kept for reuse
-	in   *bufio.Reader // the compressed bytes, into dec
-	dec  *zstd.Decoder
-	dst  []byte // a binary frame's bytes, when the caller gives a line buffer
+	cassettefile.Cursor
+	x   *Index
+	dst []byte // a binary frame's bytes, when the caller gives a line buffer
 }
 
-func (c *cursor) close() {
-	if c.dec != nil {
-		c.dec.Close()
-		c.dec = nil
-	}
-	c.br, c.text, c.in, c.pos, c.fl = nil, nil, nil, -1, nil
-}
+func (x *Index) cursor() cursor { return cursor{Cursor: x.lines.Cursor(), x: x} }
+
+func (c *cursor) close() { c.Close() }
 
 // frame reads the line of loc, which must decode to a frame of in at
 // loc.At. buf, if not nil, holds the line (else a new one is made), and
 // then the frame is valid until the cursor's next read: its data is in
 // buf (JSON) or in the cursor's own buffer (binary).
-func (c *cursor) frame(in *Interaction, loc Frame, buf []byte) (cassettes.Frame, cassetteline.FrameExt, error) {
-	if err := c.seek(loc.off); err != nil {
-		return cassettes.Frame{}, cassetteline.FrameExt{}, c.fail(loc, err)
-	}
+func (c *cursor) frame(in *Interaction, loc Frame, buf []byte) (cassettes.Frame, cassettefile.FrameExt, error) {
 	reuse := buf != nil
-	if buf == nil {
-		buf = make([]byte, loc.n)
-	}
-	buf = buf[:loc.n]
-	if _, err := io.ReadFull(c.br, buf); err != nil {
-		return cassettes.Frame{}, cassetteline.FrameExt{}, c.fail(loc, err)
-	}
-	c.pos += int64(loc.n)
-	switch b, err := c.br.ReadByte(); {
-	case err == nil && b != '\n':
-		return cassettes.Frame{}, cassetteline.FrameExt{}, c.fail(loc, nil)
-	case err == nil:
-		c.pos++
-	case err != io.EOF: // a plain-text cassette's last line has no newline
-		return cassettes.Frame{}, cassetteline.FrameExt{}, c.fail(loc, err)
+	buf, err := c.ReadLine(loc.off, int(loc.n), buf)
+	if err != nil {
+		return cassettes.Frame{}, cassettefile.FrameExt{}, c.fail(loc, err)
 	}
 	var dst []byte
 	if reuse {
@@ -480,7 +419,7 @@ func (c *cursor) frame(in *Interaction, loc Frame, buf []byte) (cassettes.Frame,
 	}
 	f, x, ok := parseLine(bytes.TrimSpace(buf), in, loc, dst)
 	if !ok {
-		return cassettes.Frame{}, cassetteline.FrameExt{}, c.fail(loc, nil)
+		return cassettes.Frame{}, cassettefile.FrameExt{}, c.fail(loc, nil)
 	}
 	return f, x, nil
 }
@@ -490,8 +429,8 @@ func (c *cursor) frame(in *Interaction, loc Frame, buf []byte) (cassettes.Frame,
 // else (a line that is not the frame, the file ending early, zstd data
 // that no longer decodes) as ErrModified. The cursor starts over next time.
 func (c *cursor) fail(loc Frame, err error) error {
-	name := c.x.fileAt(loc.off).name
-	c.close()
+	name := c.x.lines.Name(loc.off)
+	c.Close()
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		return fileError(name, err)
@@ -506,116 +445,4 @@ func fileError(name string, err error) error {
 		err = pe.Err
 	}
 	return fmt.Errorf("%s: %w", name, err)
-}
-
-// fileAt returns the file that text offset off is in.
-func (x *Index) fileAt(off int64) *file {
-	k := sort.Search(len(x.files), func(k int) bool { return x.files[k].start > off })
-	return x.files[max(k-1, 0)]
-}
-
-// seek positions the cursor at text offset off.
-func (c *cursor) seek(off int64) error {
-	if fl := c.x.fileAt(off); fl != c.fl {
-		// Another part of a rotated recording: start over in it.
-		c.fl, c.br, c.pos = fl, nil, -1
-	}
-	if c.fl.compressed {
-		if err := c.seekCompressed(off); err != nil {
-			return err
-		}
-	} else if c.br == nil || off < c.pos || off-c.pos > plainJump {
-		local := off - c.fl.start
-		sr := io.NewSectionReader(c.fl.f, local, math.MaxInt64-local)
-		if c.br == nil || c.br == c.text {
-			c.br = bufio.NewReaderSize(sr, 64<<10)
-		} else {
-			c.br.Reset(sr)
-		}
-		c.pos = off
-	}
-	n, err := c.br.Discard(int(off - c.pos))
-	c.pos += int64(n)
-	return err
-}
-
-// seekCompressed starts decoding at the last good seek point at or
-// before off, unless the decoder is already between it and off.
-func (c *cursor) seekCompressed(off int64) error {
-	seeks, base := c.fl.seeks, c.fl.start
-	j := sort.Search(len(seeks), func(j int) bool { return base+seeks[j].Text > off })
-	for j--; ; j-- {
-		for j >= 0 && seeks[j].state.Load() == seekBad {
-			j--
-		}
-		start := cassetteline.SeekPoint{}
-		if j >= 0 {
-			start = seeks[j].SeekPoint
-		}
-		if c.br != nil && c.pos <= off && (c.pos >= base+start.Text || off-c.pos <= plainJump) {
-			return nil // decoding on is less work than starting over
-		}
-		ok, err := c.start(start, j >= 0)
-		if err != nil || j < 0 {
-			return err
-		}
-		if ok {
-			seeks[j].state.Store(seekGood)
-			return nil
-		}
-		seeks[j].state.Store(seekBad)
-	}
-}
-
-// start starts decoding c.fl at p and, if check is set, reports whether
-// the bytes there are what p claims: zstd's magic, decoding to p's own
-// seek comment. The file start needs no check.
-func (c *cursor) start(p cassetteline.SeekPoint, check bool) (bool, error) {
-	c.br, c.pos = nil, -1
-	if check {
-		var magic [4]byte
-		if _, err := c.fl.f.ReadAt(magic[:], p.Zstd); err != nil {
-			var pe *fs.PathError
-			if errors.As(err, &pe) {
-				return false, err
-			}
-			return false, nil // past the end: a claim about another file
-		}
-		if !cassettes.IsCompressed(magic[:]) {
-			return false, nil
-		}
-	}
-	sr := io.NewSectionReader(c.fl.f, p.Zstd, math.MaxInt64-p.Zstd)
-	if c.in == nil {
-		c.in = bufio.NewReaderSize(sr, 64<<10)
-	} else {
-		c.in.Reset(sr)
-	}
-	if c.dec == nil {
-		dec, err := cassetteline.NewDecoder(c.in, false)
-		if err != nil {
-			return false, nil
-		}
-		c.dec = dec
-	} else if err := c.dec.Reset(c.in); err != nil {
-		return false, nil
-	}
-	if c.text == nil {
-		c.text = bufio.NewReaderSize(c.dec, 64<<10)
-	} else {
-		c.text.Reset(c.dec)
-	}
-	if check {
-		line, err := c.text.ReadSlice('\n')
-		if err != nil || !bytes.Equal(line, cassetteline.AppendSeekComment(nil, p)) {
-			var pe *fs.PathError
-			if errors.As(err, &pe) {
-				return false, err
-			}
-			return false, nil
-		}
-		p.Text += int64(len(line))
-	}
-	c.br, c.pos = c.text, c.fl.start+p.Text
-	return true, nil
 }

@@ -14,15 +14,37 @@ import (
 	"github.com/kwrec/kwrec/cassettes"
 )
 
-// seekStates counts an index's seek points by state.
-func seekStates(x *Index) map[int32]int {
-	n := map[int32]int{}
-	for _, fl := range x.files {
-		for i := range fl.seeks {
-			n[fl.seeks[i].state.Load()]++
-		}
+// seekStates counts an index's seek points: all, and those whose claims
+// were checked and held (good) or did not (bad).
+type seekStates struct{ all, good, bad int }
+
+func seekStatesOf(x *Index, k int) seekStates {
+	unknown, good, bad := x.lines.SeekStates(k)
+	return seekStates{unknown + good + bad, good, bad}
+}
+
+func allSeekStates(x *Index) seekStates {
+	var n seekStates
+	for k := range x.files {
+		s := seekStatesOf(x, k)
+		n.all, n.good, n.bad = n.all+s.all, n.good+s.good, n.bad+s.bad
 	}
 	return n
+}
+
+// readsFrameN reads frame from of in, alone, which must be the event
+// {"n":from}.
+func readsFrameN(t *testing.T, x *Index, in *Interaction, from int) {
+	t.Helper()
+	fr, err := x.Frames(in, from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := fr.Next()
+	fr.Close()
+	if want := fmt.Sprintf(`{"type":"ADDED","object":{"n":%d}}`+"\n", from); err != nil || string(f.Data) != want {
+		t.Fatalf("frame %d = %q, %v; want %q", from, f.Data, err, want)
+	}
 }
 
 func TestSeekPointsAreUsedOnlyOnceTheirBytesCheckOut(t *testing.T) {
@@ -67,23 +89,15 @@ func TestSeekPointsAreUsedOnlyOnceTheirBytesCheckOut(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer x.Close()
-			if len(x.files[0].seeks) < 40 {
-				t.Fatalf("%d seek points, want one per 300 bytes of text", len(x.files[0].seeks))
+			if n := seekStatesOf(x, 0).all; n < 40 {
+				t.Fatalf("%d seek points, want one per 300 bytes of text", n)
 			}
 			in := x.Interactions[0]
 			for _, from := range []int{199, 120, 60} {
-				fr, err := x.Frames(in, from)
-				if err != nil {
-					t.Fatal(err)
-				}
-				f, err := fr.Next()
-				fr.Close()
-				if want := fmt.Sprintf(`{"type":"ADDED","object":{"n":%d}}`+"\n", from); err != nil || string(f.Data) != want {
-					t.Fatalf("frame %d = %q, %v; want %q", from, f.Data, err, want)
-				}
+				readsFrameN(t, x, in, from)
 			}
-			n := seekStates(x)
-			if (n[seekGood] > 0) != tt.good || (n[seekBad] > 0) != tt.bad {
+			n := allSeekStates(x)
+			if (n.good > 0) != tt.good || (n.bad > 0) != tt.bad {
 				t.Errorf("seek points by state %v; want good %v, bad %v", n, tt.good, tt.bad)
 			}
 		})
@@ -118,28 +132,14 @@ func TestEachPartsSeekPointsCheckOut(t *testing.T) {
 	}
 	in := x.Interactions[0]
 	for _, from := range []int{399, 250, 120, 60, 5} {
-		fr, err := x.Frames(in, from)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f, err := fr.Next()
-		fr.Close()
-		if want := fmt.Sprintf(`{"type":"ADDED","object":{"n":%d}}`+"\n", from); err != nil || string(f.Data) != want {
-			t.Fatalf("frame %d = %q, %v; want %q", from, f.Data, err, want)
-		}
+		readsFrameN(t, x, in, from)
 	}
-	if n := seekStates(x); n[seekGood] == 0 || n[seekBad] != 0 {
+	if n := allSeekStates(x); n.good == 0 || n.bad != 0 {
 		t.Errorf("seek points by state %v; want good ones and no bad", n)
 	}
 	// Frame 250 is in a later part, and was found from its seek points.
-	fl := x.fileAt(in.Frames.At(250).off)
-	good := 0
-	for i := range fl.seeks {
-		if fl.seeks[i].state.Load() == seekGood {
-			good++
-		}
-	}
-	if fl == x.files[0] || good == 0 {
-		t.Errorf("frame 250 is in %s, with %d good seek points; want a later part, with some", fl.name, good)
+	k := x.lines.FileAt(in.Frames.At(250).off)
+	if good := seekStatesOf(x, k).good; k == 0 || good == 0 {
+		t.Errorf("frame 250 is in %s, with %d good seek points; want a later part, with some", x.names[k], good)
 	}
 }

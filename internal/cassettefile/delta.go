@@ -1,4 +1,4 @@
-package cassetteline
+package cassettefile
 
 import (
 	"bytes"
@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"slices"
 	"strconv"
 	"time"
+
+	"github.com/kwrec/kwrec/internal/wire"
 )
 
 // A delta (see the cassettes package doc, "Object deltas") rebuilds a
@@ -278,6 +281,21 @@ func CutFrameExt(line []byte) (out []byte, x FrameExt, err error) {
 	return line, x, nil
 }
 
+// ParseFrameLine parses a frame line read again after a check (see
+// [ParseFrameInto]), whole or a delta (see [CutFrameExt]; data is then
+// nil), and reports false if it is not one. line must be a private copy.
+func ParseFrameLine(line, dst []byte) (id int, at time.Duration, data []byte, x FrameExt, ok bool) {
+	line, x, err := CutFrameExt(line)
+	if err != nil {
+		return 0, 0, nil, x, false
+	}
+	if x.Delta {
+		return x.ID, x.At, nil, x, true
+	}
+	id, at, data, ok = ParseFrameInto(line, dst)
+	return id, at, data, x, ok
+}
+
 // AppendDeltaLine appends a delta frame line, newline included: frame at
 // of interaction id is ops applied to the interaction's frame base.
 func AppendDeltaLine(b []byte, id int, at string, keep bool, base int, ops []byte) []byte {
@@ -294,4 +312,221 @@ func AppendDeltaLine(b []byte, id int, at string, keep bool, base int, ops []byt
 	b = append(b, deltaKey[:len(deltaKey)-1]...)
 	b = AppendBytesString(b, ops)
 	return append(b, '}', '\n')
+}
+
+// MaxDeltaChain is how many deltas in a row a DeltaWriter builds on one
+// object's versions before it writes the next version whole
+// (cassettes.MaxDeltaChain).
+const MaxDeltaChain = 32
+
+// DeltaTable is a reader's side of deltas: each open interaction's frame
+// count and its kept frames, the bases of later deltas. Its zero value is
+// ready.
+type DeltaTable struct {
+	ivs map[int]*keptIv
+}
+
+type keptIv struct {
+	n    int            // frames read
+	kept map[int][]byte // kept frames by number, until a delta consumes them
+}
+
+// Frame takes the next frame of interaction id, whose line said x: data
+// is its bytes, unless the line is a delta. It returns the frame's bytes
+// and, for a delta that copies, 1 + its base's number.
+func (t *DeltaTable) Frame(id int, x FrameExt, data []byte) ([]byte, int, error) {
+	if t.ivs == nil {
+		t.ivs = map[int]*keptIv{}
+	}
+	iv := t.ivs[id]
+	if iv == nil {
+		iv = &keptIv{}
+		t.ivs[id] = iv
+	}
+	ord := iv.n
+	iv.n++
+	base := 0
+	if x.Delta {
+		b, ok := iv.kept[x.Base]
+		switch {
+		case ok:
+			delete(iv.kept, x.Base)
+		case x.Base >= ord:
+			return nil, 0, fmt.Errorf("frame %d of interaction %d is a delta against frame %d, which is not before it", ord, id, x.Base)
+		default:
+			return nil, 0, fmt.Errorf("frame %d of interaction %d is a delta against frame %d, which is not kept (no \"keep\", or already the base of another delta)", ord, id, x.Base)
+		}
+		var err error
+		if data, err = ApplyDelta(nil, b, x.Ops); err != nil {
+			return nil, 0, fmt.Errorf("frame %d of interaction %d against frame %d: %v", ord, id, x.Base, err)
+		}
+		if DeltaCopies(x.Ops) {
+			base = x.Base + 1
+		}
+	}
+	if x.Keep {
+		if iv.kept == nil {
+			iv.kept = map[int][]byte{}
+		}
+		iv.kept[ord] = slices.Clone(data)
+	}
+	return data, base, nil
+}
+
+// End frees interaction id's kept frames.
+func (t *DeltaTable) End(id int) { delete(t.ivs, id) }
+
+// DeltaWriter writes a compressed cassette's watch frames as deltas
+// against the previous version of their object (see the cassettes package doc, "Object deltas"): what a cassettes.Writer with Deltas uses.
+type DeltaWriter struct {
+	budget int64 // the most kept bytes
+	kept   int64 // bytes of frames marked keep and not yet consumed
+	ivs    map[int]*deltaIv
+	enc    DeltaEncoder
+	ops    []byte
+}
+
+// deltaIv is an interaction's state in a DeltaWriter.
+type deltaIv struct {
+	n    int                 // frames written
+	objs map[string]*keptObj // the kept frame of each object
+}
+
+// keptObj is the last version of an object, kept as a base.
+type keptObj struct {
+	ord   int    // its frame number in the interaction
+	depth int    // how many deltas that copy lead to it from a whole frame
+	data  []byte // its bytes (the writer's copy)
+}
+
+// NewDeltaWriter returns a DeltaWriter that keeps at most budget bytes
+// of frames for later deltas.
+func NewDeltaWriter(budget int64) *DeltaWriter {
+	return &DeltaWriter{budget: budget, ivs: map[int]*deltaIv{}}
+}
+
+// Frame appends to buf the line of frame data of interaction id at at:
+// the whole frame, or a delta against its object's previous version.
+func (d *DeltaWriter) Frame(buf []byte, id int, at time.Duration, data []byte) []byte {
+	iv := d.ivs[id]
+	if iv == nil {
+		iv = &deltaIv{objs: map[string]*keptObj{}}
+		d.ivs[id] = iv
+	}
+	ord := iv.n
+	iv.n++
+	typ, key, ok := wire.EventKey(data)
+	if !ok || key == "" {
+		return AppendFrameLine(buf, id, at, data, true, false)
+	}
+	prev := iv.objs[key]
+	if prev != nil {
+		d.kept -= int64(len(prev.data))
+		delete(iv.objs, key)
+	}
+	keep := typ != "DELETED" && d.kept+int64(len(data)) <= d.budget
+	depth := 0
+	if prev == nil {
+		buf = AppendFrameLine(buf, id, at, data, true, keep)
+	} else {
+		// A delta, even one that only inserts (the chain's end, or a
+		// frame with nothing in common with its base): it consumes the
+		// base, which a reader then frees.
+		ops := d.ops[:0]
+		if prev.depth+1 < MaxDeltaChain {
+			ops = d.enc.Append(ops, prev.data, data)
+			depth = prev.depth + 1
+		}
+		if depth == 0 || len(ops) >= len(data) {
+			ops, depth = AppendInsertOnly(ops[:0], data), 0
+		}
+		d.ops = ops
+		buf = AppendDeltaLine(buf, id, at.String(), keep, prev.ord, ops)
+	}
+	if keep {
+		o := prev
+		if o == nil {
+			o = &keptObj{}
+		}
+		o.ord, o.depth, o.data = ord, depth, append(o.data[:0], data...)
+		iv.objs[key] = o
+		d.kept += int64(len(o.data))
+	}
+	return buf
+}
+
+// Resume goes on with interaction id after n of its frames were written
+// elsewhere: none of them is kept, so the next frame of each object is
+// written whole.
+func (d *DeltaWriter) Resume(id, n int) {
+	d.ivs[id] = &deltaIv{n: n, objs: map[string]*keptObj{}}
+}
+
+// End frees interaction id's kept frames.
+func (d *DeltaWriter) End(id int) {
+	if iv := d.ivs[id]; iv != nil {
+		for _, o := range iv.objs {
+			d.kept -= int64(len(o.data))
+		}
+		delete(d.ivs, id)
+	}
+}
+
+// Line returns the line (newline included) to write for a whole text
+// line: a frame as a Writer writes it goes through d, an end line frees
+// its interaction, any other line is counted and passes as it is.
+func (d *DeltaWriter) Line(line, buf, tmp []byte) (out, buf2, tmp2 []byte) {
+	body := line[:len(line)-1]
+	id, ok := FrameLineID(body)
+	if !ok {
+		if id, ok := EndLineID(body); ok {
+			d.End(id)
+		}
+		return line, buf, tmp
+	}
+	tmp = append(tmp[:0], body...)
+	_, at, data, ok := ParseCanonical(tmp, CheckNone)
+	if ok {
+		buf = AppendFrameLine(buf[:0], id, at, data, true, false)
+		ok = bytes.Equal(buf, line)
+	}
+	if !ok {
+		// Not as a Writer writes it: kept as it is, and counted.
+		if iv := d.ivs[id]; iv != nil {
+			iv.n++
+		} else {
+			d.ivs[id] = &deltaIv{n: 1, objs: map[string]*keptObj{}}
+		}
+		return line, buf, tmp
+	}
+	buf = d.Frame(buf[:0], id, at, data)
+	return buf, buf, tmp
+}
+
+// FrameLineID returns the interaction of a frame line, in any spelling.
+func FrameLineID(line []byte) (int, bool) {
+	if id, ok := canonicalID(line, `{"frame":`); ok {
+		return id, true
+	}
+	if !bytes.Contains(line, []byte(`"frame"`)) {
+		return 0, false
+	}
+	id, _, _, ok := ParseFrame(slices.Clone(bytes.TrimSpace(line)))
+	return id, ok
+}
+
+// EndLineID returns the interaction of an end line as a Writer writes it.
+func EndLineID(line []byte) (int, bool) { return canonicalID(line, `{"end":`) }
+
+// canonicalID reads the number after prefix at the start of line.
+func canonicalID(line []byte, prefix string) (int, bool) {
+	rest, ok := bytes.CutPrefix(line, []byte(prefix))
+	if !ok {
+		return 0, false
+	}
+	id, i := 0, 0
+	for ; i < len(rest) && i < 9 && rest[i] >= '0' && rest[i] <= '9'; i++ {
+		id = id*10 + int(rest[i]-'0')
+	}
+	return id, i > 0 && i < len(rest) && rest[i] == ','
 }

@@ -1,4 +1,4 @@
-package cassetteline
+package cassettefile
 
 import (
 	"bytes"
@@ -154,4 +154,17 @@ func FuzzDelta(f *testing.F) {
 		}
 		_, _, _ = CutFrameExt(append([]byte(`{"frame":1,"at":"1s","base":0,"delta":`), target...))
 	})
+}
+
+// A kept frame's line has the keep key between its at and its body, where
+// CutFrameExt looks for it.
+func TestAKeptFrameLineHasTheKeepKeyAfterAt(t *testing.T) {
+	got := AppendFrameLine(nil, 1, time.Second, []byte("{}\n"), true, true)
+	if want := `{"frame":1,"at":"1s","keep":true,"json":{}}` + "\n"; string(got) != want {
+		t.Errorf("AppendFrameLine wrote %s, want %s", got, want)
+	}
+	_, x, err := CutFrameExt(got[:len(got)-1])
+	if err != nil || !x.Keep || x.Delta {
+		t.Errorf("CutFrameExt read %+v, %v; want a kept whole frame", x, err)
+	}
 }

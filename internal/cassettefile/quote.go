@@ -1,4 +1,4 @@
-package cassetteline
+package cassettefile
 
 import (
 	"unicode/utf8"

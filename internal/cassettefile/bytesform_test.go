@@ -1,4 +1,4 @@
-package cassetteline
+package cassettefile
 
 import (
 	"bytes"
@@ -64,34 +64,27 @@ func FuzzBytesForm(f *testing.F) {
 	f.Fuzz(bytesRoundTrip)
 }
 
-// refBytes is the "bytes" form's fast decoder written plainly, one
-// character at a time: fastBytes must answer as it does on any input.
+// refBytes is the "bytes" form's strict decoding written another way, as
+// the format says it, one character (not byte) at a time: a plain
+// character, \" or \\, or U+0100-U+01FF for the bytes 0x00-0xFF.
+// fastBytes must answer as it does on any input.
 func refBytes(s []byte) ([]byte, bool) {
-	data := make([]byte, len(s))
-	k := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if bytesPlain[c] {
-			data[k] = c
-			k++
-			continue
-		}
-		if i+1 == len(s) {
-			return nil, false
-		}
-		t := s[i+1]
+	data := make([]byte, 0, len(s))
+	for len(s) > 0 {
+		r, n := utf8.DecodeRune(s)
 		switch {
-		case c == '\\' && (t == '"' || t == '\\'):
-			data[k] = t
-		case c >= 0xC4 && c <= 0xC7 && t&0xC0 == 0x80:
-			data[k] = (c-0xC4)<<6 | t&0x3f
+		case r < utf8.RuneSelf && bytesPlain[r]:
+			data = append(data, byte(r))
+		case r == '\\' && len(s) > 1 && (s[1] == '"' || s[1] == '\\'):
+			data, n = append(data, s[1]), 2
+		case r >= 0x100 && r <= 0x1ff:
+			data = append(data, byte(r-0x100))
 		default:
 			return nil, false
 		}
-		k++
-		i++
+		s = s[n:]
 	}
-	return data[:k:k], true
+	return data, true
 }
 
 // sameBytes checks that fastBytes and appendBytes answer for s what

@@ -1,4 +1,4 @@
-package cassetteline
+package cassettefile
 
 import (
 	"bytes"
@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
+	"unicode/utf8"
 )
 
 // Check is how much of a JSON frame's value [ParseCanonical] checks.
@@ -250,4 +252,66 @@ func ParseFrameInto(line, dst []byte) (id int, at time.Duration, data []byte, ok
 		return 0, 0, nil, false
 	}
 	return *l.Frame, at, data, true
+}
+
+// jsonFrame reports whether data is one JSON object or array followed by a
+// single newline, with no newline inside: the shape of a JSON watch event
+// and of an API server's JSON response. Such frames are stored as JSON.
+func jsonFrame(data []byte) bool {
+	n := len(data)
+	if n < 3 || data[n-1] != '\n' {
+		return false
+	}
+	v := data[:n-1]
+	first, last := v[0], v[len(v)-1]
+	if !(first == '{' && last == '}') && !(first == '[' && last == ']') {
+		return false
+	}
+	if bytes.IndexByte(v, '\n') >= 0 || bytes.IndexByte(v, '\r') >= 0 {
+		return false
+	}
+	return json.Valid(v)
+}
+
+// AppendFrameLine appends the line of frame data of interaction id at at,
+// newline included, as a Writer writes it: a JSON object or array as
+// "json", other UTF-8 as "text", binary data in the "bytes" form if
+// bytesForm is set, else in base64. With keep, a later delta may copy
+// from the frame.
+func AppendFrameLine(buf []byte, id int, at time.Duration, data []byte, bytesForm, keep bool) []byte {
+	buf = append(buf, `{"frame":`...)
+	buf = strconv.AppendInt(buf, int64(id), 10)
+	buf = append(buf, `,"at":"`...)
+	buf = append(buf, at.String()...)
+	buf = append(buf, '"')
+	if keep { // object deltas: a later delta may copy from this frame
+		buf = append(buf, keepKey...)
+	}
+	buf = append(buf, ',')
+	switch {
+	case jsonFrame(data):
+		buf = append(buf, `"json":`...)
+		buf = append(buf, data[:len(data)-1]...)
+	case utf8.Valid(data):
+		buf = append(buf, `"text":`...)
+		buf = appendString(buf, data)
+	case bytesForm:
+		buf = append(buf, `"bytes":`...)
+		buf = AppendBytesString(buf, data)
+	default:
+		buf = append(buf, `"base64":"`...)
+		buf = base64.StdEncoding.AppendEncode(buf, data)
+		buf = append(buf, '"')
+	}
+	return append(buf, '}', '\n')
+}
+
+// appendString appends the JSON string of s, which is valid UTF-8, as
+// encoding/json writes it without HTML escapes.
+func appendString(buf, s []byte) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(string(s)) // a string always encodes
+	return append(buf, b.Bytes()[:b.Len()-1]...)
 }
