@@ -29,14 +29,7 @@ func TestTypedWatchReplaysRecordedEvents(t *testing.T) {
 	forEachSource(t, func(t *testing.T, src source) {
 		r := src.replayer(t, fixture(t, "configmaps.kwrec"), replay.Options{})
 		cs := clientset(t, r.Config())
-		w, err := cs.CoreV1().ConfigMaps("default").Watch(ctxT(t), metav1.ListOptions{ResourceVersion: "100", AllowWatchBookmarks: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer w.Stop()
-		if d := cmp.Diff(recordedEvents, recv(t, w, 4)); d != "" {
-			t.Errorf("events (-recorded +replayed):\n%s", d)
-		}
+		wantRecordedEvents(t, cs.CoreV1().ConfigMaps("default").Watch)
 		waitDone(t, r)
 	})
 }
@@ -56,14 +49,7 @@ func TestDynamicWatchReplaysRecordedEvents(t *testing.T) {
 		if list.GetResourceVersion() != "100" || len(list.Items) != 2 {
 			t.Fatalf("list at %s with %d items, want the recorded 100 with 2", list.GetResourceVersion(), len(list.Items))
 		}
-		w, err := dc.Resource(gvr).Namespace("default").Watch(ctxT(t), metav1.ListOptions{ResourceVersion: "100", AllowWatchBookmarks: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer w.Stop()
-		if d := cmp.Diff(recordedEvents, recv(t, w, 4)); d != "" {
-			t.Errorf("events (-recorded +replayed):\n%s", d)
-		}
+		wantRecordedEvents(t, dc.Resource(gvr).Namespace("default").Watch)
 		waitDone(t, r)
 	})
 }

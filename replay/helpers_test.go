@@ -18,6 +18,7 @@ import (
 	"github.com/kwrec/kwrec/internal/cassettetest"
 	"github.com/kwrec/kwrec/replay"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -367,4 +368,19 @@ func initialSorted(log []string, n int) []string {
 	out := append([]string(nil), log...)
 	sort.Strings(out[:min(n, len(out))])
 	return out
+}
+
+// wantRecordedEvents watches the default namespace's ConfigMaps with watch
+// from resourceVersion 100, bookmarks allowed, and checks that it sends the
+// recorded events.
+func wantRecordedEvents(t *testing.T, watchFn func(context.Context, metav1.ListOptions) (watch.Interface, error)) {
+	t.Helper()
+	w, err := watchFn(ctxT(t), metav1.ListOptions{ResourceVersion: "100", AllowWatchBookmarks: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	if d := cmp.Diff(recordedEvents, recv(t, w, 4)); d != "" {
+		t.Errorf("events (-recorded +replayed):\n%s", d)
+	}
 }

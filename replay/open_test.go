@@ -11,9 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/kwrec/kwrec/cassettes"
 	"github.com/kwrec/kwrec/internal/index"
 	"github.com/kwrec/kwrec/replay"
@@ -50,14 +47,7 @@ func TestOpenServesTheSameAsNewFromPlainAndCompressedFiles(t *testing.T) {
 				}
 			}
 			cs := clientset(t, r.Config())
-			w, err := cs.CoreV1().ConfigMaps("default").Watch(ctxT(t), metav1.ListOptions{ResourceVersion: "100", AllowWatchBookmarks: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer w.Stop()
-			if d := cmp.Diff(recordedEvents, recv(t, w, 4)); d != "" {
-				t.Errorf("events (-recorded +replayed):\n%s", d)
-			}
+			wantRecordedEvents(t, cs.CoreV1().ConfigMaps("default").Watch)
 		})
 	}
 }

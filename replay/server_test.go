@@ -17,7 +17,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/kwrec/kwrec/replay"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -58,14 +57,7 @@ func TestServerReplaysToClientGoThroughItsKubeconfig(t *testing.T) {
 				if err != nil || v.GitVersion != "v1.37.2" {
 					t.Errorf("ServerVersion = %v, %v; want the cassette's v1.37.2", v, err)
 				}
-				w, err := cs.CoreV1().ConfigMaps("default").Watch(ctxT(t), metav1.ListOptions{ResourceVersion: "100", AllowWatchBookmarks: true})
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer w.Stop()
-				if d := cmp.Diff(recordedEvents, recv(t, w, 4)); d != "" {
-					t.Errorf("events (-want +got):\n%s", d)
-				}
+				wantRecordedEvents(t, cs.CoreV1().ConfigMaps("default").Watch)
 			})
 		}
 	})
