@@ -61,16 +61,7 @@ func Path(name string) string {
 // to do.
 func New(t testing.TB, name string, opts replay.Options) *replay.Replayer {
 	t.Helper()
-	path := Path(name)
-	if _, err := os.Stat(path); err != nil {
-		t.Fatalf("replaytest: cassette %s: %v (record it with the kwrec CLI, or fix the name)", path, err)
-	}
-	r, err := replay.Open(path, opts)
-	if err != nil {
-		t.Fatalf("replaytest: %v", err)
-	}
-	t.Cleanup(func() { r.Close() })
-	return r
+	return open(t, name, func(path string) (*replay.Replayer, error) { return replay.Open(path, opts) })
 }
 
 // Load loads the cassette name (see [Path]) once with [replay.Load], for
@@ -79,16 +70,23 @@ func New(t testing.TB, name string, opts replay.Options) *replay.Replayer {
 // reader's error, which says what to do.
 func Load(t testing.TB, name string) *replay.History {
 	t.Helper()
+	return open(t, name, replay.Load)
+}
+
+// open opens the cassette name (see [Path]) with openFn, to be closed when
+// the test ends, or fails the test with what to do.
+func open[T interface{ Close() error }](t testing.TB, name string, openFn func(path string) (T, error)) T {
+	t.Helper()
 	path := Path(name)
 	if _, err := os.Stat(path); err != nil {
 		t.Fatalf("replaytest: cassette %s: %v (record it with the kwrec CLI, or fix the name)", path, err)
 	}
-	h, err := replay.Load(path)
+	v, err := openFn(path)
 	if err != nil {
 		t.Fatalf("replaytest: %v", err)
 	}
-	t.Cleanup(func() { h.Close() })
-	return h
+	t.Cleanup(func() { v.Close() })
+	return v
 }
 
 // Config returns a rest.Config whose clients (typed, dynamic, informers)
