@@ -28,8 +28,9 @@ type body struct {
 	closed chan struct{}
 	once   sync.Once
 
-	state state  // where the response is
-	cur   []byte // bytes made and not yet read
+	state state    // where the response is
+	frame outFrame // the frame it is at, from atFrame on
+	cur   []byte   // bytes made and not yet read
 
 	// The schedule: frame next of the plan is due at due plus its wait.
 	next   int

@@ -33,12 +33,11 @@ type (
 	// view made whole.
 	rawBytes []byte
 	// recordedBytes are frame i (0-based) of the plan's interaction as
-	// recorded; seq says it is the next of the unedited recorded frames
-	// [0, plan.recN), which a read-ahead reads in order.
-	recordedBytes struct {
-		i   int
-		seq bool
-	}
+	// recorded, in an edited order.
+	recordedBytes struct{ i int }
+	// nextRecorded is the next of the unedited recorded frames [0,
+	// plan.recN), frame body.next, which a read-ahead reads in order.
+	nextRecorded struct{}
 	// watchStep is a step of a timeline watch: an event, the initial
 	// state, a bookmark or an expiry.
 	watchStep struct{ *timeline.Step }
@@ -55,8 +54,11 @@ func dataFrame(data []byte) outFrame { return outFrame{payload: rawBytes(data)} 
 func (d rawBytes) bytes(*body) ([]byte, error) { return d, nil }
 func (rawBytes) ready(*body) bool              { return true }
 
-func (f recordedBytes) bytes(b *body) ([]byte, error) { return b.src.recorded(b, f.i, f.seq) }
-func (f recordedBytes) ready(b *body) bool            { return !f.seq || b.src.prefetched() }
+func (f recordedBytes) bytes(b *body) ([]byte, error) { return b.src.recorded(b, f.i, false) }
+func (recordedBytes) ready(*body) bool                { return true }
+
+func (nextRecorded) bytes(b *body) ([]byte, error) { return b.src.recorded(b, b.next, true) }
+func (nextRecorded) ready(b *body) bool            { return b.src.prefetched() }
 
 func (l listView) bytes(b *body) ([]byte, error) {
 	raws, err := b.r.raws(b.p.tl, l.Items)

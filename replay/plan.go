@@ -57,7 +57,7 @@ const (
 // are made as it reaches them.
 func (p *plan) frame(i int) (outFrame, bool) {
 	if i < p.recN {
-		return recordedAt(p.iv, i, true), true
+		return recordedAt(p.iv, i, nextRecorded{}), true
 	}
 	if i -= p.recN; i < len(p.frames) {
 		return p.frames[i], true

@@ -286,7 +286,7 @@ func editedFrames(iv *ivState, n int, marks []placedMark) []outFrame {
 			}
 		}
 		if i < n {
-			frames = append(frames, src{orig: i + 1, f: recordedAt(iv, i, false)})
+			frames = append(frames, src{orig: i + 1, f: recordedAt(iv, i, recordedBytes{i})})
 		}
 	}
 	for _, e := range iv.edits {
@@ -315,12 +315,12 @@ func editedFrames(iv *ivState, n int, marks []placedMark) []outFrame {
 	return out
 }
 
-// recordedAt describes frame i (0-based) of iv as served unedited; seq
-// says it is served in order with the frames before it.
-func recordedAt(iv *ivState, i int, seq bool) outFrame {
+// recordedAt describes frame i (0-based) of iv as served unedited, its
+// bytes what pl makes.
+func recordedAt(iv *ivState, i int, pl payload) outFrame {
 	gap := iv.frames.At(i)
 	if i > 0 {
 		gap -= iv.frames.At(i - 1)
 	}
-	return outFrame{gap: gap, rv: iv.rv(i), payload: recordedBytes{i: i, seq: seq}}
+	return outFrame{gap: gap, rv: iv.rv(i), payload: pl}
 }

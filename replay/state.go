@@ -20,6 +20,9 @@ import (
 //	   └─────► idling ──► ended (the client's timeout, a cancel)
 //	             └──► ending (a write came to send)
 //
+// The frame states point at the body's frame (body.frame): a state is
+// then one pointer, which an interface holds without an allocation.
+//
 // A state's step does one thing: it makes the body's next bytes (b.cur)
 // and names the state that follows, or only names it. A timeline watch
 // sends the writes made meanwhile from any state that waits, in front of
@@ -33,14 +36,14 @@ type (
 	atFrame struct{}
 	// holding: frame f is a watch's recorded change, held until the
 	// replay plays (Options.Hold).
-	holding struct{ f outFrame }
+	holding struct{ f *outFrame }
 	// settling: frame f is a watch's recorded change, held until the code
 	// under test has settled (Options.Settle).
-	settling struct{ f outFrame }
+	settling struct{ f *outFrame }
 	// waiting: frame f waits for its recorded gap, paced.
-	waiting struct{ f outFrame }
+	waiting struct{ f *outFrame }
 	// emitting: frame f is due; its bytes are made next.
-	emitting struct{ f outFrame }
+	emitting struct{ f *outFrame }
 	// crossing: the body is at mark m on its stream.
 	crossing struct{ m *timeline.Mark }
 	// ending: the frames are out, or were cut short by a mark or by the
@@ -58,10 +61,12 @@ func (atFrame) step(b *body) state {
 	if b.lag.Over(b.next) {
 		return ending{cut: true}
 	}
-	f, ok := b.p.frame(b.next)
+	fr, ok := b.p.frame(b.next)
 	if !ok {
 		return ending{}
 	}
+	b.frame = fr
+	f := &b.frame
 	if b.p.watch && !b.played && !f.initial() {
 		return holding{f}
 	}
@@ -69,11 +74,11 @@ func (atFrame) step(b *body) state {
 }
 
 // afterHold is the state of frame f once Options.Hold lets it go.
-func afterHold(b *body, f outFrame) state {
+func afterHold(b *body, f *outFrame) state {
 	if m, ok := f.payload.(markFailure); ok {
 		return crossing{m.Mark}
 	}
-	if b.r.opts.Settle > 0 && b.p.watch && b.unsent(&f) {
+	if b.r.opts.Settle > 0 && b.p.watch && b.unsent(f) {
 		return settling{f}
 	}
 	return waiting{f}
