@@ -68,10 +68,25 @@ func Load(path string) (*History, error) {
 // one in a file are read and served by the same code.
 func loadCassette(c *cassettes.Cassette) (*History, error) {
 	var text bytes.Buffer
+	text.Grow(textSize(c))
 	if err := cassettes.Write(&text, c, false); err != nil {
 		return nil, fmt.Errorf("the cassette cannot be written in its text form: %w", err)
 	}
 	return load("", func(opts index.Options) (*index.Index, error) { return index.Read("the cassette", text.Bytes(), opts) })
+}
+
+// textSize is about the most bytes c's text form takes: each frame's
+// bytes, base64-encoded if they are not JSON, and its line's keys. A
+// buffer grown to it at once is neither grown again nor copied.
+func textSize(c *cassettes.Cassette) int {
+	n := 1 << 10
+	for _, in := range c.Interactions {
+		n += 1<<10 + len(in.Request.Body)*4/3
+		for _, f := range in.Frames {
+			n += len(f.Data)*4/3 + 128
+		}
+	}
+	return n
 }
 
 // load reads the cassette that open indexes, path its file ("" for one
