@@ -43,7 +43,7 @@ var bench struct {
 }
 
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := replaytest.Main(m)
 	if bench.cp != nil {
 		bench.cp.Stop()
 		os.RemoveAll(bench.dir)

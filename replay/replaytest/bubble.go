@@ -1,9 +1,13 @@
 package replaytest
 
 import (
+	"context"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/klog/v2"
 
 	"github.com/kwrec/kwrec/replay"
 )
@@ -19,6 +23,34 @@ func BubbleOptions() replay.Options {
 	opts := ControllerOptions()
 	opts.Settle, opts.Linger = BubbleSettle, BubbleSettle
 	return opts
+}
+
+// Main runs the tests of m and returns their exit code, for the TestMain
+// of a package whose controllers run in bubbles ([Run], [Explore]):
+//
+//	func TestMain(m *testing.M) { os.Exit(replaytest.Main(m)) }
+//
+// Before the tests it replaces apimachinery's process-wide error handlers
+// (utilruntime.ErrorHandlers, to which an informer reports every watch
+// that fails with more than an end of stream) with one that only logs
+// through klog, as the first of them does. The second rate-limits those
+// reports: it sleeps until a millisecond after the last one, whose time it
+// keeps for the whole process. A bubble's clock starts at 2000-01-01, so
+// the first report in a bubble, measured against a time read outside it
+// (at start-up) or in a bubble further along, sleeps for up to decades of
+// bubble time; a manager stopped meanwhile gives up after its grace
+// period, the informer still asleep, and synctest fails the test with a
+// deadlock. Which reports come first depends on scheduling, so without
+// Main such a test fails now and then, mostly on a busy machine.
+func Main(m *testing.M) int {
+	utilruntime.ErrorHandlers = []utilruntime.ErrorHandler{logError}
+	return m.Run()
+}
+
+// logError logs a reported error as apimachinery's own first handler does.
+func logError(ctx context.Context, err error, msg string, keysAndValues ...any) {
+	logger := klog.LoggerWithName(klog.FromContext(ctx).WithCallDepth(3), "UnhandledError")
+	logger.Error(err, msg, keysAndValues...)
 }
 
 // Run runs body in a synctest bubble (testing/synctest) with a Replayer
@@ -54,7 +86,8 @@ func BubbleOptions() replay.Options {
 // and wall-clock Settle and Linger (as `kwrec serve` does). Every
 // goroutine body starts must end before body returns (cancel the
 // manager's context in a t.Cleanup registered inside body); synctest
-// fails the test if one is left blocked.
+// fails the test if one is left blocked. A package whose tests run
+// informers in bubbles calls [Main] from its TestMain.
 func Run(t *testing.T, name string, opts replay.Options, body func(t *testing.T, r *replay.Replayer)) {
 	t.Helper()
 	run(t, Load(t, name), opts, body)

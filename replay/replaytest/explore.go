@@ -106,7 +106,8 @@ const (
 // differs from the reference's, server-set fields aside (as
 // [FormatWrites] sets them aside): the code under test did not converge.
 // body runs the code under test until the replay is consumed, as with
-// [Run]; it may assert more.
+// [Run]; it may assert more. As for [Run], the package's TestMain calls
+// [Main].
 //
 // A failure says what was injected and where, with the diff of the
 // worlds. With $KWREC_EXPLORE_OUT set, a failing point's cassette is

@@ -14,7 +14,8 @@
 // [BubbleOptions]): exact, the same every run, and a tenth of a second.
 // [Explore] then runs it once per fault point of its recording (every
 // 410, reset, failed list and failed write) and reports each the
-// controller does not survive.
+// controller does not survive. Such a package's TestMain calls [Main]
+// (see there why).
 //
 // # Recording
 //
