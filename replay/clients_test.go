@@ -70,6 +70,25 @@ func runInformer(t *testing.T, cfg *rest.Config) (inf informerT, changed <-chan 
 	return i, ch, l
 }
 
+// informerEvents are what an informer's handler sees of configmaps.kwrec,
+// the initial list's two in name order.
+var informerEvents = []string{"add a@90", "add b@95", "add c@101", "update a@102", "delete b@103", "add d@104"}
+
+// informerToRecordedFinal runs a ConfigMap informer on r with every
+// request logged, waits until r is consumed and the store holds
+// recordedFinal, and returns the log and the handler's events, the
+// initial list's sorted.
+func informerToRecordedFinal(t *testing.T, r *replay.Replayer) (*requestLog, []string) {
+	t.Helper()
+	rl := &requestLog{next: r}
+	cfg := r.Config()
+	cfg.Transport = rl
+	inf, changed, log := runInformer(t, cfg)
+	waitDone(t, r)
+	waitStore(t, inf, changed, recordedFinal)
+	return rl, initialSorted(waitLog(t, changed, log, len(informerEvents)), 2)
+}
+
 func TestInformerReplaysToRecordedFinalStore(t *testing.T) {
 	forEachSource(t, func(t *testing.T, src source) {
 		for _, tc := range []struct {
@@ -87,17 +106,11 @@ func TestInformerReplaysToRecordedFinalStore(t *testing.T) {
 			t.Run(tc.name, func(t *testing.T) {
 				clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, tc.watchList)
 				r := src.replayer(t, fixture(t, tc.cassette), replay.Options{Strict: tc.strict})
-				rl := &requestLog{next: r}
-				cfg := r.Config()
-				cfg.Transport = rl
-				inf, changed, log := runInformer(t, cfg)
-				waitDone(t, r)
-				waitStore(t, inf, changed, recordedFinal)
+				rl, events := informerToRecordedFinal(t, r)
 				if !rl.contains(tc.wantReq) {
 					t.Errorf("no request with %s; requests:\n%s", tc.wantReq, rl)
 				}
-				want := []string{"add a@90", "add b@95", "add c@101", "update a@102", "delete b@103", "add d@104"}
-				if d := cmp.Diff(want, initialSorted(waitLog(t, changed, log, len(want)), 2)); d != "" {
+				if d := cmp.Diff(informerEvents, events); d != "" {
 					t.Errorf("handler events (-want +got):\n%s", d)
 				}
 			})

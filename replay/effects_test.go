@@ -381,14 +381,8 @@ func TestInjectedErrorsRecoverToRecordedFinalStore(t *testing.T) {
 			t.Run(tc.name, func(t *testing.T) {
 				clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, tc.watchList)
 				r := src.replayer(t, fixture(t, "configmaps.kwrec"), replay.Options{Edits: edits(t, tc.edit)})
-				rl := &requestLog{next: r}
-				cfg := r.Config()
-				cfg.Transport = rl
-				inf, changed, log := runInformer(t, cfg)
-				waitDone(t, r)
-				waitStore(t, inf, changed, recordedFinal)
-				want := []string{"add a@90", "add b@95", "add c@101", "update a@102", "delete b@103", "add d@104"}
-				if d := cmp.Diff(want, initialSorted(waitLog(t, changed, log, len(want)), 2)); d != "" {
+				rl, events := informerToRecordedFinal(t, r)
+				if d := cmp.Diff(informerEvents, events); d != "" {
 					t.Errorf("handler events, none lost or duplicated (-want +got):\n%s\nrequests:\n%s", d, rl)
 				}
 			})

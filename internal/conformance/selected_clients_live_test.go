@@ -37,24 +37,11 @@ func TestLiveSelectedClientsSeeObjectsMoveAlike(t *testing.T) {
 	if out, err := exec.Command(python, "-c", "import kubernetes").CombinedOutput(); err != nil {
 		t.Skipf("%s has no python3-kubernetes (.ci/run installs it): %v\n%s", python, err, out)
 	}
-	cp := controlplanetest.Start(t)
-	w := newWorld(t, cp)
-	live := kubernetes.NewForConfigOrDie(w.cfg)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	const ns = "selected"
-	if _, err := live.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	for _, cm := range []*corev1.ConfigMap{
-		{ObjectMeta: metav1.ObjectMeta{Name: "in", Labels: map[string]string{"app": "demo"}}, Data: map[string]string{"k": "1"}},
-		{ObjectMeta: metav1.ObjectMeta{Name: "out"}, Data: map[string]string{"k": "1"}},
-	} {
-		if _, err := live.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	w.record(t, []string{"/api/v1/namespaces/" + ns + "/configmaps"}, replay.Options{Writes: replay.WritesOverlay})
+	cp := controlplanetest.Start(t)
+	w, _ := recordTwoConfigMaps(t, ctx, cp, ns)
 	srv, err := replay.NewServer(w.replayer)
 	if err != nil {
 		t.Fatal(err)

@@ -22,24 +22,10 @@ import (
 // moves as ADDED and DELETED (the DELETED with the last version that
 // matched).
 func TestLiveSelectorWatchesSeeObjectsMoveAlike(t *testing.T) {
-	cp := controlplanetest.Start(t)
-	w := newWorld(t, cp)
-	live := kubernetes.NewForConfigOrDie(w.cfg)
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	const ns = "selection"
-	if _, err := live.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	for _, cm := range []*corev1.ConfigMap{
-		{ObjectMeta: metav1.ObjectMeta{Name: "in", Labels: map[string]string{"app": "demo"}}, Data: map[string]string{"k": "1"}},
-		{ObjectMeta: metav1.ObjectMeta{Name: "out"}, Data: map[string]string{"k": "1"}},
-	} {
-		if _, err := live.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	w.record(t, []string{"/api/v1/namespaces/" + ns + "/configmaps"}, replay.Options{Writes: replay.WritesOverlay})
+	w, live := recordTwoConfigMaps(t, ctx, controlplanetest.Start(t), ns)
 	overlay := kubernetes.NewForConfigOrDie(w.replayer.Config())
 	want := moveAndWatch(t, ctx, live, ns)
 	got := moveAndWatch(t, ctx, overlay, ns)
@@ -82,4 +68,26 @@ func moveAndWatch(t *testing.T, ctx context.Context, cs kubernetes.Interface, ns
 		}
 	}
 	return out
+}
+
+// recordTwoConfigMaps makes the namespace ns on cp with two ConfigMaps, "in" (label app=demo) and "out" (no label), and
+// records their collection for an overlay replay (w.replayer). It returns
+// the world and a client of the live server.
+func recordTwoConfigMaps(t *testing.T, ctx context.Context, cp *controlplanetest.ControlPlane, ns string) (*world, kubernetes.Interface) {
+	t.Helper()
+	w := newWorld(t, cp)
+	live := kubernetes.NewForConfigOrDie(w.cfg)
+	if _, err := live.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, cm := range []*corev1.ConfigMap{
+		{ObjectMeta: metav1.ObjectMeta{Name: "in", Labels: map[string]string{"app": "demo"}}, Data: map[string]string{"k": "1"}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "out"}, Data: map[string]string{"k": "1"}},
+	} {
+		if _, err := live.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.record(t, []string{"/api/v1/namespaces/" + ns + "/configmaps"}, replay.Options{Writes: replay.WritesOverlay})
+	return w, live
 }
