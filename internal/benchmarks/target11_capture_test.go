@@ -85,7 +85,7 @@ func BenchmarkRecordAll(b *testing.B) {
 	}
 	load := &captureLoad{dyn: dyn, kinds: captureKinds()}
 	start := time.Now()
-	if err := load.populate(context.Background()); err != nil {
+	if err := load.populate(context.Background(), captureObjects); err != nil {
 		b.Fatal(err)
 	}
 	b.Logf("setup: %d objects of %d kinds in %d namespaces in %v", captureObjects, len(load.kinds), captureNamespaces, time.Since(start).Round(time.Millisecond))
@@ -448,9 +448,9 @@ func (l *captureLoad) object(k captureKind, n captureName, rng *rand.Rand) *unst
 }
 
 // populate makes the namespaces, the custom resources' definitions and
-// captureObjects objects, an equal share of each kind spread over the
-// namespaces, with captureCreators creates at a time.
-func (l *captureLoad) populate(ctx context.Context) error {
+// n objects, an equal share of each kind spread over the namespaces, with
+// captureCreators creates at a time.
+func (l *captureLoad) populate(ctx context.Context, n int) error {
 	if err := l.installCRDs(ctx); err != nil {
 		return err
 	}
@@ -484,7 +484,7 @@ func (l *captureLoad) populate(ctx context.Context) error {
 	}
 	var err error
 feed:
-	for i := range captureObjects {
+	for i := range n {
 		select {
 		case jobs <- i:
 		case err = <-errs:

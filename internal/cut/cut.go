@@ -220,8 +220,20 @@ func (r *Recording) before(w span, rv1 int64) ([]carried, error) {
 			p.head = append(p.head, carried{id: tmpl.in.ID, at: tmpl.in.At, in: in, list: true})
 		}
 	}
+	// Each list in its own collection's place first, so that no
+	// collection takes another's place for want of its own.
+	var later []*timeline.Timeline
 	for _, t := range r.tlList {
-		if err := r.placeList(p, t, w, rv1); err != nil {
+		placed, err := r.placeList(p, t, w, rv1, false)
+		if err != nil {
+			return nil, err
+		}
+		if !placed {
+			later = append(later, t)
+		}
+	}
+	for _, t := range later {
+		if _, err := r.placeList(p, t, w, rv1, true); err != nil {
 			return nil, err
 		}
 	}
@@ -283,15 +295,20 @@ func (r *Recording) sortBefore(w span, rv1 int64) *prefix {
 }
 
 // placeList adds the list of t's state at rv1 to p.head, in the place
-// of t's last list before the point, else of the first interaction
-// dropped, else as the initial events of the watch that goes on.
-func (r *Recording) placeList(p *prefix, t *timeline.Timeline, w span, rv1 int64) error {
+// of t's last list before the point; when that place is taken, and
+// elsewhere is true, in the place of the first interaction dropped, else
+// as the initial events of the watch that goes on. It reports whether
+// t's state is placed (or has none to place).
+func (r *Recording) placeList(p *prefix, t *timeline.Timeline, w span, rv1 int64, elsewhere bool) (bool, error) {
 	tmpl := p.lastOf[t]
 	if tmpl == nil || t.Broken() != "" || t.Oldest() > rv1 {
-		return nil // not recorded before the point, or its state not known at rv1
+		return true, nil // not recorded before the point, or its state not known at rv1
 	}
 	slot := tmpl
 	if p.taken[tmpl] {
+		if !elsewhere {
+			return false, nil
+		}
 		slot = nil
 		for _, f := range p.free {
 			if !p.taken[f] {
@@ -302,21 +319,21 @@ func (r *Recording) placeList(p *prefix, t *timeline.Timeline, w span, rv1 int64
 		switch {
 		case slot != nil:
 		case !tmpl.watch:
-			return nil // the list in progress at the point holds the state
+			return true, nil // the list in progress at the point holds the state
 		case r.streamInitial(p.head, tmpl, w.t1, rv1) == nil:
-			return nil // the watch that goes on sends the state first
+			return true, nil // the watch that goes on sends the state first
 		default:
-			return fmt.Errorf("no interaction number before the window is free for the list of %s at resourceVersion %d: cut at another point", t.Path, rv1)
+			return false, fmt.Errorf("no interaction number before the window is free for the list of %s at resourceVersion %d: cut at another point", t.Path, rv1)
 		}
 	}
 	p.taken[slot] = true
 	in, err := listOf(t, tmpl, rv1)
 	if err != nil {
-		return err
+		return false, err
 	}
 	in.ID, in.At = slot.in.ID, slot.in.At
 	p.head = append(p.head, carried{id: slot.in.ID, at: slot.in.At, in: in, list: true})
-	return nil
+	return true, nil
 }
 
 // answer reports whether v is an answer a cut carries over: a GET

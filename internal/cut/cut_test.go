@@ -75,6 +75,9 @@ func TestCut(t *testing.T) {
 	}, {
 		name: "a collection recorded in kubectl's Table form also starts with a Table of the state, its rows as recorded",
 		in:   "table.kwrec", from: "rv=102", golden: "cut-table-rv102.kwrec",
+	}, {
+		name: "a collection whose list is in progress at the point leaves the place of another's list to it",
+		in:   "in-progress.kwrec", from: "1s", golden: "cut-in-progress-1s.kwrec",
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := "rec.kwrec"
@@ -97,9 +100,21 @@ func TestCut(t *testing.T) {
 				t.Fatal(err)
 			}
 			golden(t, tc.golden, buf.Bytes())
-			// The cut is a whole cassette.
+			// The cut is a whole cassette, and a whole recording: every
+			// collection it watches it lists first.
 			if _, err := cassettes.Read(bytes.NewReader(buf.Bytes()), tc.golden); err != nil {
 				t.Fatalf("reading the cut: %v", err)
+			}
+			out := filepath.Join(t.TempDir(), tc.golden)
+			if err := os.WriteFile(out, buf.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			whole, err := cut.Read(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := whole.CheckWhole(); err != nil {
+				t.Error(err)
 			}
 		})
 	}
