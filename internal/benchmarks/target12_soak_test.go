@@ -39,8 +39,8 @@ const (
 	soakForEnv    = "KWREC_BENCH_SOAK_FOR"
 	soakBudgetEnv = "KWREC_BENCH_SOAK_BUDGET"
 	soakDirEnv    = "KWREC_BENCH_SOAK_DIR" // where the recordings are written and kept, to look at
-	soakKeep      = 5     // parts kept: the budget is soakKeep parts
-	soakObjects   = 2_000 // the cluster's objects at the start
+	soakKeep      = 5                      // parts kept: the budget is soakKeep parts
+	soakObjects   = 2_000                  // the cluster's objects at the start
 )
 
 // soakSettings returns the soak's length and disk budget in bytes.
