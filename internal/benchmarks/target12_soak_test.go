@@ -40,7 +40,7 @@ const (
 	soakBudgetEnv = "KWREC_BENCH_SOAK_BUDGET"
 	soakDirEnv    = "KWREC_BENCH_SOAK_DIR" // where the recordings are written and kept, to look at
 	soakKeep      = 5                      // parts kept: the budget is soakKeep parts
-	soakObjects   = 2_000                  // the cluster's objects at the start
+	soakObjects   = 1_000                  // the cluster's objects at the start
 )
 
 // soakSettings returns the soak's length and disk budget in bytes.
@@ -63,7 +63,7 @@ func soakSettings(b *testing.B) (time.Duration, int64) {
 }
 
 // BenchmarkRetentionSoak is target 12 (issue 27): a flight recording kept
-// within a disk budget. On a control plane holding 2,000 objects of the
+// within a disk budget. On a control plane holding 1,000 objects of the
 // 20 kinds of target 11 under its load (50 changes a second), two
 // `kwrec record --all` run side by side for the soak's length: one with
 // --max-size budget/5 --keep 5, one writing the whole recording. Then the
