@@ -76,19 +76,7 @@ const (
 // cassette/go-vcr-zstd19 (left out without the CLI); and the same for the
 // cassette after `kwrec compact` (object deltas, zstd's better level).
 func BenchmarkRecordAll(b *testing.B) {
-	cp := controlplanetest.Start(b)
-	cfg := rest.CopyConfig(cp.Config)
-	cfg.QPS, cfg.Burst = -1, -1
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	load := &captureLoad{dyn: dyn, kinds: captureKinds()}
-	start := time.Now()
-	if err := load.populate(context.Background(), captureObjects); err != nil {
-		b.Fatal(err)
-	}
-	b.Logf("setup: %d objects of %d kinds in %d namespaces in %v", captureObjects, len(load.kinds), captureNamespaces, time.Since(start).Round(time.Millisecond))
+	cp, load := loadedControlPlane(b, captureObjects)
 	bin := kwrecBinary(b)
 	d := recordFor()
 	path := filepath.Join(tempDir(b), "recordall.kwrec.zst")
@@ -99,6 +87,25 @@ func BenchmarkRecordAll(b *testing.B) {
 		os.Remove(path)
 		b.StartTimer()
 	}
+}
+
+// loadedControlPlane starts a control plane holding n objects of the
+// capture kinds, and returns it with the load that made them.
+func loadedControlPlane(b *testing.B, n int) (*controlplanetest.ControlPlane, *captureLoad) {
+	cp := controlplanetest.Start(b)
+	cfg := rest.CopyConfig(cp.Config)
+	cfg.QPS, cfg.Burst = -1, -1
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	load := &captureLoad{dyn: dyn, kinds: captureKinds()}
+	start := time.Now()
+	if err := load.populate(context.Background(), n); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("setup: %d objects of %d kinds in %d namespaces in %v", n, len(load.kinds), captureNamespaces, time.Since(start).Round(time.Millisecond))
+	return cp, load
 }
 
 // recordAllRun is what one run of the recorder measured.

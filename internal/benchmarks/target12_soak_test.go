@@ -25,10 +25,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/rest"
 
 	"github.com/kwrec/kwrec/cassettes"
-	"github.com/kwrec/kwrec/internal/controlplanetest"
 )
 
 // How long BenchmarkRetentionSoak records and within what budget (Go
@@ -87,17 +85,7 @@ func soakSettings(b *testing.B) (time.Duration, int64) {
 // without the control plane binaries (see internal/controlplanetest).
 func BenchmarkRetentionSoak(b *testing.B) {
 	soakFor, budget := soakSettings(b)
-	cp := controlplanetest.Start(b)
-	cfg := rest.CopyConfig(cp.Config)
-	cfg.QPS, cfg.Burst = -1, -1
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	load := &captureLoad{dyn: dyn, kinds: captureKinds()}
-	if err := load.populate(context.Background(), soakObjects); err != nil {
-		b.Fatal(err)
-	}
+	cp, load := loadedControlPlane(b, soakObjects)
 	bin := kwrecBinary(b)
 	partSize := budget / soakKeep
 	for b.Loop() {
@@ -125,7 +113,7 @@ func BenchmarkRetentionSoak(b *testing.B) {
 		time.Sleep(soakFor) // the soak: the load runs, the recorders record
 		stop()
 		wg.Wait()
-		endRV := soakEnd(b, dyn)
+		endRV := soakEnd(b, load.dyn)
 		keptState := kept.stopAfter(b, endRV, filepath.Join(keptDir, "soak-*.kwrec.zst"))
 		wholeState := whole.stopAfter(b, endRV, filepath.Join(dir, "whole.kwrec.zst"))
 		disk.sample("")
