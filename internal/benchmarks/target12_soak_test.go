@@ -97,11 +97,10 @@ func BenchmarkRetentionSoak(b *testing.B) {
 		if err := os.Mkdir(keptDir, 0o755); err != nil {
 			b.Fatal(err)
 		}
-		kept := startRecorder(b, bin, cp.Kubeconfig, "--max-size", strconv.FormatInt(partSize, 10), "--keep", strconv.Itoa(soakKeep),
-			"-o", filepath.Join(keptDir, "soak.kwrec.zst"))
-		whole := startRecorder(b, bin, cp.Kubeconfig, "-o", filepath.Join(dir, "whole.kwrec.zst"))
 		disk := &diskPeak{dir: keptDir}
-		kept.onLine = disk.sample
+		kept := startRecorder(b, bin, cp.Kubeconfig, disk.sample, "--max-size", strconv.FormatInt(partSize, 10), "--keep", strconv.Itoa(soakKeep),
+			"-o", filepath.Join(keptDir, "soak.kwrec.zst"))
+		whole := startRecorder(b, bin, cp.Kubeconfig, nil, "-o", filepath.Join(dir, "whole.kwrec.zst"))
 		kept.waitWatching(b)
 		whole.waitWatching(b)
 
@@ -116,7 +115,7 @@ func BenchmarkRetentionSoak(b *testing.B) {
 		endRV := soakEnd(b, load.dyn)
 		keptState := kept.stopAfter(b, endRV, filepath.Join(keptDir, "soak-*.kwrec.zst"))
 		wholeState := whole.stopAfter(b, endRV, filepath.Join(dir, "whole.kwrec.zst"))
-		disk.sample("")
+		disk.sample()
 
 		b.StopTimer()
 		if code, out := runKwrec(bin, "lint", filepath.Join(keptDir, "soak-*.kwrec.zst")); code != 0 || out != "" {
@@ -157,11 +156,11 @@ type soakRecorder struct {
 	lines    []string
 	watching chan struct{}
 	done     chan struct{}
-	onLine   func(line string)
 }
 
-// startRecorder starts `kwrec record --all` with args.
-func startRecorder(b *testing.B, bin, kubeconfig string, args ...string) *soakRecorder {
+// startRecorder starts `kwrec record --all` with args, calling onLine
+// (when not nil) after each line it prints.
+func startRecorder(b *testing.B, bin, kubeconfig string, onLine func(), args ...string) *soakRecorder {
 	r := &soakRecorder{watching: make(chan struct{}), done: make(chan struct{})}
 	r.cmd = exec.Command(bin, append([]string{"record", "--all", "--kubeconfig", kubeconfig}, args...)...)
 	stderr, err := r.cmd.StderrPipe()
@@ -179,10 +178,9 @@ func startRecorder(b *testing.B, bin, kubeconfig string, args ...string) *soakRe
 		for sc.Scan() {
 			r.mu.Lock()
 			r.lines = append(r.lines, sc.Text())
-			on := r.onLine
 			r.mu.Unlock()
-			if on != nil {
-				on(sc.Text())
+			if onLine != nil {
+				onLine()
 			}
 			if strings.Contains(sc.Text(), "is recorded; watching") {
 				once.Do(func() { close(r.watching) })
@@ -249,7 +247,8 @@ type diskPeak struct {
 	parts   int // files at the peak
 }
 
-func (d *diskPeak) sample(string) {
+// sample adds one sample.
+func (d *diskPeak) sample() {
 	entries, err := os.ReadDir(d.dir)
 	if err != nil {
 		return
@@ -279,7 +278,7 @@ func (d *diskPeak) every(ctx context.Context, period time.Duration) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			d.sample("")
+			d.sample()
 		}
 	}
 }

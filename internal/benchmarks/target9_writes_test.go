@@ -26,13 +26,22 @@ func BenchmarkOverlayWritesOnARecording(b *testing.B) {
 	for _, gc := range []bool{true, false} {
 		b.Run(fmt.Sprintf("gc=%v", gc), func(b *testing.B) {
 			opts := replay.Options{Writes: replay.WritesOverlay, DisableGarbageCollection: !gc}
+			var r *replay.Replayer
 			var cms typedcorev1.ConfigMapInterface
+			defer func() {
+				if r != nil {
+					r.Close()
+				}
+			}()
 			ctx := context.Background()
 			b.ReportAllocs()
 			for i := 0; b.Loop(); i++ {
 				if i%writesPerReplay == 0 {
 					b.StopTimer()
-					cms = overlayConfigMaps(b, opts)
+					if r != nil {
+						r.Close()
+					}
+					r, cms = overlayConfigMaps(b, opts)
 					b.StartTimer()
 				}
 				name := fmt.Sprintf("bench-%d", i)
@@ -47,19 +56,18 @@ func BenchmarkOverlayWritesOnARecording(b *testing.B) {
 	}
 }
 
-// overlayConfigMaps opens a replay of the 2,000 ConfigMaps with opts,
-// closed when the benchmark ends, and returns a client of the namespace of
-// the first of them.
-func overlayConfigMaps(b *testing.B, opts replay.Options) typedcorev1.ConfigMapInterface {
+// overlayConfigMaps opens a replay of the 2,000 ConfigMaps with opts and
+// returns it with a client of the namespace of the first of them.
+func overlayConfigMaps(b *testing.B, opts replay.Options) (*replay.Replayer, typedcorev1.ConfigMapInterface) {
 	r, err := replay.Open("testdata/recorded-2000cm.kwrec.zst", opts)
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { r.Close() })
 	cs := kubernetes.NewForConfigOrDie(r.Config())
 	l, err := cs.CoreV1().ConfigMaps("").List(context.Background(), metav1.ListOptions{Limit: 1})
 	if err != nil || len(l.Items) == 0 {
+		r.Close()
 		b.Fatalf("the recording lists no ConfigMap: %v", err)
 	}
-	return cs.CoreV1().ConfigMaps(l.Items[0].Namespace)
+	return r, cs.CoreV1().ConfigMaps(l.Items[0].Namespace)
 }
