@@ -380,15 +380,21 @@ func (t *Timeline) List(q url.Values, sel Selector) (List, error) {
 	return l, nil
 }
 
-// keyPrefix is what every key of a list with sel starts with: "ns/" for
-// a list in one namespace, "" for one across namespaces or of a
-// cluster-scoped resource. Continue tokens hold keys without it.
+// keyPrefix is what every key of a list with sel starts with, the part
+// of the key a continue token leaves out: "ns/" for a list in one
+// namespace, "" for one across namespaces (the token holds "/ns/name"),
+// "/" for a cluster-scoped resource, whose keys are "/name" (the token
+// holds "/name", as kube-apiserver's does: its storage prefix for
+// namespaces is /registry/namespaces, the key of kube-system
+// /registry/namespaces/kube-system).
 func (t *Timeline) keyPrefix(sel Selector) string {
 	switch {
 	case sel.ns != "":
 		return sel.ns + "/"
 	case t.Res.Namespace != "":
 		return t.Res.Namespace + "/"
+	case !t.Namespaced():
+		return "/"
 	}
 	return ""
 }
