@@ -67,6 +67,9 @@ func (r *Replayer) viewOf(t *timeline.Timeline, rp apipath.Path, enc encoding, q
 	if enc.proto {
 		p.header.Set("Content-Type", wire.MediaProtobuf)
 	}
+	for _, w := range t.Warnings {
+		p.header.Add("Warning", w)
+	}
 	var err error
 	switch {
 	case rp.Name != "":

@@ -239,6 +239,10 @@ type recording struct {
 	// Kind, ListKind and APIVersion of the collection's objects, from the
 	// recording or derived from the path.
 	Kind, ListKind, APIVersion string
+	// Warnings are the Warning headers of the first recorded answer about
+	// the collection: kube-apiserver sends a deprecated API's warning with
+	// every answer, so a view sends them too.
+	Warnings []string
 
 	broken string
 	snaps  []*snapshot
@@ -528,6 +532,9 @@ func (t *Timeline) Stream(in *cassettes.Interaction, fr Frames, q url.Values, en
 		fr = FramesOf(in)
 	}
 	s := &Stream{t: t, in: in, frames: fr, inx: t.interaction(in, fr), watch: wire.IsWatch(q), enc: enc, errAt: -1}
+	if len(t.streams) == 0 && in.Response != nil {
+		t.Warnings = in.Response.Header.Values("Warning")
+	}
 	s.initial = s.watch && q.Get("sendInitialEvents") == "true"
 	s.from, _ = strconv.ParseInt(q.Get("resourceVersion"), 10, 64)
 	s.lastRV = s.from
