@@ -199,3 +199,30 @@ func TestAnExpiredContinueIsAnsweredAsTheServerDoes(t *testing.T) {
 		t.Errorf("continuing with the Status's token = %+v", rest)
 	}
 }
+
+// TestAViewSendsTheWarningsTheServerSentWithTheCollection: kube-apiserver
+// sends a deprecated API's warning with every answer about it, so a page
+// the replay makes carries the recorded one as the recorded page does.
+func TestAViewSendsTheWarningsTheServerSentWithTheCollection(t *testing.T) {
+	const warning = `299 - "v1 ConfigMap is deprecated in v9.99+"`
+	forEachSource(t, func(t *testing.T, src source) {
+		c := pagedCassette()
+		for _, in := range c.Interactions {
+			in.Response.Header = http.Header{"Content-Type": {"application/json"}, "Warning": {warning}}
+		}
+		r := src.replayer(t, c, replay.Options{})
+		for _, query := range []string{"limit=2", "limit=3", "limit=3&continue=" + url.QueryEscape(serverToken(100, "c1\x00")), "watch=true&resourceVersion=100"} {
+			req := rawRequest(cmPath + "?" + query)
+			ctx, cancel := context.WithCancel(ctxT(t))
+			resp, err := r.RoundTrip(req.WithContext(ctx))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			cancel()
+			if got := resp.Header.Values("Warning"); !cmp.Equal(got, []string{warning}) {
+				t.Errorf("%s: Warning %q, want %q", query, got, warning)
+			}
+		}
+	})
+}
