@@ -39,21 +39,21 @@ e2e:
 ## bench: the benchmarks, several counts, summarised by benchstat.
 bench:
 	mkdir -p $(BIN)
-	@# The suite (internal/benchmarks, see BENCHMARKS.md): every target BENCHCOUNT times (default 5,
+	@# The suite (internal/testkit/benchmarks, see BENCHMARKS.md): every target BENCHCOUNT times (default 5,
 	@# each count one round of its side-by-side ratios), then the two long ones once: the
 	@# million-event target (2-3 minutes a run) and record --all on a loaded control plane (target 11,
 	@# 10 minutes of recording and about 2 of setup and compression; KWREC_BENCH_RECORD_FOR=2m for a
 	@# quicker look); about 55 minutes on 2 cores, 25 with BENCHCOUNT=1. BENCHPKGS=./... adds the
 	@# cassette write-rate benchmark (cassettes/bench_test.go).
-	$(GO) test -run '^$$' -bench . -skip 'AMillionEvents|RecordAll|RetentionSoak' -benchmem -count $(BENCHCOUNT) -timeout 120m $(or $(BENCHPKGS),./internal/benchmarks/) | tee $(BIN)/bench.txt
-	$(GO) test -run '^$$' -bench 'AMillionEvents|RecordAll' -benchmem -count 1 -timeout 45m ./internal/benchmarks/ | tee -a $(BIN)/bench.txt
+	$(GO) test -run '^$$' -bench . -skip 'AMillionEvents|RecordAll|RetentionSoak' -benchmem -count $(BENCHCOUNT) -timeout 120m $(or $(BENCHPKGS),./internal/testkit/benchmarks/) | tee $(BIN)/bench.txt
+	$(GO) test -run '^$$' -bench 'AMillionEvents|RecordAll' -benchmem -count 1 -timeout 45m ./internal/testkit/benchmarks/ | tee -a $(BIN)/bench.txt
 	$(GO) run $(BENCHSTAT) $(BIN)/bench.txt
 
 ## soak: target 12, record --keep on a loaded control plane for SOAKFOR (default 20m) within
 ## SOAKBUDGET (default 5MB); issue 27 asks for SOAKFOR=2h SOAKBUDGET=50MB.
 soak:
 	KWREC_BENCH_SOAK_FOR=$(or $(SOAKFOR),20m) KWREC_BENCH_SOAK_BUDGET=$(or $(SOAKBUDGET),5MB) \
-	  $(GO) test -run '^$$' -bench RetentionSoak -benchtime 1x -timeout 4h ./internal/benchmarks/
+	  $(GO) test -run '^$$' -bench RetentionSoak -benchtime 1x -timeout 4h ./internal/testkit/benchmarks/
 
 ## fuzz: every Fuzz target for FUZZTIME (default 20s) each, printing its execs. New
 ## interesting inputs are minimized for at most FUZZMINIMIZE (Go's default, 60s, would

@@ -8,11 +8,11 @@ import (
 	"time"
 
 	"github.com/kwrec/kwrec/cassettes"
-	"github.com/kwrec/kwrec/internal/podgen"
+	"github.com/kwrec/kwrec/internal/testkit/podgen"
 )
 
 // distinctEvents are cycled through to make long streams for the write
-// rate. Sizes, read rates and memory are measured by internal/benchmarks on
+// rate. Sizes, read rates and memory are measured by internal/testkit/benchmarks on
 // varied Pods: cycling 5000 similar Pods flatters compression.
 var (
 	eventsOnce sync.Once

@@ -17,7 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/kwrec/kwrec/cassettes"
-	"github.com/kwrec/kwrec/internal/cassettetest"
+	"github.com/kwrec/kwrec/internal/testkit/cassettetest"
 )
 
 func TestHandWrittenFixturesReadAsTheSpecSays(t *testing.T) {

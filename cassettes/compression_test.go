@@ -16,7 +16,7 @@ import (
 	"gopkg.in/dnaeon/go-vcr.v3/cassette"
 	"gopkg.in/yaml.v3"
 
-	"github.com/kwrec/kwrec/internal/benchmarks"
+	"github.com/kwrec/kwrec/internal/testkit/benchmarks"
 )
 
 var sizesZstd19 = flag.Bool("sizes.zstd19", false, "BenchmarkCompressionChoices: also compress the go-vcr YAML with the zstd CLI at -19 (about 45 s a stream)")
@@ -66,7 +66,7 @@ func choices() []choice {
 
 // BenchmarkCompressionChoices, the experiment behind the compressed
 // form's defaults, writes the suite's 20k-event JSON and protobuf watches
-// (internal/benchmarks, stream(format, 5000, 20_000)) in each
+// (internal/testkit/benchmarks, stream(format, 5000, 20_000)) in each
 // configuration of [choices], flushing every 1000 events as a recorder at
 // 1000 events/s does: MB/s is the raw stream written per second, MB the
 // cassette's size (exact). It also measures what a zstd dictionary

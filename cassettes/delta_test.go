@@ -15,8 +15,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kwrec/kwrec/cassettes"
-	"github.com/kwrec/kwrec/internal/benchmarks"
-	"github.com/kwrec/kwrec/internal/cassettetest"
+	"github.com/kwrec/kwrec/internal/testkit/benchmarks"
+	"github.com/kwrec/kwrec/internal/testkit/cassettetest"
 )
 
 // podWatch is a cassette of one watch of events over pods, with a list

@@ -11,7 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kwrec/kwrec/cassettes"
-	"github.com/kwrec/kwrec/internal/cassettetest"
+	"github.com/kwrec/kwrec/internal/testkit/cassettetest"
 )
 
 var seekLine = regexp.MustCompile(`(?m)^# kwrec:seek zstd=\d+ text=\d+\n`)

@@ -17,7 +17,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/kwrec/kwrec/cassettes"
-	"github.com/kwrec/kwrec/internal/cassettetest"
+	"github.com/kwrec/kwrec/internal/testkit/cassettetest"
 )
 
 var recordedAt = time.Date(2026, 12, 1, 7, 0, 0, 0, time.UTC)

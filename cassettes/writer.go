@@ -320,7 +320,7 @@ func (w *Writer) Request(at time.Duration, r Request) (int, error) {
 
 // RequestAs is [Writer.Request] with the interaction's ID given: id, at
 // least the next one Request would take, and later ones number on from
-// it. A cut or rebased cassette (internal/cut) keeps the numbers of the
+// it. A cut or rebased cassette (cmd/kwrec/internal/cut) keeps the numbers of the
 // recording it was made from.
 func (w *Writer) RequestAs(id int, at time.Duration, r Request) error {
 	w.mu.Lock()

@@ -74,7 +74,7 @@ controlplane_name() {
 # $KUBEBUILDER_ASSETS, its admin kubeconfig written to KUBECONFIG; its pid is
 # left in $cp_pid.
 start_controlplane() {
-	go build -o "$bin/kwrec-controlplane" ./internal/cmd/controlplane
+	go build -o "$bin/kwrec-controlplane" ./internal/testkit/cmd/controlplane
 	start '^ready$' "$out/controlplane.log" "$bin/kwrec-controlplane" -kubeconfig-out "$1"
 	cp_pid=$started
 }

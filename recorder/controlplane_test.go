@@ -31,7 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/kwrec/kwrec/cassettes"
-	"github.com/kwrec/kwrec/internal/controlplanetest"
+	"github.com/kwrec/kwrec/internal/testkit/controlplanetest"
 	"github.com/kwrec/kwrec/recorder"
 )
 

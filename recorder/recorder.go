@@ -17,8 +17,8 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/kwrec/kwrec/cassettes"
-	"github.com/kwrec/kwrec/internal/framing"
 	"github.com/kwrec/kwrec/internal/wire"
+	"github.com/kwrec/kwrec/recorder/internal/framing"
 )
 
 // Sentinel errors; match them with [errors.Is].

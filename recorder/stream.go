@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/kwrec/kwrec/cassettes"
-	"github.com/kwrec/kwrec/internal/framing"
+	"github.com/kwrec/kwrec/recorder/internal/framing"
 )
 
 // errBodyClosed is what a Read after Close returns, as net/http does.

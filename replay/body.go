@@ -11,9 +11,9 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 
-	"github.com/kwrec/kwrec/internal/pace"
 	"github.com/kwrec/kwrec/internal/timeline"
 	"github.com/kwrec/kwrec/internal/wire"
+	"github.com/kwrec/kwrec/replay/internal/pace"
 )
 
 // body serves a plan as an http.Response body. It is a state machine

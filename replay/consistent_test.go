@@ -3,7 +3,7 @@ package replay_test
 import (
 	"testing"
 
-	"github.com/kwrec/kwrec/internal/readyourwrites"
+	"github.com/kwrec/kwrec/internal/testkit/readyourwrites"
 	"github.com/kwrec/kwrec/replay"
 )
 

@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kwrec/kwrec/internal/discovery"
 	"github.com/kwrec/kwrec/internal/wire"
+	"github.com/kwrec/kwrec/replay/internal/discovery"
 )
 
 // discoveryPlan answers a GET of a discovery path (/version, /api, /apis,

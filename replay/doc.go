@@ -157,7 +157,7 @@
 //
 // With [Options.Writes] set to [WritesOverlay], a write that matches no
 // recorded one is applied to its collection's timeline at the current
-// point of the replay, with the API server's rules (internal/write, checked
+// point of the replay, with the API server's rules (replay/internal/write, checked
 // against kube-apiserver v1.37.2): create with generateName and 409
 // AlreadyExists; update with 409 Conflict on a stale resourceVersion;
 // JSON merge, strategic merge (built-in types), JSON patch and server-side
@@ -208,7 +208,7 @@
 // Every watch sends the events these writes make. Only what the code
 // under test deleted is collected (a recorded deletion brought its
 // recorded consequences), and the collector's writes are not in
-// [Replayer.Writes]. [Options.DisableGarbageCollection] turns it off. internal/conformance compares each of these answers with
+// [Replayer.Writes]. [Options.DisableGarbageCollection] turns it off. internal/testkit/conformance compares each of these answers with
 // kube-apiserver's. Reads of recorded collections are then
 // always views of their timelines, never recorded bytes, since the world
 // now holds the writes; kubectl's Table form is left to kubectl.

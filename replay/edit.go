@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kwrec/kwrec/internal/edit"
+	"github.com/kwrec/kwrec/replay/internal/edit"
 )
 
 // EditKind names what an [Edit] does.

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/kwrec/kwrec/internal/apipath"
-	"github.com/kwrec/kwrec/internal/edit"
 	"github.com/kwrec/kwrec/internal/wire"
+	"github.com/kwrec/kwrec/replay/internal/edit"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 

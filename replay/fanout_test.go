@@ -16,9 +16,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/kwrec/kwrec/cassettes"
-	"github.com/kwrec/kwrec/internal/cassettetest"
-	"github.com/kwrec/kwrec/internal/pace"
+	"github.com/kwrec/kwrec/internal/testkit/cassettetest"
 	"github.com/kwrec/kwrec/internal/wire"
+	"github.com/kwrec/kwrec/replay/internal/pace"
 	"k8s.io/client-go/rest"
 	testclock "k8s.io/utils/clock/testing"
 )

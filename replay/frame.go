@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/kwrec/kwrec/internal/fanout"
 	"github.com/kwrec/kwrec/internal/timeline"
+	"github.com/kwrec/kwrec/replay/internal/fanout"
 )
 
 // outFrame is one frame as it will be served: when it is due, and what it

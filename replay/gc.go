@@ -13,7 +13,7 @@ import (
 	"github.com/kwrec/kwrec/internal/apipath"
 	"github.com/kwrec/kwrec/internal/timeline"
 	"github.com/kwrec/kwrec/internal/wire"
-	"github.com/kwrec/kwrec/internal/write"
+	"github.com/kwrec/kwrec/replay/internal/write"
 )
 
 // gcUserAgent is what the garbage collector's writes carry, as

@@ -15,7 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/kwrec/kwrec/cassettes"
-	"github.com/kwrec/kwrec/internal/cassettetest"
+	"github.com/kwrec/kwrec/internal/testkit/cassettetest"
 	"github.com/kwrec/kwrec/replay"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"

@@ -9,9 +9,9 @@ import (
 	"sync"
 
 	"github.com/kwrec/kwrec/cassettes"
-	"github.com/kwrec/kwrec/internal/index"
 	"github.com/kwrec/kwrec/internal/timeline"
-	"github.com/kwrec/kwrec/internal/write"
+	"github.com/kwrec/kwrec/replay/internal/index"
+	"github.com/kwrec/kwrec/replay/internal/write"
 )
 
 // History is a cassette read once, to be replayed any number of times:

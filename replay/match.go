@@ -2,7 +2,7 @@ package replay
 
 import (
 	"github.com/kwrec/kwrec/cassettes"
-	"github.com/kwrec/kwrec/internal/match"
+	"github.com/kwrec/kwrec/replay/internal/match"
 )
 
 // A Matcher compares a live request (got, with its URL, headers and body

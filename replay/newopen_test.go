@@ -51,7 +51,7 @@ func TestNewAndOpenAnswerAlike(t *testing.T) {
 	// The two fixtures, and a real `kwrec record configmaps -n default`
 	// of 2,000 ConfigMaps and 1,200 changes: discovery, OpenAPI, lists and
 	// Table lists of 4 pages, their watches.
-	for _, name := range []string{"configmaps.kwrec", "watchlist.kwrec", "../../internal/benchmarks/testdata/recorded-2000cm.kwrec.zst"} {
+	for _, name := range []string{"configmaps.kwrec", "watchlist.kwrec", "../../internal/testkit/benchmarks/testdata/recorded-2000cm.kwrec.zst"} {
 		t.Run(filepath.Base(name), func(t *testing.T) {
 			c := fixture(t, name)
 			// Reads the recording never answered (views of the

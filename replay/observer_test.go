@@ -8,7 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kwrec/kwrec/cassettes"
-	"github.com/kwrec/kwrec/internal/index"
+	"github.com/kwrec/kwrec/replay/internal/index"
 )
 
 // TestObserverSeesEveryFrameInOrder adds frames of mixed sizes, reusing

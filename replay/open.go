@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/kwrec/kwrec/cassettes"
-	"github.com/kwrec/kwrec/internal/index"
+	"github.com/kwrec/kwrec/replay/internal/index"
 )
 
 // Open returns a Replayer over the cassette file path that keeps only the

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/kwrec/kwrec/cassettes"
-	"github.com/kwrec/kwrec/internal/index"
 	"github.com/kwrec/kwrec/replay"
+	"github.com/kwrec/kwrec/replay/internal/index"
 )
 
 // saveFixture writes testdata/name to a new file, compressed or not.

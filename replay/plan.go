@@ -4,10 +4,10 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/kwrec/kwrec/internal/pace"
 	"github.com/kwrec/kwrec/internal/table"
 	"github.com/kwrec/kwrec/internal/timeline"
 	"github.com/kwrec/kwrec/internal/wire"
+	"github.com/kwrec/kwrec/replay/internal/pace"
 )
 
 // plan is a response as it will be served: head, frames and end. A body

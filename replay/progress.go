@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/kwrec/kwrec/internal/apipath"
-	"github.com/kwrec/kwrec/internal/discovery"
 	"github.com/kwrec/kwrec/internal/timeline"
+	"github.com/kwrec/kwrec/replay/internal/discovery"
 )
 
 // How far a replay has got: Play releases what Hold keeps back, Done

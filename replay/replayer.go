@@ -11,12 +11,12 @@ import (
 	"time"
 
 	"github.com/kwrec/kwrec/cassettes"
-	"github.com/kwrec/kwrec/internal/discovery"
-	"github.com/kwrec/kwrec/internal/match"
-	"github.com/kwrec/kwrec/internal/pace"
 	"github.com/kwrec/kwrec/internal/timeline"
 	"github.com/kwrec/kwrec/internal/wire"
-	"github.com/kwrec/kwrec/internal/write"
+	"github.com/kwrec/kwrec/replay/internal/discovery"
+	"github.com/kwrec/kwrec/replay/internal/match"
+	"github.com/kwrec/kwrec/replay/internal/pace"
+	"github.com/kwrec/kwrec/replay/internal/write"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 )

@@ -7,9 +7,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kwrec/kwrec/internal/edit"
 	"github.com/kwrec/kwrec/internal/timeline"
 	"github.com/kwrec/kwrec/internal/wire"
+	"github.com/kwrec/kwrec/replay/internal/edit"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 

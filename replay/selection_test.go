@@ -136,7 +136,7 @@ func TestAMoveOutAfterTheRecordingIsOutCarriesTheRecordedVersion(t *testing.T) {
 func TestKubectlsTableWatchWithASelectorSeesAWriteMoveAnObjectOut(t *testing.T) {
 	// A real recording with kubectl's Table form, in overlay mode: kubectl
 	// get -w -l sends this Accept, and gets rows.
-	r, err := replay.Open("../internal/benchmarks/testdata/recorded-2000cm.kwrec.zst", replay.Options{Writes: replay.WritesOverlay, Hold: true})
+	r, err := replay.Open("../internal/testkit/benchmarks/testdata/recorded-2000cm.kwrec.zst", replay.Options{Writes: replay.WritesOverlay, Hold: true})
 	if err != nil {
 		t.Fatal(err)
 	}

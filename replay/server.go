@@ -12,7 +12,7 @@ import (
 
 	"github.com/kwrec/kwrec/internal/apipath"
 	"github.com/kwrec/kwrec/internal/kubeconfig"
-	"github.com/kwrec/kwrec/internal/serve"
+	"github.com/kwrec/kwrec/replay/internal/serve"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"

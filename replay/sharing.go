@@ -7,9 +7,9 @@ import (
 
 	"k8s.io/utils/clock"
 
-	"github.com/kwrec/kwrec/internal/fanout"
-	"github.com/kwrec/kwrec/internal/pace"
 	"github.com/kwrec/kwrec/internal/timeline"
+	"github.com/kwrec/kwrec/replay/internal/fanout"
+	"github.com/kwrec/kwrec/replay/internal/pace"
 )
 
 // sharing holds what the watches of a Replayer share: the hubs that make

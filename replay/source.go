@@ -6,8 +6,8 @@ import (
 	"sync"
 
 	"github.com/kwrec/kwrec/cassettes"
-	"github.com/kwrec/kwrec/internal/fanout"
 	"github.com/kwrec/kwrec/internal/timeline"
+	"github.com/kwrec/kwrec/replay/internal/fanout"
 )
 
 // frameRef names frame i (0-based) of interaction in.

@@ -20,7 +20,7 @@ import (
 	"github.com/kwrec/kwrec/internal/apipath"
 	"github.com/kwrec/kwrec/internal/timeline"
 	"github.com/kwrec/kwrec/internal/wire"
-	"github.com/kwrec/kwrec/internal/write"
+	"github.com/kwrec/kwrec/replay/internal/write"
 )
 
 // simulated reports whether Overlay mode answers verb on subresource sub

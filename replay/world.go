@@ -6,8 +6,8 @@ import (
 	"net/url"
 	"slices"
 
-	"github.com/kwrec/kwrec/internal/edit"
 	"github.com/kwrec/kwrec/internal/timeline"
+	"github.com/kwrec/kwrec/replay/internal/edit"
 )
 
 // What a replay saw and holds, for tools that run one cassette many times

@@ -37,7 +37,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/kwrec/kwrec/cassettes"
-	"github.com/kwrec/kwrec/internal/controlplanetest"
+	"github.com/kwrec/kwrec/internal/testkit/controlplanetest"
 	"github.com/kwrec/kwrec/recorder"
 	"github.com/kwrec/kwrec/replay"
 	"github.com/kwrec/kwrec/watcher"

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kwrec/kwrec/internal/cut"
+	"github.com/kwrec/kwrec/cmd/kwrec/internal/cut"
 )
 
 func newCutCmd() *cobra.Command {

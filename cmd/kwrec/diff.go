@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kwrec/kwrec/internal/cut"
-	"github.com/kwrec/kwrec/internal/diff"
+	"github.com/kwrec/kwrec/cmd/kwrec/internal/cut"
+	"github.com/kwrec/kwrec/cmd/kwrec/internal/diff"
 )
 
 // diffWindow compares the windows from..to of cassettes a and b.

@@ -11,12 +11,12 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/kwrec/kwrec/cassettes"
-	"github.com/kwrec/kwrec/internal/cut"
+	"github.com/kwrec/kwrec/cmd/kwrec/internal/cut"
 )
 
 // retention deletes the oldest parts of a rotated recording while it is
 // written (kwrec record --keep, --keep-for), rebasing the oldest part it
-// keeps first (internal/cut.Rebase) so that the recording replays from
+// keeps first (cmd/kwrec/internal/cut.Rebase) so that the recording replays from
 // it.
 type retention struct {
 	out     string        // -o: the parts are cassettes.PartName(out, k)

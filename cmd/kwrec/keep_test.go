@@ -17,7 +17,7 @@ func keptParts(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	for _, n := range []string{"rec-0001.kwrec", "rec-0002.kwrec", "rec-0003.kwrec"} {
-		b, err := os.ReadFile(filepath.Join("..", "..", "internal", "cut", "testdata", n))
+		b, err := os.ReadFile(filepath.Join("internal", "cut", "testdata", n))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kwrec/kwrec/cassettes"
-	"github.com/kwrec/kwrec/internal/cut"
+	"github.com/kwrec/kwrec/cmd/kwrec/internal/cut"
 	"github.com/kwrec/kwrec/replay"
 )
 

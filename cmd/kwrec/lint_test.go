@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/kwrec/kwrec/cassettes"
-	"github.com/kwrec/kwrec/internal/cassettetest"
+	"github.com/kwrec/kwrec/internal/testkit/cassettetest"
 )
 
 // TestLintFixKeepsTheFormOfACutCassette: a recording made with deltas and

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/kwrec/kwrec/cassettes"
-	"github.com/kwrec/kwrec/internal/controlplanetest"
+	"github.com/kwrec/kwrec/internal/testkit/controlplanetest"
 )
 
 // TestLiveRecordAll records a control plane with record --all, as the

@@ -12,7 +12,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/kwrec/kwrec/cassettes"
-	"github.com/kwrec/kwrec/internal/controlplanetest"
+	"github.com/kwrec/kwrec/internal/testkit/controlplanetest"
 )
 
 // TestLiveScripts runs testdata/live/*.txtar against a real control plane:

@@ -15,7 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/kwrec/kwrec/internal/controlplanetest"
+	"github.com/kwrec/kwrec/internal/testkit/controlplanetest"
 )
 
 // TestLiveRecordWithTokenAndNoKubeconfig records from the control plane

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"io/fs"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -43,5 +45,55 @@ func TestTheREADMEsCLITableHasOneRowPerCommand(t *testing.T) {
 	}
 	for name := range rows {
 		t.Errorf("the README's CLI table names kwrec %s, which is no command", name)
+	}
+}
+
+// TestTheREADMEsLayoutHasOneRowPerPackage keeps the README's Layout table
+// whole: every folder of the module holding Go files (testdata aside, and
+// controlplane/'s nested modules as one row) in exactly one row, and no
+// row naming a folder that is gone.
+func TestTheREADMEsLayoutHasOneRowPerPackage(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(b), "## Layout\n")
+	if !ok {
+		t.Fatal("README.md has no section \"## Layout\"")
+	}
+	_, table, _ = strings.Cut(table, "| path | what |\n| --- | --- |\n")
+	table, _, _ = strings.Cut(table, "\n\n")
+	rows := map[string]int{}
+	for _, line := range strings.Split(table, "\n") {
+		path, _, _ := strings.Cut(strings.TrimPrefix(line, "| `"), "`")
+		rows[strings.TrimSuffix(path, "/")]++
+	}
+	root := filepath.Join("..", "..")
+	packages := map[string]bool{"controlplane": true}
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		switch {
+		case d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".") && rel != "." || rel == "controlplane" || rel == "bin"):
+			return fs.SkipDir
+		case !d.IsDir() && strings.HasSuffix(p, ".go"):
+			packages[filepath.ToSlash(filepath.Dir(rel))] = true
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p := range packages {
+		if rows[p] != 1 {
+			t.Errorf("%s/ is in %d rows of the README's Layout table, want 1", p, rows[p])
+		}
+	}
+	for p := range rows {
+		if !packages[p] && p != "deploy" {
+			t.Errorf("the README's Layout table names %s/, which holds no Go package", p)
+		}
 	}
 }

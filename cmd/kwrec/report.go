@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kwrec/kwrec/cassettes"
-	"github.com/kwrec/kwrec/internal/report"
+	"github.com/kwrec/kwrec/cmd/kwrec/internal/report"
 	"github.com/kwrec/kwrec/replay"
 )
 

@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kwrec/kwrec/cassettes"
-	"github.com/kwrec/kwrec/internal/describe"
+	"github.com/kwrec/kwrec/cmd/kwrec/internal/describe"
 	"github.com/kwrec/kwrec/replay"
 )
 

@@ -1,7 +1,7 @@
 // Package cassettefile is the cassette format's one home below package
 // cassettes' model: the file's lines, read and written, for cassettes'
 // Reader and Writer and for kwrec's index of a cassette file
-// (internal/index, which replay.Open and replay.History stand on), so
+// (replay/internal/index, which replay.Open and replay.History stand on), so
 // that neither copies the other and cassettes exports only what users
 // call. Each thing it knows is described for users in the cassettes
 // package doc.

@@ -26,8 +26,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/kwrec/kwrec/internal/controlplanetest"
 	"github.com/kwrec/kwrec/internal/table"
+	"github.com/kwrec/kwrec/internal/testkit/controlplanetest"
 )
 
 // envUpdate names the environment variable that, set to 1, makes
