@@ -63,7 +63,7 @@ func (r *Replayer) recordedDiscovery(path, accept string) *plan {
 		if accept != "" && !wire.Accepts(accept, ct) {
 			continue
 		}
-		if _, params, _ := mime.ParseMediaType(ct); params["as"] != "" && !strings.Contains(accept, "as="+params["as"]) {
+		if _, params, _ := mime.ParseMediaType(ct); params["as"] != "" && !wire.AcceptsAs(accept, params["as"]) {
 			continue
 		}
 		body, err := r.body(in)

@@ -2,6 +2,8 @@ package table
 
 import (
 	"github.com/munnerz/goautoneg"
+
+	"github.com/kwrec/kwrec/internal/wire"
 )
 
 // GroupVersion is the apiVersion of a Table answer: the version the
@@ -35,7 +37,7 @@ var serializers = [...]struct{ typ, sub string }{
 // Wants reports whether the API server would answer a request with this
 // Accept header with a JSON Table, and in which version. It negotiates as
 // the server does (k8s.io/apiserver's NegotiateMediaTypeOptions): elements
-// in goautoneg order (by q, then the more specific first), each matched
+// in goautoneg order (by q, then the more specific first; [wire.Clauses]), each matched
 // against JSON, YAML and protobuf in turn; the first element the server
 // can serve wins. An element with as=, g= or v= asks for a conversion,
 // served only as a Table (g=meta.k8s.io, v=v1 or v1beta1, JSON or YAML)
@@ -51,7 +53,7 @@ func Wants(accept string) (GroupVersion, bool) {
 	if accept == "" {
 		return "", false
 	}
-	for _, clause := range goautoneg.ParseAccept(accept) {
+	for _, clause := range wire.Clauses(accept) {
 		if _, conv := convertsTo(clause.Params); conv && clause.Type == "application" && clause.SubType == "*" {
 			// Measured: v1.37 answers 406 to application/*;as=Table;...
 			// (the meta codecs it encodes Tables with negotiate apart).

@@ -97,6 +97,17 @@ func Accepts(accept, ct string) bool {
 	return false
 }
 
+// AcceptsAs reports whether an Accept header value has an element asking
+// for the conversion as (as=APIGroupDiscoveryList, as=Table).
+func AcceptsAs(accept, as string) bool {
+	for _, c := range Clauses(accept) {
+		if c.Params["as"] == as {
+			return true
+		}
+	}
+	return false
+}
+
 // Negotiate picks the encoding of a response to a request with the given
 // Accept header: protobuf when the first element (in the server's order,
 // see [Clauses]) that kwrec can serve is protobuf (client-go's typed

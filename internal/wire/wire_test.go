@@ -163,3 +163,24 @@ func TestStatusBodiesAreTheAPIServers(t *testing.T) {
 		t.Errorf("StatusProto does not decode: %v %v", kind, back)
 	}
 }
+
+func TestAcceptsAsFindsAConversionInAnyElementTheClientTakes(t *testing.T) {
+	for _, tc := range []struct {
+		name, accept, as string
+		want             bool
+	}{
+		{"client-go's discovery asks for the aggregated list first",
+			"application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json", "APIGroupDiscoveryList", true},
+		{"kubectl's server-side printing asks for a Table",
+			"application/json;as=Table;v=v1;g=meta.k8s.io,application/json", "Table", true},
+		{"a plain JSON client asks for no conversion", "application/json", "Table", false},
+		{"an element refused with q=0 does not count", "application/json;as=Table;v=v1;g=meta.k8s.io;q=0,application/json", "Table", false},
+		{"a conversion named inside another parameter's value is not one", "application/json;profile=as=Table", "Table", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := wire.AcceptsAs(tc.accept, tc.as); got != tc.want {
+				t.Errorf("AcceptsAs(%q, %q) = %v, want %v", tc.accept, tc.as, got, tc.want)
+			}
+		})
+	}
+}

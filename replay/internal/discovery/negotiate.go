@@ -1,15 +1,14 @@
 package discovery
 
 import (
-	"mime"
-	"strconv"
-	"strings"
+	"github.com/kwrec/kwrec/internal/wire"
 )
 
 // wantsAggregated reports whether the Accept header accept ranks the
 // aggregated discovery document (apidiscovery.k8s.io/v2) above the legacy
-// one, the way the API server's negotiation decides: the highest q wins,
-// the earlier range among equals.
+// one, the way the API server's negotiation decides: the first range in
+// its order ([wire.Clauses]: by q, the more specific first) that asks for
+// either.
 //
 // client-go 1.37 sends "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json",
 // at times after a profile=nopeer twin of the first range; kubectl 1.32
@@ -23,25 +22,12 @@ import (
 // gets the legacy document rather than a 406: a discovery client always
 // understands it.
 func wantsAggregated(accept string) bool {
-	bestQ, agg := -1.0, false
-	for _, r := range strings.Split(accept, ",") {
-		typ, params, err := mime.ParseMediaType(strings.TrimSpace(r))
-		if err != nil {
-			continue
+	for _, c := range wire.Clauses(accept) {
+		if agg, legacy := classify(c.Type+"/"+c.SubType, c.Params); agg || legacy {
+			return agg
 		}
-		q := 1.0
-		if s, ok := params["q"]; ok {
-			if q, err = strconv.ParseFloat(s, 64); err != nil {
-				continue
-			}
-		}
-		isAgg, isLegacy := classify(typ, params)
-		if q <= bestQ || q <= 0 || !(isAgg || isLegacy) {
-			continue
-		}
-		bestQ, agg = q, isAgg
 	}
-	return agg
+	return false
 }
 
 // classify tells whether a media range asks for the aggregated document or
