@@ -166,3 +166,53 @@ func TestATokenKubeApiserverWroteForAClusterScopedListResumesAfterItsKey(t *test
 		}
 	}
 }
+
+// TestWrittenObjectsOfACollectionNeverRecordedPageAcrossNamespaces: a
+// timeline made empty for writes holds no recorded object to tell its
+// scope by; its pages are the keys' own.
+func TestWrittenObjectsOfACollectionNeverRecordedPageAcrossNamespaces(t *testing.T) {
+	for _, tc := range []struct {
+		name, path string
+		keys       []string
+	}{
+		{"namespaced objects across namespaces", "/apis/apps/v1/statefulsets", []string{"a/s1", "b/s1", "b/s2"}},
+		{"cluster-scoped objects", "/apis/rbac.authorization.k8s.io/v1/clusterroles", []string{"/r:1", "/r:2", "/r:3"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rp, _ := apipath.Parse(tc.path)
+			tl := timeline.Empty(tc.path, rp, "X", 100, true)
+			base := int64(0)
+			for _, key := range tc.keys {
+				ns, name, _ := strings.Cut(key, "/")
+				rv, _, err := tl.Commit("ADDED", key, "", 0, []byte(fmt.Sprintf(`{"metadata":{"name":%q,"namespace":%q}}`, name, ns)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				base = rv
+			}
+			tl.Advance(base)
+			q := url.Values{"limit": {"1"}}
+			sel, err := tl.Selector(q, "", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for {
+				l, err := tl.List(q, sel)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, o := range l.Items {
+					got = append(got, o.Key)
+				}
+				if l.Continue == "" {
+					break
+				}
+				q.Set("continue", l.Continue)
+			}
+			if d := cmp.Diff(tc.keys, got); d != "" {
+				t.Errorf("paged by 1 (-want +got):\n%s", d)
+			}
+		})
+	}
+}

@@ -334,6 +334,7 @@ func (t *Timeline) List(q url.Values, sel Selector) (List, error) {
 	if tok := q.Get("continue"); tok != "" {
 		var crv int64
 		start, crv, err = wire.DecodeContinue(tok, prefix)
+		start = keyOfToken(start, prefix)
 		switch {
 		case err != nil:
 			return List{}, statusErr(http.StatusBadRequest, metav1.StatusReasonBadRequest, 0, "invalid continue token: %v", err)
@@ -373,30 +374,48 @@ func (t *Timeline) List(q url.Values, sel Selector) (List, error) {
 			l.Remaining = new(int64(len(l.Items)) - limit)
 		}
 		l.Items = l.Items[:limit]
-		if l.Continue, err = wire.EncodeContinue(l.Items[limit-1].Key+"\x00", prefix, at); err != nil {
+		if l.Continue, err = wire.EncodeContinue(tokenKey(l.Items[limit-1].Key, prefix)+"\x00", prefix, at); err != nil {
 			return List{}, err
 		}
 	}
 	return l, nil
 }
 
-// keyPrefix is what every key of a list with sel starts with, the part
-// of the key a continue token leaves out: "ns/" for a list in one
-// namespace, "" for one across namespaces (the token holds "/ns/name"),
-// "/" for a cluster-scoped resource, whose keys are "/name" (the token
-// holds "/name", as kube-apiserver's does: its storage prefix for
-// namespaces is /registry/namespaces, the key of kube-system
-// /registry/namespaces/kube-system).
+// keyPrefix is what every key of a list with sel starts with: "ns/" for
+// a list in one namespace, "" for one across namespaces or of a
+// cluster-scoped resource. Continue tokens hold keys without it.
 func (t *Timeline) keyPrefix(sel Selector) string {
 	switch {
 	case sel.ns != "":
 		return sel.ns + "/"
 	case t.Res.Namespace != "":
 		return t.Res.Namespace + "/"
-	case !t.Namespaced():
-		return "/"
 	}
 	return ""
+}
+
+// A cluster-scoped object's key is "/name" (its namespace is empty), and
+// its continue token holds "/name", as kube-apiserver's does (the storage
+// key of namespace kube-system is /registry/namespaces/kube-system, under
+// the prefix /registry/namespaces); a token of a list across namespaces
+// holds "/ns/name". Under prefix "", a start key without a slash is
+// therefore a cluster-scoped object's (a namespaced key always has one).
+
+// tokenKey is the key a token holds for key: without its leading slash
+// under prefix "", which the token puts back.
+func tokenKey(key, prefix string) string {
+	if prefix == "" {
+		return strings.TrimPrefix(key, "/")
+	}
+	return key
+}
+
+// keyOfToken is the key a token's start stands for (see tokenKey).
+func keyOfToken(start, prefix string) string {
+	if prefix == "" && !strings.Contains(start, "/") {
+		return "/" + start
+	}
+	return start
 }
 
 // continueGone is the server's 410 for a continue token whose
@@ -404,7 +423,7 @@ func (t *Timeline) keyPrefix(sel Selector) string {
 // the same key in the latest state.
 func continueGone(start, prefix string) error {
 	e := statusErr(http.StatusGone, metav1.StatusReasonExpired, 0, "%s", wire.ContinueInconsistent)
-	if tok, err := wire.EncodeContinue(start, prefix, -1); err == nil {
+	if tok, err := wire.EncodeContinue(tokenKey(start, prefix), prefix, -1); err == nil {
 		e.Status.Continue = tok
 	}
 	return e

@@ -63,9 +63,8 @@ type continueToken struct {
 }
 
 // EncodeContinue returns the token that resumes a list at resourceVersion
-// rv from key start (a key under prefix: "ns/" for a list in a namespace,
-// "" for a list across namespaces, whose keys are "ns/name", "/" for a
-// cluster-scoped resource, whose keys are "/name").
+// rv from key start (a key under prefix, such as "ns/" for a namespaced
+// list; "" for a list across namespaces or of a cluster-scoped resource).
 func EncodeContinue(start, prefix string, rv int64) (string, error) {
 	rel, ok := strings.CutPrefix(start, prefix)
 	if !ok || rel == "" {

@@ -424,9 +424,9 @@ func TestIndexMisuseGivesErrors(t *testing.T) {
 		want string
 	}{
 		{"an interaction of another cassette", func() error { _, err := x.Frames(other, 0); return err },
-			"cassette: ../../cassettes/testdata/list-then-watch.kwrec: the interaction is not one of this index's Interactions"},
+			"cassette: ../../../cassettes/testdata/list-then-watch.kwrec: the interaction is not one of this index's Interactions"},
 		{"a nil interaction", func() error { return x.ReadFrames([]index.FrameRef{{}}, fn) },
-			"cassette: ../../cassettes/testdata/list-then-watch.kwrec: the interaction is not one of this index's Interactions"},
+			"cassette: ../../../cassettes/testdata/list-then-watch.kwrec: the interaction is not one of this index's Interactions"},
 		{"a negative frame", func() error { _, err := x.Frames(in, -1); return err },
 			"cassette: interaction 2 has no frame -1; it has 3 (numbered from 0)"},
 		{"a frame past the end", func() error { return x.ReadFrames([]index.FrameRef{{In: in, I: 3}}, fn) },
