@@ -92,7 +92,7 @@ func (r *Replayer) discoveryDocs() (*discovery.Docs, error) {
 		// The definitions first: they know the scope and the status
 		// subresource of resources that were perhaps never listed.
 		extra := r.recordedCRDs(verbs)
-		for _, t := range r.tlOrder {
+		for _, t := range r.world.Recorded() {
 			if t.Kind == "" {
 				continue
 			}
@@ -135,7 +135,7 @@ type crdJSON struct {
 // reads of their objects even where none was recorded.
 func (r *Replayer) recordedCRDs(verbs []string) []discovery.Resource {
 	var out []discovery.Resource
-	for _, t := range r.tlOrder {
+	for _, t := range r.world.Recorded() {
 		if t.Res.Group != "apiextensions.k8s.io" || t.Res.Resource != "customresourcedefinitions" || t.Broken() != "" {
 			continue
 		}

@@ -54,7 +54,7 @@ func (r *Replayer) Edits() []EditReport {
 	for _, e := range r.edits {
 		var rv int64
 		if e.Mark != nil && len(e.Paths) > 0 {
-			rv = r.timelines[e.Paths[0]].Recorded(e.Mark.RV)
+			rv = r.world.Timeline(e.Paths[0]).Recorded(e.Mark.RV)
 		}
 		out = append(out, EditReport{Edit: e.Edit, Where: e.Where, Fired: e.Fired(), Interaction: e.Interaction,
 			Collections: e.Paths, RV: rv})

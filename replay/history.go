@@ -11,6 +11,7 @@ import (
 	"github.com/kwrec/kwrec/cassettes"
 	"github.com/kwrec/kwrec/internal/timeline"
 	"github.com/kwrec/kwrec/replay/internal/index"
+	"github.com/kwrec/kwrec/replay/internal/overlay"
 	"github.com/kwrec/kwrec/replay/internal/write"
 )
 
@@ -170,8 +171,7 @@ func (h *History) Replayer(opts Options) (*Replayer, error) {
 		b = h.overlayBase()
 	}
 	r.header = h.header
-	r.writes = h.writes
-	r.fork(b)
+	r.fork(b, h.writes)
 	if err := r.resolveEdits(opts); err != nil {
 		if h.path != "" {
 			return nil, fmt.Errorf("%s: %w", h.path, err)
@@ -218,19 +218,25 @@ func (h *History) overlayBase() *base {
 	return h.overlay
 }
 
-// fork gives r its own state over b: a fork of each timeline and a copy
-// of each interaction's record.
-func (r *Replayer) fork(b *base) {
+// fork gives r its own state over b: a fork of each timeline, in a world
+// of its own (with a writer of engine in Overlay mode), and a copy of each
+// interaction's record.
+func (r *Replayer) fork(b *base, engine *write.Engine) {
 	f := make(map[*timeline.Timeline]*timeline.Timeline, len(b.tlOrder))
-	r.tlOrder = make([]*timeline.Timeline, len(b.tlOrder))
+	recorded := make([]*timeline.Timeline, len(b.tlOrder))
 	for i, t := range b.tlOrder {
 		f[t] = t.Fork()
-		r.tlOrder[i] = f[t]
-		r.timelines[t.Path] = f[t]
+		recorded[i] = f[t]
 	}
-	r.allOf = make(map[*timeline.Timeline]*timeline.Timeline, len(b.allOf))
+	allOf := make(map[*timeline.Timeline]*timeline.Timeline, len(b.allOf))
 	for t, d := range b.allOf {
-		r.allOf[f[t]] = f[d]
+		allOf[f[t]] = f[d]
+	}
+	r.world = overlay.NewWorld(overlay.WorldConfig{Recorded: recorded, AllOf: allOf, Writes: r.overlay(),
+		RecordedAt: r.header.RecordedAt, Objects: objects{r.src}, Codec: r.codec, Docs: r.discoveryDocs})
+	if r.overlay() {
+		r.writer = overlay.NewWriter(r.world, overlay.Config{Engine: engine, Codec: r.codec, Docs: r.discoveryDocs,
+			Clock: r.clock, Started: r.started, DisableGarbageCollection: r.opts.DisableGarbageCollection, Out: r.opts.WritesOut})
 	}
 	ivs := slices.Clone(b.ivs)
 	r.ivs = make([]*ivState, len(ivs))

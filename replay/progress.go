@@ -93,7 +93,7 @@ func (r *Replayer) checkDoneLocked() {
 		return
 	}
 	if !r.opts.Strict { // every timeline delivered to its end
-		for _, t := range r.tlOrder {
+		for _, t := range r.world.Recorded() {
 			if !r.delivered(t) {
 				return
 			}
@@ -122,7 +122,7 @@ func (r *Replayer) checkDoneLocked() {
 // through t or through the all-namespaces timeline assembled from it (an
 // assembled one counts through its namespaces').
 func (r *Replayer) delivered(t *timeline.Timeline) bool {
-	d := r.allOf[t]
+	d := r.world.AllOf(t)
 	switch {
 	case d == t:
 		return true
@@ -141,7 +141,7 @@ func (r *Replayer) pending() []string {
 	defer r.mu.Unlock()
 	var out []string
 	if !r.opts.Strict {
-		for _, t := range r.tlOrder {
+		for _, t := range r.world.Recorded() {
 			if !r.delivered(t) {
 				out = append(out, fmt.Sprintf("%s: delivered up to resourceVersion %d of %d", t.Path, t.Recorded(t.Progress()), t.Recorded(t.Last())))
 			}
@@ -185,5 +185,5 @@ func (r *Replayer) optional(iv *ivState) bool {
 	}
 	all := rp
 	all.Namespace, all.Name = "", ""
-	return r.timelines[rp.Collection()] != nil || r.timelines[all.Collection()] != nil
+	return r.world.Timeline(rp.Collection()) != nil || r.world.Timeline(all.Collection()) != nil
 }

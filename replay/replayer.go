@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -15,8 +14,8 @@ import (
 	"github.com/kwrec/kwrec/internal/wire"
 	"github.com/kwrec/kwrec/replay/internal/discovery"
 	"github.com/kwrec/kwrec/replay/internal/match"
+	"github.com/kwrec/kwrec/replay/internal/overlay"
 	"github.com/kwrec/kwrec/replay/internal/pace"
-	"github.com/kwrec/kwrec/replay/internal/write"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 )
@@ -38,26 +37,17 @@ type Replayer struct {
 	fan    sharing      // what the watches share: hubs, budgets (sharing.go)
 	alarms *pace.Alarms // the timers of the bodies' waits, one per instant
 
-	// Forked from the History's (see fork), then read-only:
-	timelines map[string]*timeline.Timeline // by collection path
-	tlOrder   []*timeline.Timeline
-	// allOf maps a namespace's timeline to the all-namespaces one
-	// assembled from it, and that one to itself: a namespace's recorded
-	// changes are delivered when either has served them.
-	allOf map[*timeline.Timeline]*timeline.Timeline
-	// gcMarked: a write may have left an object waiting for the garbage
-	// collector (the orphan or foregroundDeletion finalizer).
-	gcMarked atomic.Bool
-	tables   map[string]*tableSet // kubectl's Table form of a collection, by path
+	// world is the replay's collections, forked from the History's (see
+	// fork); writer applies writes to it, in Overlay mode only.
+	world  *overlay.World
+	writer *overlay.Writer
+	tables map[string]*tableSet // kubectl's Table form of a collection, by path
 
 	discOnce sync.Once // builds disc on the first discovery request
 	disc     *discovery.Docs
 	discErr  error
 
-	writes  *write.Engine
 	started time.Time
-	rmu     sync.Mutex
-	rand    *rand.Rand // names and uids of writes
 	// activity is when the last request came, in clock UnixNano, for
 	// Linger.
 	activity atomic.Int64
@@ -73,14 +63,9 @@ type Replayer struct {
 	mu         sync.Mutex // guards the fields below and ivState.claimed/finished/errs
 	done       chan struct{}
 	doneClosed bool
-	empties    map[string]*timeline.Timeline // timelines of collections never recorded, by path
 
 	cmu    sync.Mutex // guards counts
 	counts []RequestCount
-
-	wmu       sync.Mutex // guards written and writesErr
-	written   []*cassettes.Interaction
-	writesErr error
 }
 
 var _ http.RoundTripper = (*Replayer)(nil)
@@ -120,16 +105,14 @@ func newReplayer(opts Options, src indexSource) (*Replayer, error) {
 	if err := opts.check(); err != nil {
 		return nil, err
 	}
-	r := &Replayer{opts: opts, clock: opts.Clock, match: opts.Matcher, src: src,
-		timelines: map[string]*timeline.Timeline{}, done: make(chan struct{}),
-		empties: map[string]*timeline.Timeline{}, playing: make(chan struct{}), consumed: make(chan struct{}), closed: make(chan struct{})}
+	r := &Replayer{opts: opts, clock: opts.Clock, match: opts.Matcher, src: src, done: make(chan struct{}),
+		playing: make(chan struct{}), consumed: make(chan struct{}), closed: make(chan struct{})}
 	if r.clock == nil {
 		r.clock = clock.RealClock{}
 	}
 	r.started = r.clock.Now()
 	r.fan.clock, r.fan.since = r.clock, r.started
 	r.alarms = pace.NewAlarms(r.clock)
-	r.rand = rand.New(rand.NewPCG(1, 2))
 	r.activity.Store(r.started.UnixNano())
 	if !opts.Hold {
 		r.Play()

@@ -194,7 +194,7 @@ func (rs resolver) anchored(es *editState) {
 		es.Where = fmt.Sprintf("list request %d of %s that carries a continue token", e.Nth, what)
 		return
 	}
-	ts := e.anchor().On(rs.r.tlOrder)
+	ts := e.anchor().On(rs.r.world.Recorded())
 	if len(ts) == 0 {
 		es.Where = fmt.Sprintf("nowhere: the cassette records no list or watch of %s", what)
 		return
@@ -220,13 +220,13 @@ func (rs resolver) place(es *editState, ts []*timeline.Timeline) []string {
 	var paths []string
 	placed := map[*timeline.Timeline]bool{}
 	for _, t := range ts {
-		if r.allOf[t] != t { // an assembled timeline is not named
+		if r.world.AllOf(t) != t { // an assembled timeline is not named
 			paths = append(paths, t.Path)
 		}
 		// The mark goes where the collection's watches are answered: in
 		// Overlay mode a namespace's on the all-namespaces timeline, for
 		// that namespace's watches only.
-		at, ns := r.timelineFor(t.Res)
+		at, ns := r.world.For(t.Res)
 		if at == nil {
 			at = t
 		}

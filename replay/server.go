@@ -12,6 +12,7 @@ import (
 
 	"github.com/kwrec/kwrec/internal/apipath"
 	"github.com/kwrec/kwrec/internal/kubeconfig"
+	"github.com/kwrec/kwrec/replay/internal/overlay"
 	"github.com/kwrec/kwrec/replay/internal/serve"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
@@ -311,8 +312,7 @@ func (f bodyFrames) Ready() bool            { return f.b.ready() }
 // isResource reports whether req is for a resource or one of its
 // subresources, not another path the server may simply not serve.
 func isResource(req *http.Request) bool {
-	_, _, verb := writeOf(req)
-	if verb != "" {
+	if overlay.IsWrite(req) {
 		return true
 	}
 	_, ok := apipath.Parse(req.URL.Path)

@@ -80,16 +80,20 @@ func (c *cursor) close() {
 // frames they are in with one pass over the recording.
 func (r *Replayer) raws(t *timeline.Timeline, objs []timeline.Object) ([][]byte, error) {
 	out := make([][]byte, len(objs))
-	err := r.eachRaw(t, objs, func(k int, raw []byte) error {
+	err := objects{r.src}.Each(t, objs, func(k int, raw []byte) error {
 		out[k] = append([]byte(nil), raw...)
 		return nil
 	})
 	return out, err
 }
 
-// eachRaw calls fn with the recorded bytes of each of objs (as raws reads
-// them, each frame once), which are valid only during the call.
-func (r *Replayer) eachRaw(t *timeline.Timeline, objs []timeline.Object, fn func(k int, raw []byte) error) error {
+// objects reads the recorded bytes of objects from a replay's source, for
+// its world ([overlay.Objects]).
+type objects struct{ src indexSource }
+
+// Each calls fn with the recorded bytes of each of objs (each frame read
+// once), which are valid only during the call.
+func (s objects) Each(t *timeline.Timeline, objs []timeline.Object, fn func(k int, raw []byte) error) error {
 	frameOf := map[frameRef]int{} // frame -> index in refs
 	var refs []frameRef
 	users := [][]int{} // per ref: the objects in it
@@ -114,7 +118,7 @@ func (r *Replayer) eachRaw(t *timeline.Timeline, objs []timeline.Object, fn func
 		}
 		users[j] = append(users[j], k)
 	}
-	return r.src.readMany(refs, func(j int, data []byte) error {
+	return s.src.readMany(refs, func(j int, data []byte) error {
 		for _, k := range users[j] {
 			raw, err := objs[k].Ref.Of(data)
 			if err != nil {

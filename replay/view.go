@@ -11,6 +11,7 @@ import (
 	"github.com/kwrec/kwrec/internal/table"
 	"github.com/kwrec/kwrec/internal/timeline"
 	"github.com/kwrec/kwrec/internal/wire"
+	"github.com/kwrec/kwrec/replay/internal/overlay"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -23,18 +24,16 @@ func (r *Replayer) viewPlan(req *http.Request) (*plan, string) {
 	}
 	rp, ok := apipath.Parse(req.URL.Path)
 	if !ok {
-		if p := r.scaleView(req); p != nil {
-			return p, ""
+		if a, ok := overlay.Scale(r.world, req); ok {
+			return r.answerPlan(a), ""
 		}
 		return nil, "not a resource path"
 	}
-	t, ns := r.timelineFor(rp)
+	t, ns := r.world.ForRead(rp)
 	if t == nil {
-		if t, ns = r.emptyTimeline(rp); t == nil {
-			st := wire.Status(http.StatusNotFound, metav1.StatusReasonNotFound,
-				fmt.Sprintf("the server could not find the requested resource (kwrec: the cassette records no list or watch of %s)", rp.Collection()), 0)
-			return r.statusPlan(st, 0, false), ""
-		}
+		st := wire.Status(http.StatusNotFound, metav1.StatusReasonNotFound,
+			fmt.Sprintf("the server could not find the requested resource (kwrec: the cassette records no list or watch of %s)", rp.Collection()), 0)
+		return r.statusPlan(st, 0, false), ""
 	}
 	if why := t.Broken(); why != "" {
 		return nil, "the timeline of " + t.Path + " cannot be rebuilt: " + why
@@ -49,7 +48,7 @@ func (r *Replayer) viewPlan(req *http.Request) (*plan, string) {
 			fmt.Sprintf("only the following media types are accepted: %s, %s", wire.MediaJSON, wire.MediaProtobuf), 0)
 		return r.statusPlan(st, 0, false), ""
 	}
-	sel, err := t.Selector(q, ns, r.reader(t))
+	sel, err := t.Selector(q, ns, r.world.Reader(t))
 	if err != nil {
 		return r.errorPlanOf(err, enc.proto), ""
 	}

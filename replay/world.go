@@ -3,11 +3,10 @@ package replay
 import (
 	"cmp"
 	"net/http"
-	"net/url"
 	"slices"
 
-	"github.com/kwrec/kwrec/internal/timeline"
 	"github.com/kwrec/kwrec/replay/internal/edit"
+	"github.com/kwrec/kwrec/replay/internal/overlay"
 )
 
 // What a replay saw and holds, for tools that run one cassette many times
@@ -27,37 +26,21 @@ type Object struct {
 // the collections only written to), each object once, sorted by group,
 // resource, namespace and name.
 func (r *Replayer) World() ([]Object, error) {
-	r.mu.Lock()
-	tls := append([]*timeline.Timeline(nil), r.tlOrder...)
-	for _, t := range r.empties {
-		tls = append(tls, t)
-	}
-	r.mu.Unlock()
 	seen := map[string]bool{}
 	var out []Object
-	for _, t := range tls {
-		if t.Broken() != "" {
-			continue
-		}
-		if d := r.allOf[t]; d != nil && d != t {
-			continue // its objects are in the all-namespaces one
-		}
-		sel, err := t.Selector(url.Values{}, "", nil)
+	for _, t := range r.world.Distinct() {
+		items, err := overlay.Current(t)
 		if err != nil {
 			return nil, err
 		}
-		l, err := t.List(url.Values{}, sel)
-		if err != nil {
-			return nil, err
-		}
-		for i := range l.Items {
-			o := &l.Items[i]
+		for i := range items {
+			o := &items[i]
 			id := t.Res.Group + "/" + t.Res.Resource + "/" + o.Key
 			if seen[id] {
 				continue
 			}
 			seen[id] = true
-			b, err := r.objectJSON(t, o)
+			b, err := r.world.JSON(t, o)
 			if err != nil {
 				return nil, err
 			}
@@ -91,12 +74,9 @@ type Change struct {
 // edit placed after one (watch-error, reset or truncate with resource,
 // namespace and rv) fires on the first watch that crosses it.
 func (r *Replayer) Changes() []Change {
-	r.mu.Lock()
-	tls := append([]*timeline.Timeline(nil), r.tlOrder...)
-	r.mu.Unlock()
 	var out []Change
-	for _, t := range tls {
-		if r.allOf[t] == t {
+	for _, t := range r.world.Recorded() {
+		if r.world.AllOf(t) == t {
 			continue // assembled from namespaces' recordings, listed there
 		}
 		for i := range t.NumEvents() {

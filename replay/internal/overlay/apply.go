@@ -1,4 +1,4 @@
-package replay
+package overlay
 
 import (
 	"bytes"
@@ -26,9 +26,9 @@ import (
 
 // applyWrite is applyOnce, then the garbage collector when the write
 // deleted an object or marked it for deletion with its dependents.
-func (r *Replayer) applyWrite(t *timeline.Timeline, w write.Request) (res write.Result, stored []byte, err error) {
-	res, stored, err = r.applyOnce(t, w)
-	if err != nil || stored == nil || r.opts.DisableGarbageCollection {
+func (wr *Writer) applyWrite(t *timeline.Timeline, w write.Request) (res write.Result, stored []byte, err error) {
+	res, stored, err = wr.applyOnce(t, w)
+	if err != nil || stored == nil || wr.cfg.DisableGarbageCollection {
 		return res, stored, err
 	}
 	if res.Event != write.EventDeleted && !bytes.Contains(stored, []byte(metav1.FinalizerDeleteDependents)) &&
@@ -44,10 +44,10 @@ func (r *Replayer) applyWrite(t *timeline.Timeline, w write.Request) (res write.
 	m := o.Metadata
 	switch {
 	case res.Event == write.EventDeleted:
-		r.collectGarbage([]types.UID{m.UID})
+		wr.collectGarbage([]types.UID{m.UID})
 	case m.DeletionTimestamp != nil && (slices.Contains(m.Finalizers, metav1.FinalizerDeleteDependents) || slices.Contains(m.Finalizers, metav1.FinalizerOrphanDependents)):
-		r.gcMarked.Store(true)
-		r.collectGarbage(nil)
+		wr.gcMarked.Store(true)
+		wr.collectGarbage(nil)
 	}
 	return res, stored, nil
 }
@@ -56,10 +56,10 @@ func (r *Replayer) applyWrite(t *timeline.Timeline, w write.Request) (res write.
 // again if a recorded event changed the object meanwhile. stored is the
 // object as committed, with its resourceVersion; nil for a dry run or a
 // write that changed nothing.
-func (r *Replayer) applyOnce(t *timeline.Timeline, w write.Request) (res write.Result, stored []byte, err error) {
+func (wr *Writer) applyOnce(t *timeline.Timeline, w write.Request) (res write.Result, stored []byte, err error) {
 	for range writeRetries {
 		var cur timeline.Object
-		if res, cur, err = r.compute(t, w); err != nil || w.DryRun || res.Event == "" {
+		if res, cur, err = wr.compute(t, w); err != nil || w.DryRun || res.Event == "" {
 			return res, nil, err
 		}
 		stored, err = commit(t, res, cur.RV)
@@ -77,9 +77,9 @@ func (r *Replayer) applyOnce(t *timeline.Timeline, w write.Request) (res write.R
 
 // compute computes w from the current version of its object in t, which
 // it returns.
-func (r *Replayer) compute(t *timeline.Timeline, w write.Request) (write.Result, timeline.Object, error) {
+func (wr *Writer) compute(t *timeline.Timeline, w write.Request) (write.Result, timeline.Object, error) {
 	name := w.Name
-	suffix, uid := r.nameSuffix()
+	suffix, uid := wr.nameSuffix()
 	if w.Verb == "create" {
 		name = createName(w.Body, suffix)
 	}
@@ -87,17 +87,17 @@ func (r *Replayer) compute(t *timeline.Timeline, w write.Request) (write.Result,
 	var curJSON []byte
 	if exists {
 		var err error
-		if curJSON, err = r.objectJSON(t, &cur); err != nil {
+		if curJSON, err = wr.world.JSON(t, &cur); err != nil {
 			return write.Result{}, cur, err
 		}
 	}
-	st := write.Stamp{Now: r.clock.Now(), UID: uid, Suffix: suffix}
+	st := write.Stamp{Now: wr.cfg.Clock.Now(), UID: uid, Suffix: suffix}
 	if w.DryRun && exists {
 		// Nothing is stored: the answer carries the version it was
 		// computed from, as the server's dry-run storage answers.
 		st.RV = strconv.FormatInt(cur.RV, 10)
 	}
-	res, err := r.writes.Apply(w, curJSON, st)
+	res, err := wr.cfg.Engine.Apply(w, curJSON, st)
 	return res, cur, err
 }
 
@@ -129,22 +129,6 @@ func commit(t *timeline.Timeline, res write.Result, base int64) ([]byte, error) 
 	return stored, nil
 }
 
-// objectJSON returns the current bytes of o as typed JSON with its
-// (scaled) resourceVersion.
-func (r *Replayer) objectJSON(t *timeline.Timeline, o *timeline.Object) ([]byte, error) {
-	raws, err := r.raws(t, []timeline.Object{*o})
-	if err != nil {
-		return nil, err
-	}
-	b, err := r.codec.Object(t, o, raws[0], false)
-	return bytes.TrimRight(b, "\n"), err
-}
-
-// reader reads t's objects for a field selector that looks into them.
-func (r *Replayer) reader(t *timeline.Timeline) timeline.ObjectReader {
-	return func(o *timeline.Object) ([]byte, error) { return r.objectJSON(t, o) }
-}
-
 // createName is the name a create makes: the body's name, else its
 // generateName plus suffix.
 func createName(body []byte, suffix string) string {
@@ -164,28 +148,26 @@ func createName(body []byte, suffix string) string {
 // generateName (no vowels, no confusable digits), and uid a UUID, both
 // from the replay's own seeded sequence: a replay makes the same names and
 // uids every time, so what a test wrote compares with a golden file.
-func (r *Replayer) nameSuffix() (suffix, uid string) {
+func (wr *Writer) nameSuffix() (suffix, uid string) {
 	const alphabet = "bcdfghjklmnpqrstvwxz2456789"
-	r.rmu.Lock()
-	defer r.rmu.Unlock()
+	wr.mu.Lock()
+	defer wr.mu.Unlock()
 	var b [5]byte
 	for i := range b {
-		b[i] = alphabet[r.rand.IntN(len(alphabet))]
+		b[i] = alphabet[wr.rand.IntN(len(alphabet))]
 	}
 	var u [16]byte
 	for i := range u {
-		u[i] = byte(r.rand.Uint32())
+		u[i] = byte(wr.rand.Uint32())
 	}
 	u[6] = u[6]&0x0f | 0x40 // version 4
 	u[8] = u[8]&0x3f | 0x80 // RFC 4122 variant
 	return string(b[:]), fmt.Sprintf("%x-%x-%x-%x-%x", u[0:4], u[4:6], u[6:8], u[8:10], u[10:])
 }
 
-// noteWrite keeps an applied write, and appends it to Options.WritesOut.
-func (r *Replayer) noteWrite(req *http.Request, body []byte, code int, answer []byte) {
-	r.wmu.Lock()
-	defer r.wmu.Unlock()
-	at := r.clock.Since(r.started)
+// note keeps an applied write, and appends it to Config.Out. The lock is
+// held while it is written so that Out holds the writes in order.
+func (wr *Writer) note(req *http.Request, body []byte, code int, answer []byte) {
 	h := http.Header{}
 	for _, k := range []string{"Content-Type", "Accept", "User-Agent"} {
 		if v := req.Header.Get(k); v != "" {
@@ -196,8 +178,7 @@ func (r *Replayer) noteWrite(req *http.Request, body []byte, code int, answer []
 		h.Set("Content-Type", wire.MediaJSON) // the body kept is the JSON it was read as
 	}
 	in := &cassettes.Interaction{
-		ID:       len(r.written) + 1,
-		At:       at,
+		At:       wr.cfg.Clock.Since(wr.cfg.Started),
 		Request:  cassettes.Request{Method: req.Method, URL: req.URL.String(), Header: h, Body: body},
 		Response: &cassettes.Response{Status: code, Header: http.Header{"Content-Type": {wire.MediaJSON}}},
 		Frames:   []cassettes.Frame{{Data: answer}},
@@ -206,18 +187,20 @@ func (r *Replayer) noteWrite(req *http.Request, body []byte, code int, answer []
 	// As in any cassette: no Secret data, no token (the answers here do
 	// not come from a real server, but the code's bodies may hold them).
 	recorder.RedactInteraction(in, recorder.Options{})
-	r.written = append(r.written, in)
-	if r.opts.WritesOut != nil {
-		if _, err := r.opts.WritesOut.WriteInteraction(in); err != nil && r.writesErr == nil {
-			r.writesErr = err
-		}
+	wr.mu.Lock()
+	defer wr.mu.Unlock()
+	in.ID = len(wr.written) + 1
+	wr.written = append(wr.written, in)
+	if wr.cfg.Out != nil {
+		// An error is kept by Out, which reports it when it is closed.
+		_, _ = wr.cfg.Out.WriteInteraction(in)
 	}
 }
 
-// Writes returns the writes applied in Overlay mode, in order: each an
-// interaction with the request, its JSON body, and the answer.
-func (r *Replayer) Writes() []*cassettes.Interaction {
-	r.wmu.Lock()
-	defer r.wmu.Unlock()
-	return append([]*cassettes.Interaction(nil), r.written...)
+// Writes returns the writes applied, in order: each an interaction with
+// the request, its JSON body, and the answer.
+func (wr *Writer) Writes() []*cassettes.Interaction {
+	wr.mu.Lock()
+	defer wr.mu.Unlock()
+	return append([]*cassettes.Interaction(nil), wr.written...)
 }

@@ -1,4 +1,4 @@
-package replay
+package overlay
 
 import (
 	"encoding/json"
@@ -41,7 +41,7 @@ func simulated(rp apipath.Path, sub, verb string) bool {
 
 // envelopedJSON returns an enveloped protobuf body of a built-in kind (a
 // Scale, Eviction, Binding or TokenRequest) as JSON.
-func envelopedJSON(_ *timeline.Timeline, body []byte) ([]byte, error) {
+func envelopedJSON(body []byte) ([]byte, error) {
 	apiVersion, kind, ms, me, ok := wire.Unenvelope(body)
 	if !ok {
 		return nil, fmt.Errorf("the request body is not enveloped protobuf")
@@ -70,44 +70,44 @@ func success(code int) *metav1.Status {
 	return &metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusSuccess, Code: int32(code)}
 }
 
-// subresourcePlan answers the POST subresources (a Pod's eviction and
-// binding, a ServiceAccount's token); nil for any other write.
-func (r *Replayer) subresourcePlan(t *timeline.Timeline, w write.Request, proto bool) *plan {
+// postSubresource answers the POST subresources (a Pod's eviction and
+// binding, a ServiceAccount's token); ok is false for any other write.
+func (wr *Writer) postSubresource(t *timeline.Timeline, w write.Request, proto bool) (a Answer, ok bool) {
 	if w.Verb != "create" || w.Subresource == "" || w.Subresource == "status" {
-		return nil
+		return Answer{}, false
 	}
 	var err error
 	var answer []byte
 	switch w.Subresource {
 	case "eviction":
-		answer, err = r.evict(t, w)
+		answer, err = wr.evict(t, w)
 	case "binding":
-		answer, err = r.bind(t, w)
+		answer, err = wr.bind(t, w)
 	case "token":
-		answer, err = r.token(t, w)
+		answer, err = wr.token(t, w)
 	default:
-		return nil
+		return Answer{}, false
 	}
 	if err != nil {
-		return r.writeError(err, proto)
+		return errorAnswer(err, proto), true
 	}
-	return r.writeAnswer(t, http.StatusCreated, answer, false, false)
+	return object(t, http.StatusCreated, answer, false, false), true
 }
 
 // current returns the current JSON of object w.Namespace/w.Name of t, or
 // the server's 404.
-func (r *Replayer) current(t *timeline.Timeline, w write.Request) (timeline.Object, []byte, error) {
+func (wr *Writer) current(t *timeline.Timeline, w write.Request) (timeline.Object, []byte, error) {
 	o, ok := t.Current(w.Namespace + "/" + w.Name)
 	if !ok {
 		return o, nil, apierrors.NewNotFound(schema.GroupResource{Group: w.Group, Resource: w.Resource}, w.Name)
 	}
-	b, err := r.objectJSON(t, &o)
+	b, err := wr.world.JSON(t, &o)
 	return o, b, err
 }
 
 // currentAs is current, decoded as a T.
-func currentAs[T any](r *Replayer, t *timeline.Timeline, w write.Request) (timeline.Object, *T, error) {
-	o, cur, err := r.current(t, w)
+func currentAs[T any](wr *Writer, t *timeline.Timeline, w write.Request) (timeline.Object, *T, error) {
+	o, cur, err := wr.current(t, w)
 	if err != nil {
 		return o, nil, err
 	}
@@ -121,7 +121,7 @@ func currentAs[T any](r *Replayer, t *timeline.Timeline, w write.Request) (timel
 // evict deletes the Pod as its eviction asks. kwrec does not weigh
 // PodDisruptionBudgets: every eviction is allowed, as on a cluster with
 // none.
-func (r *Replayer) evict(t *timeline.Timeline, w write.Request) ([]byte, error) {
+func (wr *Writer) evict(t *timeline.Timeline, w write.Request) ([]byte, error) {
 	var ev policyv1.Eviction
 	if err := json.Unmarshal(w.Body, &ev); err != nil {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("Eviction in version \"v1\" cannot be handled as a Eviction: %v", err))
@@ -138,7 +138,7 @@ func (r *Replayer) evict(t *timeline.Timeline, w write.Request) ([]byte, error) 
 		}
 		del.Body = b
 	}
-	if _, _, err := r.applyWrite(t, del); err != nil {
+	if _, _, err := wr.applyWrite(t, del); err != nil {
 		return nil, err
 	}
 	return wire.StatusJSON(success(http.StatusCreated)), nil
@@ -146,7 +146,7 @@ func (r *Replayer) evict(t *timeline.Timeline, w write.Request) ([]byte, error) 
 
 // bind sets the Pod's node, as the scheduler's binding does: spec.nodeName,
 // the binding's annotations, and the PodScheduled condition.
-func (r *Replayer) bind(t *timeline.Timeline, w write.Request) ([]byte, error) {
+func (wr *Writer) bind(t *timeline.Timeline, w write.Request) ([]byte, error) {
 	var b corev1.Binding
 	if err := json.Unmarshal(w.Body, &b); err != nil {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("Binding in version \"v1\" cannot be handled as a Binding: %v", err))
@@ -156,7 +156,7 @@ func (r *Replayer) bind(t *timeline.Timeline, w write.Request) ([]byte, error) {
 		return nil, apierrors.NewInvalid(schema.GroupKind{Kind: "Binding"}, b.Name, nil)
 	}
 	for range writeRetries {
-		o, pod, err := currentAs[corev1.Pod](r, t, w)
+		o, pod, err := currentAs[corev1.Pod](wr, t, w)
 		if err != nil {
 			return nil, err
 		}
@@ -173,7 +173,7 @@ func (r *Replayer) bind(t *timeline.Timeline, w write.Request) ([]byte, error) {
 			}
 			pod.Annotations[k] = v
 		}
-		setPodScheduled(pod, metav1.NewTime(r.clock.Now().Truncate(time.Second)))
+		setPodScheduled(pod, metav1.NewTime(wr.cfg.Clock.Now().Truncate(time.Second)))
 		next, err := json.Marshal(pod)
 		if err != nil {
 			return nil, err
@@ -209,12 +209,12 @@ const fakeTokenPrefix = "kwrec-fake-token."
 
 // token answers a TokenRequest for an existing ServiceAccount with a
 // clearly fake token (not a JWT: nothing validates it).
-func (r *Replayer) token(t *timeline.Timeline, w write.Request) ([]byte, error) {
+func (wr *Writer) token(t *timeline.Timeline, w write.Request) ([]byte, error) {
 	var tr authenticationv1.TokenRequest
 	if err := json.Unmarshal(w.Body, &tr); err != nil {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("TokenRequest in version \"v1\" cannot be handled as a TokenRequest: %v", err))
 	}
-	_, sa, err := currentAs[corev1.ServiceAccount](r, t, w)
+	_, sa, err := currentAs[corev1.ServiceAccount](wr, t, w)
 	if err != nil {
 		return nil, err
 	}
@@ -240,7 +240,7 @@ func (r *Replayer) token(t *timeline.Timeline, w write.Request) ([]byte, error) 
 	if err != nil {
 		return nil, err
 	}
-	now := metav1.NewTime(r.clock.Now().UTC().Truncate(time.Second))
+	now := metav1.NewTime(wr.cfg.Clock.Now().UTC().Truncate(time.Second))
 	tr.TypeMeta = metav1.TypeMeta{Kind: "TokenRequest", APIVersion: "authentication.k8s.io/v1"}
 	tr.ObjectMeta = metav1.ObjectMeta{Name: sa.Name, Namespace: sa.Namespace, UID: sa.UID, CreationTimestamp: now,
 		ManagedFields: []metav1.ManagedFieldsEntry{{Manager: w.Manager(), Operation: metav1.ManagedFieldsOperationUpdate,
@@ -255,68 +255,68 @@ func (r *Replayer) token(t *timeline.Timeline, w write.Request) ([]byte, error) 
 // deleteCollection deletes every object of w's collection its label and
 // field selectors match, each as a delete with the request's options, and
 // answers with the list of what it deleted, as the server does.
-func (r *Replayer) deleteCollection(req *http.Request, t *timeline.Timeline, w write.Request, proto bool) *plan {
+func (wr *Writer) deleteCollection(req *http.Request, t *timeline.Timeline, w write.Request, proto bool) Answer {
 	q := req.URL.Query()
-	sel, err := t.Selector(url.Values{"labelSelector": q["labelSelector"], "fieldSelector": q["fieldSelector"]}, w.Namespace, r.reader(t))
+	sel, err := t.Selector(url.Values{"labelSelector": q["labelSelector"], "fieldSelector": q["fieldSelector"]}, w.Namespace, wr.world.Reader(t))
 	if err != nil {
-		return r.errorPlanOf(err, proto)
+		return errorAnswer(err, proto)
 	}
 	l, err := t.List(url.Values{}, sel)
 	if err != nil {
-		return r.errorPlanOf(err, proto)
+		return errorAnswer(err, proto)
 	}
 	var items [][]byte
 	for _, o := range l.Items {
 		del := w
 		del.Verb, del.Namespace, del.Name = "delete", o.Namespace(), o.Name()
-		listed, err := r.objectJSON(t, &o)
+		listed, err := wr.world.JSON(t, &o)
 		if err != nil {
-			return r.writeError(err, proto)
+			return errorAnswer(err, proto)
 		}
-		res, _, err := r.applyWrite(t, del)
+		res, _, err := wr.applyWrite(t, del)
 		if apierrors.IsNotFound(err) {
 			continue // deleted meanwhile
 		}
 		if err != nil {
-			return r.writeError(err, proto)
+			return errorAnswer(err, proto)
 		}
 		// The answer lists the objects as they were listed, before their
 		// deletes (Store.DeleteCollection).
 		items = append(items, wire.WithoutTypeMeta(listed))
-		r.noteWrite(req, nil, res.Code, listed)
+		wr.note(req, nil, res.Code, listed)
 	}
 	b := wire.ListJSON(t.ListKind, t.APIVersion, l.RV, "", nil, items)
-	return r.writeAnswer(t, http.StatusOK, b, false, false)
+	return object(t, http.StatusOK, b, false, false)
 }
 
-// scaleView answers a GET of the scale subresource of a Deployment,
+// Scale answers a GET of the scale subresource of a Deployment,
 // ReplicaSet, StatefulSet or ReplicationController from its current
-// version; nil for any other request.
-func (r *Replayer) scaleView(req *http.Request) *plan {
+// version in world; ok is false for any other request.
+func Scale(world *World, req *http.Request) (a Answer, ok bool) {
 	path := strings.TrimSuffix(req.URL.Path, "/")
 	parent, ok := strings.CutSuffix(path, "/"+write.SubresourceScale)
 	if !ok {
-		return nil
+		return Answer{}, false
 	}
 	rp, ok := apipath.Parse(parent)
 	if !ok || rp.Name == "" || !write.HasSubresource(schema.GroupResource{Group: rp.Group, Resource: rp.Resource}, write.SubresourceScale) {
-		return nil
+		return Answer{}, false
 	}
-	t, _ := r.timelineFor(rp)
+	t, _ := world.ForRead(rp)
 	if t == nil {
-		t, _ = r.emptyTimeline(rp)
+		return Answer{}, false
 	}
-	if t == nil {
-		return nil
+	o, ok := t.Current(rp.Namespace + "/" + rp.Name)
+	if !ok {
+		return errorAnswer(apierrors.NewNotFound(schema.GroupResource{Group: rp.Group, Resource: rp.Resource}, rp.Name), false), true
 	}
-	w := write.Request{Group: rp.Group, Resource: rp.Resource, Namespace: rp.Namespace, Name: rp.Name}
-	_, cur, err := r.current(t, w)
+	cur, err := world.JSON(t, &o)
 	if err != nil {
-		return r.writeError(err, false)
+		return errorAnswer(err, false), true
 	}
 	b, err := write.ScaleOf(cur)
 	if err != nil {
-		return r.writeError(err, false)
+		return errorAnswer(err, false), true
 	}
-	return r.dataPlan(http.StatusOK, wire.MediaJSON, append(b, '\n'))
+	return object(t, http.StatusOK, b, false, false), true
 }

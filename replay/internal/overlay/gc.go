@@ -1,11 +1,11 @@
-package replay
+package overlay
 
 import (
 	"bytes"
 	"encoding/json"
 	"maps"
 	"net/url"
-	"slices"
+		"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -48,13 +48,13 @@ type live struct {
 //
 // Only what the code under test deleted is collected: a recorded deletion
 // brought its recorded consequences with it.
-func (r *Replayer) collectGarbage(removed []types.UID) {
-	c := collector{r: r, deleted: map[types.UID]bool{}}
+func (wr *Writer) collectGarbage(removed []types.UID) {
+	c := collector{wr: wr, deleted: map[types.UID]bool{}}
 	for _, u := range removed {
 		c.deleted[u] = true
 	}
 	for range gcMaxRounds {
-		world := r.liveObjects(c.interest(), false)
+		world := wr.liveObjects(c.interest(), false)
 		// What this round's world saw gone: what the round deletes is
 		// seen by the next one, with the references it dropped meanwhile.
 		gone := maps.Clone(c.deleted)
@@ -74,7 +74,7 @@ func (r *Replayer) collectGarbage(removed []types.UID) {
 // collector is one run of the garbage collector after a write: what it
 // has deleted so far, by uid.
 type collector struct {
-	r       *Replayer
+	wr      *Writer
 	deleted map[types.UID]bool
 }
 
@@ -83,18 +83,18 @@ type collector struct {
 // everything that names them.
 func (c collector) interest() map[types.UID]bool {
 	interest := maps.Clone(c.deleted)
-	if !c.r.gcMarked.Load() {
+	if !c.wr.gcMarked.Load() {
 		return interest
 	}
 	marked := false
-	for _, o := range c.r.liveObjects(c.deleted, true) {
+	for _, o := range c.wr.liveObjects(c.deleted, true) {
 		if o.written && o.meta.DeletionTimestamp != nil {
 			interest[o.meta.UID] = true
 			marked = true
 		}
 	}
 	if !marked {
-		c.r.gcMarked.Store(false)
+		c.wr.gcMarked.Store(false)
 	}
 	return interest
 }
@@ -193,7 +193,7 @@ func (c collector) solidOwner(d live, owner types.UID) bool {
 		if ref.UID == owner || c.deleted[ref.UID] {
 			continue
 		}
-		for _, o := range c.r.liveObjects(map[types.UID]bool{ref.UID: true}, false) {
+		for _, o := range c.wr.liveObjects(map[types.UID]bool{ref.UID: true}, false) {
 			if o.meta.UID == ref.UID && o.meta.DeletionTimestamp == nil {
 				return true
 			}
@@ -204,7 +204,7 @@ func (c collector) solidOwner(d live, owner types.UID) bool {
 
 // mentioned reports whether some object names uid (as an owner).
 func (c collector) mentioned(uid types.UID) bool {
-	for _, o := range c.r.liveObjects(map[types.UID]bool{uid: true}, false) {
+	for _, o := range c.wr.liveObjects(map[types.UID]bool{uid: true}, false) {
 		for _, ref := range o.meta.OwnerReferences {
 			if ref.UID == uid {
 				return true
@@ -234,24 +234,14 @@ func blocks(d live, owner types.UID) bool {
 //
 // With writtenOnly, only objects whose current version a write made are
 // looked at (the marked ones are such).
-func (r *Replayer) liveObjects(interest map[types.UID]bool, writtenOnly bool) []live {
-	r.mu.Lock()
-	tls := append([]*timeline.Timeline(nil), r.tlOrder...)
-	for _, t := range r.empties {
-		tls = append(tls, t)
-	}
-	r.mu.Unlock()
+func (wr *Writer) liveObjects(interest map[types.UID]bool, writtenOnly bool) []live {
 	wanted := gcWanted(interest)
 	seen := map[types.UID]bool{}
 	var out []live
-	for _, t := range tls {
-		if !t.Takes() || t.Broken() != "" {
-			continue
+	for _, t := range wr.world.Distinct() {
+		if t.Takes() {
+			out = wr.liveOf(t, wanted, writtenOnly, seen, out)
 		}
-		if d := r.allOf[t]; d != nil && d != t {
-			continue // its objects are in the all-namespaces one, writes too
-		}
-		out = r.liveOf(t, wanted, writtenOnly, seen, out)
 	}
 	return out
 }
@@ -284,21 +274,16 @@ func gcWanted(interest map[types.UID]bool) func(raw []byte, written bool) bool {
 
 // liveOf appends to out the objects of t that wanted picks and seen has
 // not, noting them in seen.
-func (r *Replayer) liveOf(t *timeline.Timeline, wanted func([]byte, bool) bool, writtenOnly bool, seen map[types.UID]bool, out []live) []live {
-	sel, err := t.Selector(url.Values{}, "", nil)
+func (wr *Writer) liveOf(t *timeline.Timeline, wanted func([]byte, bool) bool, writtenOnly bool, seen map[types.UID]bool, out []live) []live {
+	items, err := Current(t)
 	if err != nil {
 		return out
 	}
-	l, err := t.List(url.Values{}, sel)
-	if err != nil {
-		return out
-	}
-	items := l.Items
 	if writtenOnly {
 		items = slices.DeleteFunc(items, func(o timeline.Object) bool { return !o.Ref.W })
 	}
 	var picked []int
-	if r.eachRaw(t, items, func(k int, raw []byte) error {
+	if wr.world.cfg.Objects.Each(t, items, func(k int, raw []byte) error {
 		if wanted(raw, items[k].Ref.W) {
 			picked = append(picked, k)
 		}
@@ -307,7 +292,7 @@ func (r *Replayer) liveOf(t *timeline.Timeline, wanted func([]byte, bool) bool, 
 		return out
 	}
 	for _, i := range picked {
-		b, err := r.objectJSON(t, &items[i])
+		b, err := wr.world.JSON(t, &items[i])
 		if err != nil {
 			continue
 		}
@@ -328,7 +313,7 @@ func (r *Replayer) liveOf(t *timeline.Timeline, wanted func([]byte, bool) bool, 
 // write applies one write of the garbage collector to o; it reports
 // whether it changed anything, and notes what it deleted.
 func (c collector) write(o live, verb, contentType string, body []byte) bool {
-	docs, err := c.r.discoveryDocs()
+	docs, err := c.wr.cfg.Docs()
 	if err != nil {
 		return false
 	}
@@ -339,7 +324,7 @@ func (c collector) write(o live, verb, contentType string, body []byte) bool {
 	w := write.Request{Verb: verb, Group: o.res.Group, Version: o.res.Version, Resource: o.res.Resource, Kind: info.Kind,
 		Namespaced: info.Namespaced, StatusSubresource: info.Status, Namespace: o.res.Namespace, Name: o.res.Name,
 		ContentType: contentType, Body: body, Query: url.Values{}, UserAgent: gcUserAgent}
-	res, stored, err := c.r.applyOnce(c.r.writeTimeline(o.res, info.Kind), w)
+	res, stored, err := c.wr.applyOnce(c.wr.world.ForWrite(o.res, info.Kind), w)
 	if err != nil || stored == nil {
 		return false
 	}
@@ -362,7 +347,7 @@ func (c collector) delete(o live, policy metav1.DeletionPropagation) bool {
 func (c collector) dropOwner(o live, owner types.UID) bool {
 	refs := slices.DeleteFunc(slices.Clone(o.meta.OwnerReferences), func(ref metav1.OwnerReference) bool { return ref.UID == owner })
 	// What the patch deletes, if anything, is not the run's to note.
-	aside := collector{r: c.r, deleted: map[types.UID]bool{}}
+	aside := collector{wr: c.wr, deleted: map[types.UID]bool{}}
 	return aside.patchMeta(o, map[string]any{"ownerReferences": nilIfEmpty(refs)})
 }
 
