@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"maps"
 	"net/url"
-		"slices"
+	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
