@@ -124,7 +124,7 @@ func (b *body) sendable() bool {
 	if !ok || b.p.watch && b.r.opts.Settle > 0 {
 		return false
 	}
-	if b.p.watch && !b.played && !f.initial() && !isClosed(b.r.playing) {
+	if b.p.watch && !b.played && !f.initial() && !isClosed(b.r.prog.playing) {
 		return false
 	}
 	if w := b.p.pace.Wait(f.gap) + f.pause; w > 0 && b.due.Add(w).After(b.r.clock.Now()) {
@@ -187,7 +187,7 @@ func (b *body) deadline() (time.Time, bool) {
 func (b *body) settle(wake <-chan struct{}) error {
 	r := b.r
 	for {
-		last := max(r.activity.Load(), r.changed.Load())
+		last := max(r.prog.activity.Load(), r.prog.changed.Load())
 		idle := r.clock.Since(time.Unix(0, last))
 		if idle >= r.opts.Settle {
 			break
@@ -196,7 +196,7 @@ func (b *body) settle(wake <-chan struct{}) error {
 			return err
 		}
 	}
-	r.changed.Store(r.clock.Now().UnixNano())
+	r.prog.changed.Store(r.clock.Now().UnixNano())
 	return nil
 }
 
@@ -209,7 +209,7 @@ func (b *body) writeBefore(rv int64) (timeline.Event, bool) {
 	}
 	ev, ok, reachedLast := b.p.follow.Next(rv)
 	if reachedLast {
-		b.r.reached()
+		b.r.prog.reached()
 	}
 	return ev, ok
 }
@@ -277,7 +277,7 @@ func (b *body) Close() error {
 	b.once.Do(func() {
 		close(b.closed)
 		b.src.close(&b.r.fan)
-		b.r.finish(b.p.iv)
+		b.r.prog.finish(b.p.iv)
 	})
 	return nil
 }

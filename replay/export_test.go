@@ -2,5 +2,5 @@ package replay
 
 // Exported for the tests of package replay_test.
 var (
-	Pending = (*Replayer).pending
+	Pending = func(r *Replayer) []string { return r.prog.pending() }
 )

@@ -245,6 +245,7 @@ func (r *Replayer) fork(b *base, engine *write.Engine) {
 		r.ivs[i] = &ivs[i]
 	}
 	r.tables = b.tables
+	r.prog.world, r.prog.ivs = r.world, r.ivs
 }
 
 // builder reads a recording into timelines and interactions, for a

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/kwrec/kwrec/cassettes"
@@ -47,22 +46,10 @@ type Replayer struct {
 	disc     *discovery.Docs
 	discErr  error
 
-	started time.Time
-	// activity is when the last request came, in clock UnixNano, for
-	// Linger.
-	activity atomic.Int64
-	// changed is when the last recorded change was sent, for Settle.
-	changed  atomic.Int64
-	playing  chan struct{} // closed by Play, or at once without Hold
-	playedAt time.Time     // when Play closed playing (read after it is closed)
-	playOnce sync.Once
-	consumed chan struct{} // closed Linger after done with no request
+	started  time.Time
+	prog     *progress
 	closed   chan struct{} // closed by Close
 	closeOne sync.Once
-
-	mu         sync.Mutex // guards the fields below and ivState.claimed/finished/errs
-	done       chan struct{}
-	doneClosed bool
 
 	cmu    sync.Mutex // guards counts
 	counts []RequestCount
@@ -105,18 +92,14 @@ func newReplayer(opts Options, src indexSource) (*Replayer, error) {
 	if err := opts.check(); err != nil {
 		return nil, err
 	}
-	r := &Replayer{opts: opts, clock: opts.Clock, match: opts.Matcher, src: src, done: make(chan struct{}),
-		playing: make(chan struct{}), consumed: make(chan struct{}), closed: make(chan struct{})}
+	r := &Replayer{opts: opts, clock: opts.Clock, match: opts.Matcher, src: src, closed: make(chan struct{})}
 	if r.clock == nil {
 		r.clock = clock.RealClock{}
 	}
 	r.started = r.clock.Now()
 	r.fan.clock, r.fan.since = r.clock, r.started
 	r.alarms = pace.NewAlarms(r.clock)
-	r.activity.Store(r.started.UnixNano())
-	if !opts.Hold {
-		r.Play()
-	}
+	r.prog = newProgress(r.clock, opts, r.closed)
 	if r.match == nil {
 		r.match = DefaultMatcher
 	}
@@ -177,7 +160,7 @@ func (r *Replayer) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	ctx := req.Context()
-	r.activity.Store(r.clock.Now().UnixNano())
+	r.prog.activity.Store(r.clock.Now().UnixNano())
 	r.count(req)
 	p, err := r.planFor(req, got)
 	if err != nil {
@@ -189,7 +172,7 @@ func (r *Replayer) RoundTrip(req *http.Request) (*http.Response, error) {
 		case <-t.C():
 		case <-ctx.Done():
 			t.Stop()
-			r.finish(p.iv)
+			r.prog.finish(p.iv)
 			return nil, ctx.Err()
 		}
 	}
@@ -245,13 +228,13 @@ func (r *Replayer) response(req *http.Request, p *plan) *http.Response {
 
 // noResponse replays an interaction that ended before any response.
 func (r *Replayer) noResponse(ctx context.Context, p *plan) error {
-	r.finish(p.iv)
+	r.prog.finish(p.iv)
 	if p.end == endReset {
 		return &resetError{recorded: p.endErr}
 	}
 	var exhausted <-chan struct{}
 	if r.opts.ErrorWhenExhausted {
-		exhausted = r.consumed
+		exhausted = r.prog.consumed
 	}
 	select {
 	case <-ctx.Done():
@@ -272,7 +255,7 @@ func (r *Replayer) planFor(req *http.Request, got *cassettes.Request) (*plan, er
 	if p != nil {
 		return p, nil
 	}
-	exhausted := r.opts.ErrorWhenExhausted && isClosed(r.consumed)
+	exhausted := r.opts.ErrorWhenExhausted && isClosed(r.prog.consumed)
 	if p := r.discoveryPlan(req); p != nil {
 		return p, nil
 	}
@@ -299,7 +282,7 @@ func (r *Replayer) planFor(req *http.Request, got *cassettes.Request) (*plan, er
 // and returns its plan (or that of an error edit in front of it); else
 // nil and every candidate, for the error.
 func (r *Replayer) recordedMatch(req *http.Request, got *cassettes.Request) (*plan, []match.Candidate) {
-	r.mu.Lock()
+	r.prog.mu.Lock()
 	var cands []match.Candidate
 	for _, iv := range r.ivs {
 		if r.overlay() && (iv.stream != nil || iv.table != nil) {
@@ -319,15 +302,15 @@ func (r *Replayer) recordedMatch(req *http.Request, got *cassettes.Request) (*pl
 		if len(iv.errs) > 0 {
 			es := iv.errs[0]
 			iv.errs = iv.errs[1:]
-			r.mu.Unlock()
+			r.prog.mu.Unlock()
 			es.Fire("")
 			return r.errorPlan(iv, es.Edit), nil
 		}
 		iv.claimed = true
-		r.mu.Unlock()
+		r.prog.mu.Unlock()
 		return r.recordedPlan(iv, req), nil
 	}
-	r.mu.Unlock()
+	r.prog.mu.Unlock()
 	return nil, cands
 }
 

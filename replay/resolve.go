@@ -37,9 +37,7 @@ func (r *Replayer) resolveEdits(opts Options) error {
 			return err
 		}
 	}
-	r.mu.Lock()
-	r.checkDoneLocked()
-	r.mu.Unlock()
+	r.prog.check()
 	return nil
 }
 

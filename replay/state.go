@@ -94,13 +94,13 @@ func (b *body) unsent(f *outFrame) bool {
 }
 
 func (h holding) step(b *body) state {
-	if isClosed(b.r.playing) {
+	if isClosed(b.r.prog.playing) {
 		b.played = true
 		// A watch asked for before Play counts its gaps from Play too,
 		// though it comes here only after (a server's handler may): never
 		// from its start, which would send its events early.
-		if b.due.Before(b.r.playedAt) {
-			b.due = b.r.playedAt
+		if b.due.Before(b.r.prog.playedAt) {
+			b.due = b.r.prog.playedAt
 		}
 		return afterHold(b, h.f)
 	}
@@ -126,11 +126,11 @@ func (h holding) step(b *body) state {
 		expire = tm.C()
 	}
 	select {
-	case <-b.r.playing:
+	case <-b.r.prog.playing:
 		b.played = true
 		// Recorded gaps count from the release, for every watch alike
 		// however late it wakes to see it.
-		b.due = b.r.playedAt
+		b.due = b.r.prog.playedAt
 	case <-wake:
 	case <-expire:
 		return ended{io.EOF} // the client's timeoutSeconds: a clean end
@@ -200,7 +200,7 @@ func (e emitting) step(b *body) state {
 	b.next++
 	// A timeline step moved now in writeBefore already.
 	if f.rv != 0 && b.p.tl != nil && (!isStep || b.p.follow == nil) {
-		b.r.advance(b.p.tl, f.rv)
+		b.r.prog.advance(b.p.tl, f.rv)
 	}
 	return b.emit(data, atFrame{})
 }
@@ -219,14 +219,14 @@ func (c crossing) step(b *body) state {
 	switch m.Kind {
 	case timeline.MarkReset:
 		b.src.close(&b.r.fan)
-		b.r.finish(b.p.iv)
+		b.r.prog.finish(b.p.iv)
 		return ended{&resetError{recorded: "kwrec: " + m.Label}}
 	case timeline.MarkTruncate:
 		return ending{cut: true}
 	}
 	if m.Skip > 0 && b.p.tl != nil {
 		// The watch fell behind: the world moves on without it.
-		b.r.advance(b.p.tl, b.p.tl.After(m.RV, m.Skip))
+		b.r.prog.advance(b.p.tl, b.p.tl.After(m.RV, m.Skip))
 	}
 	data, err := markFailure{m}.bytes(b)
 	if err != nil {
@@ -248,7 +248,7 @@ func (e ending) step(b *body) state {
 		end = endEOF
 	}
 	if end == endIdle {
-		b.r.finish(p.iv)
+		b.r.prog.finish(p.iv)
 		return idling{}
 	}
 	if w := p.pace.Wait(p.endGap); w > 0 && !e.cut {
@@ -257,7 +257,7 @@ func (e ending) step(b *body) state {
 			return ended{err}
 		}
 	}
-	b.r.finish(p.iv)
+	b.r.prog.finish(p.iv)
 	if end == endReset {
 		return ended{&resetError{recorded: p.endErr}}
 	}
@@ -268,7 +268,7 @@ func (idling) step(b *body) state {
 	p := b.p
 	var exhausted <-chan struct{}
 	if b.r.opts.ErrorWhenExhausted {
-		exhausted = b.r.consumed
+		exhausted = b.r.prog.consumed
 	}
 	var wake <-chan struct{}
 	if p.follow != nil {
