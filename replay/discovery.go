@@ -20,41 +20,41 @@ import (
 // so kubectl get cm, get all and explain work) plus the resources the
 // cassette records that it does not know (CRDs). It returns nil for any
 // other path. In process and through [Server] alike.
-func (r *Replayer) discoveryPlan(req *http.Request) *plan {
+func (vw *views) discoveryPlan(req *http.Request) *plan {
 	if req.Method != http.MethodGet || !discovery.IsPath(req.URL.Path) {
 		return nil
 	}
 	accept := req.Header.Get("Accept")
-	if p := r.recordedDiscovery(req.URL.Path, accept); p != nil {
+	if p := vw.recordedDiscovery(req.URL.Path, accept); p != nil {
 		return p
 	}
-	if strings.TrimSuffix(req.URL.Path, "/") == "/version" && r.header.Server != "" {
-		return r.dataPlan(http.StatusOK, wire.MediaJSON, versionJSON(r.header.Server))
+	if strings.TrimSuffix(req.URL.Path, "/") == "/version" && vw.header.Server != "" {
+		return vw.dataPlan(http.StatusOK, wire.MediaJSON, versionJSON(vw.header.Server))
 	}
-	docs, err := r.discoveryDocs()
+	docs, err := vw.discoveryDocs()
 	if err != nil {
 		st := wire.Status(http.StatusInternalServerError, "", "kwrec replay: built-in discovery: "+err.Error(), 0)
-		return r.statusPlan(st, 0, false)
+		return vw.statusPlan(st, 0, false)
 	}
 	status, ct, body, ok := docs.Answer(req.URL.Path, accept, req.Host)
 	if !ok {
 		return nil
 	}
-	return r.dataPlan(status, ct, body)
+	return vw.dataPlan(status, ct, body)
 }
 
-func (r *Replayer) dataPlan(status int, ct string, body []byte) *plan {
-	return &plan{status: status, header: http.Header{"Content-Type": {ct}}, pace: r.pacing(nil), end: endEOF,
+func (vw *views) dataPlan(status int, ct string, body []byte) *plan {
+	return &plan{status: status, header: http.Header{"Content-Type": {ct}}, pace: vw.pace, end: endEOF,
 		frames: []outFrame{dataFrame(body)}}
 }
 
 // recordedDiscovery returns the last recorded 200 answer to path that a
 // client with this Accept takes: an aggregated document (its Content-Type
 // has as=APIGroupDiscoveryList) only to a client that asks for that form.
-func (r *Replayer) recordedDiscovery(path, accept string) *plan {
+func (vw *views) recordedDiscovery(path, accept string) *plan {
 	path = strings.TrimSuffix(path, "/")
-	for i := len(r.ivs) - 1; i >= 0; i-- {
-		in := r.ivs[i].in
+	for i := len(vw.ivs) - 1; i >= 0; i-- {
+		in := vw.ivs[i].in
 		u, err := url.Parse(in.Request.URL)
 		if err != nil || in.Response == nil || in.Response.Status != http.StatusOK || strings.TrimSuffix(u.Path, "/") != path {
 			continue
@@ -66,42 +66,42 @@ func (r *Replayer) recordedDiscovery(path, accept string) *plan {
 		if _, params, _ := mime.ParseMediaType(ct); params["as"] != "" && !wire.AcceptsAs(accept, params["as"]) {
 			continue
 		}
-		body, err := r.body(in)
+		body, err := objects{vw.src}.body(in)
 		if err != nil {
 			st := wire.Status(http.StatusInternalServerError, "", "kwrec replay: "+err.Error(), 0)
-			return r.statusPlan(st, 0, false)
+			return vw.statusPlan(st, 0, false)
 		}
-		return r.dataPlan(http.StatusOK, ct, body)
+		return vw.dataPlan(http.StatusOK, ct, body)
 	}
 	return nil
 }
 
 // discoveryDocs builds the discovery answered when the cassette did not
 // record it, once per Replayer.
-func (r *Replayer) discoveryDocs() (*discovery.Docs, error) {
-	r.discOnce.Do(func() {
+func (vw *views) discoveryDocs() (*discovery.Docs, error) {
+	vw.discOnce.Do(func() {
 		d, err := discovery.Builtin()
 		if err != nil {
-			r.discErr = err
+			vw.discErr = err
 			return
 		}
 		var verbs []string // get, list, watch
-		if r.overlay() {
+		if vw.writes {
 			verbs = []string{"create", "delete", "get", "list", "patch", "update", "watch"}
 		}
 		// The definitions first: they know the scope and the status
 		// subresource of resources that were perhaps never listed.
-		extra := r.recordedCRDs(verbs)
-		for _, t := range r.world.Recorded() {
+		extra := vw.recordedCRDs(verbs)
+		for _, t := range vw.world.Recorded() {
 			if t.Kind == "" {
 				continue
 			}
 			extra = append(extra, discovery.Resource{Group: t.Res.Group, Version: t.Res.Version, Resource: t.Res.Resource,
 				Kind: t.Kind, Namespaced: t.Namespaced(), Verbs: verbs})
 		}
-		r.disc, r.discErr = d.With(extra)
+		vw.disc, vw.discErr = d.With(extra)
 	})
-	return r.disc, r.discErr
+	return vw.disc, vw.discErr
 }
 
 // versionJSON is /version for the recorded server's gitVersion.
@@ -133,9 +133,9 @@ type crdJSON struct {
 // recordedCRDs returns the resources the CustomResourceDefinitions the
 // cassette recorded define, as of the end of the recording, for writes and
 // reads of their objects even where none was recorded.
-func (r *Replayer) recordedCRDs(verbs []string) []discovery.Resource {
+func (vw *views) recordedCRDs(verbs []string) []discovery.Resource {
 	var out []discovery.Resource
-	for _, t := range r.world.Recorded() {
+	for _, t := range vw.world.Recorded() {
 		if t.Res.Group != "apiextensions.k8s.io" || t.Res.Resource != "customresourcedefinitions" || t.Broken() != "" {
 			continue
 		}
@@ -147,12 +147,12 @@ func (r *Replayer) recordedCRDs(verbs []string) []discovery.Resource {
 		if err != nil {
 			continue
 		}
-		raws, err := r.raws(t, l.Items)
+		raws, err := objects{vw.src}.raws(t, l.Items)
 		if err != nil {
 			continue
 		}
 		for i, raw := range raws {
-			b, err := r.codec.Object(t, &l.Items[i], raw, false)
+			b, err := vw.codec.Object(t, &l.Items[i], raw, false)
 			var crd crdJSON
 			if err != nil || json.Unmarshal(b, &crd) != nil {
 				continue

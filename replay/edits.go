@@ -6,10 +6,11 @@ import (
 	"strconv"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/kwrec/kwrec/internal/apipath"
 	"github.com/kwrec/kwrec/internal/wire"
 	"github.com/kwrec/kwrec/replay/internal/edit"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // editState is one resolved edit: where it sits and whether it fired.
@@ -98,7 +99,7 @@ func (r *Replayer) anchoredError(req *http.Request) *plan {
 		es.Fire(req.Method + " " + req.URL.Path)
 		if expired != nil {
 			enc, _ := wire.Negotiate(req.Header.Get("Accept"))
-			return r.statusPlan(expired, 0, enc)
+			return r.views.statusPlan(expired, 0, enc)
 		}
 		return r.errorPlan(nil, es.Edit)
 	}

@@ -61,7 +61,7 @@ func (nextRecorded) bytes(b *body) ([]byte, error) { return b.src.recorded(b, b.
 func (nextRecorded) ready(b *body) bool            { return b.src.prefetched() }
 
 func (l listView) bytes(b *body) ([]byte, error) {
-	raws, err := b.r.raws(b.p.tl, l.Items)
+	raws, err := objects{b.r.src}.raws(b.p.tl, l.Items)
 	if err != nil {
 		return nil, err
 	}
@@ -131,9 +131,9 @@ func (s watchStep) table(b *body) ([]byte, error) {
 	var ok bool
 	switch s.Kind {
 	case timeline.StepInitial:
-		data, ok = x.WatchEvent(gv, "ADDED", b.r.rowOf(x, b.p.tl, s.Obj), first)
+		data, ok = x.WatchEvent(gv, "ADDED", b.r.views.rowOf(x, b.p.tl, s.Obj), first)
 	case timeline.StepEvent:
-		data, ok = x.WatchEvent(gv, s.Ev.Type, b.r.rowOf(x, b.p.tl, &s.Ev.Obj), first)
+		data, ok = x.WatchEvent(gv, s.Ev.Type, b.r.views.rowOf(x, b.p.tl, &s.Ev.Obj), first)
 	case timeline.StepInitialEnd, timeline.StepBookmark:
 		// Without a recorded Table bookmark to shape it, the bookmark is
 		// left out: kubectl, the only Table client, asks for none.

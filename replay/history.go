@@ -178,6 +178,7 @@ func (h *History) Replayer(opts Options) (*Replayer, error) {
 		}
 		return nil, err
 	}
+	r.views.pace = r.pacing(nil)
 	return r, nil
 }
 
@@ -232,10 +233,12 @@ func (r *Replayer) fork(b *base, engine *write.Engine) {
 	for t, d := range b.allOf {
 		allOf[f[t]] = f[d]
 	}
+	r.views = &views{codec: r.codec, src: r.src, tables: b.tables, header: r.header, writes: r.overlay(), clock: r.clock}
 	r.world = overlay.NewWorld(overlay.WorldConfig{Recorded: recorded, AllOf: allOf, Writes: r.overlay(),
-		RecordedAt: r.header.RecordedAt, Objects: objects{r.src}, Codec: r.codec, Docs: r.discoveryDocs})
+		RecordedAt: r.header.RecordedAt, Objects: objects{r.src}, Codec: r.codec, Docs: r.views.discoveryDocs})
+	r.views.world = r.world
 	if r.overlay() {
-		r.writer = overlay.NewWriter(r.world, overlay.Config{Engine: engine, Codec: r.codec, Docs: r.discoveryDocs,
+		r.writer = overlay.NewWriter(r.world, overlay.Config{Engine: engine, Codec: r.codec, Docs: r.views.discoveryDocs,
 			Clock: r.clock, Started: r.started, DisableGarbageCollection: r.opts.DisableGarbageCollection, Out: r.opts.WritesOut})
 	}
 	ivs := slices.Clone(b.ivs)
@@ -244,8 +247,7 @@ func (r *Replayer) fork(b *base, engine *write.Engine) {
 		ivs[i].tl = f[ivs[i].tl]
 		r.ivs[i] = &ivs[i]
 	}
-	r.tables = b.tables
-	r.prog.world, r.prog.ivs = r.world, r.ivs
+	r.prog.world, r.prog.ivs, r.views.ivs = r.world, r.ivs, r.ivs
 }
 
 // builder reads a recording into timelines and interactions, for a

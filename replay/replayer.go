@@ -8,15 +8,15 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
+
 	"github.com/kwrec/kwrec/cassettes"
 	"github.com/kwrec/kwrec/internal/timeline"
 	"github.com/kwrec/kwrec/internal/wire"
-	"github.com/kwrec/kwrec/replay/internal/discovery"
 	"github.com/kwrec/kwrec/replay/internal/match"
 	"github.com/kwrec/kwrec/replay/internal/overlay"
 	"github.com/kwrec/kwrec/replay/internal/pace"
-	"k8s.io/client-go/rest"
-	"k8s.io/utils/clock"
 )
 
 // Replayer is an [http.RoundTripper] that answers requests from a cassette.
@@ -40,11 +40,7 @@ type Replayer struct {
 	// fork); writer applies writes to it, in Overlay mode only.
 	world  *overlay.World
 	writer *overlay.Writer
-	tables map[string]*tableSet // kubectl's Table form of a collection, by path
-
-	discOnce sync.Once // builds disc on the first discovery request
-	disc     *discovery.Docs
-	discErr  error
+	views  *views
 
 	started  time.Time
 	prog     *progress
@@ -256,7 +252,7 @@ func (r *Replayer) planFor(req *http.Request, got *cassettes.Request) (*plan, er
 		return p, nil
 	}
 	exhausted := r.opts.ErrorWhenExhausted && isClosed(r.prog.consumed)
-	if p := r.discoveryPlan(req); p != nil {
+	if p := r.views.discoveryPlan(req); p != nil {
 		return p, nil
 	}
 	if exhausted {
@@ -269,7 +265,7 @@ func (r *Replayer) planFor(req *http.Request, got *cassettes.Request) (*plan, er
 		}
 	}
 	if !r.opts.Strict {
-		p, why := r.viewPlan(req)
+		p, why := r.views.viewPlan(req)
 		if p != nil {
 			return p, nil
 		}

@@ -78,9 +78,9 @@ func (c *cursor) close() {
 
 // raws returns a copy of the recorded bytes of each object, reading the
 // frames they are in with one pass over the recording.
-func (r *Replayer) raws(t *timeline.Timeline, objs []timeline.Object) ([][]byte, error) {
+func (s objects) raws(t *timeline.Timeline, objs []timeline.Object) ([][]byte, error) {
 	out := make([][]byte, len(objs))
-	err := objects{r.src}.Each(t, objs, func(k int, raw []byte) error {
+	err := s.Each(t, objs, func(k int, raw []byte) error {
 		out[k] = append([]byte(nil), raw...)
 		return nil
 	})
@@ -133,8 +133,8 @@ func (s objects) Each(t *timeline.Timeline, objs []timeline.Object, fn func(k in
 }
 
 // body returns the whole recorded body of in.
-func (r *Replayer) body(in *cassettes.Interaction) ([]byte, error) {
-	it, err := r.src.frames(in, 0)
+func (s objects) body(in *cassettes.Interaction) ([]byte, error) {
+	it, err := s.src.frames(in, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -199,7 +199,7 @@ func (s *frameSource) ref(b *body, ref timeline.Ref) ([]byte, error) {
 		// The recorded frames are out, and a write moved an object out
 		// of the watch's selection: its DELETED carries the version the
 		// watch last sent, read once from the recording.
-		raws, err := b.r.raws(b.p.tl, []timeline.Object{{Ref: ref}})
+		raws, err := objects{b.r.src}.raws(b.p.tl, []timeline.Object{{Ref: ref}})
 		if err != nil {
 			return nil, err
 		}

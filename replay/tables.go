@@ -72,9 +72,9 @@ func (s *tableSet) index(src indexSource) *table.Index {
 
 // table returns the Table rows recorded for the collection at path, nil
 // when none were.
-func (r *Replayer) table(path string) *table.Index {
-	if s := r.tables[path]; s != nil {
-		return s.index(r.src)
+func (vw *views) table(path string) *table.Index {
+	if s := vw.tables[path]; s != nil {
+		return s.index(vw.src)
 	}
 	return nil
 }
@@ -92,13 +92,14 @@ func tableVersion(t *timeline.Timeline, o *timeline.Object) table.Version {
 
 // rowOf returns the name of o's row in x, making the row of a write the
 // first time it is asked for.
-func (r *Replayer) rowOf(x *table.Index, t *timeline.Timeline, o *timeline.Object) table.Version {
+func (vw *views) rowOf(x *table.Index, t *timeline.Timeline, o *timeline.Object) table.Version {
 	v := tableVersion(t, o)
 	if (o.Ref.W || o.Ref.Restamp) && !x.Has(v) {
 		// A write, or an object that left a watch's selection, served at
 		// a resourceVersion no row was recorded at.
-		if raws, err := r.raws(t, []timeline.Object{*o}); err == nil {
-			x.AddObject(v, raws[0], r.clock.Now())
+		raws, err := objects{vw.src}.raws(t, []timeline.Object{*o})
+		if err == nil {
+			x.AddObject(v, raws[0], vw.clock.Now())
 		}
 	}
 	return v
@@ -108,13 +109,13 @@ func (r *Replayer) rowOf(x *table.Index, t *timeline.Timeline, o *timeline.Objec
 // Table row: a watch is served in the Table form whole or not at all (its
 // client then prints plain objects, as it does for a server without
 // server-side printing). Writes to come get theirs when served.
-func (r *Replayer) tableHasRows(x *table.Index, t *timeline.Timeline, steps []timeline.Step) bool {
+func (vw *views) tableHasRows(x *table.Index, t *timeline.Timeline, steps []timeline.Step) bool {
 	for _, s := range steps {
 		o := s.Obj
 		if s.Kind == timeline.StepEvent {
 			o = &s.Ev.Obj
 		}
-		if o != nil && !x.Has(r.rowOf(x, t, o)) {
+		if o != nil && !x.Has(vw.rowOf(x, t, o)) {
 			return false
 		}
 	}

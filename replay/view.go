@@ -1,39 +1,66 @@
 package replay
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
+	"sync"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/clock"
+
+	"github.com/kwrec/kwrec/cassettes"
 	"github.com/kwrec/kwrec/internal/apipath"
 	"github.com/kwrec/kwrec/internal/table"
 	"github.com/kwrec/kwrec/internal/timeline"
 	"github.com/kwrec/kwrec/internal/wire"
+	"github.com/kwrec/kwrec/replay/internal/discovery"
 	"github.com/kwrec/kwrec/replay/internal/overlay"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"github.com/kwrec/kwrec/replay/internal/pace"
 )
+
+// views answers reads of the recorded world as kube-apiserver would: a
+// get, list or watch of a collection's timeline in the encoding the
+// client negotiated (kubectl's Table form included), discovery, and the
+// plain answers (a Status, a body) every part of a replay sends.
+type views struct {
+	world  *overlay.World
+	codec  timeline.Codec
+	src    indexSource
+	tables map[string]*tableSet // kubectl's Table form of a collection, by path
+	header cassettes.Header
+	ivs    []*ivState // read for the recorded discovery answers
+	writes bool       // Overlay mode
+	clock  clock.Clock
+	pace   pace.Pacing // how a view's waits are scaled: Options and the global warps
+
+	discOnce sync.Once // builds disc on the first discovery request
+	disc     *discovery.Docs
+	discErr  error
+}
 
 // viewPlan answers a GET list, watch or get of a recorded collection from
 // its timeline, in the encoding the client negotiated. It returns a nil
 // plan and the reason when it cannot.
-func (r *Replayer) viewPlan(req *http.Request) (*plan, string) {
+func (vw *views) viewPlan(req *http.Request) (*plan, string) {
 	if req.Method != http.MethodGet {
 		return nil, "only GET list, watch and get requests are answered from the recorded timeline"
 	}
 	rp, ok := apipath.Parse(req.URL.Path)
 	if !ok {
-		if a, ok := overlay.Scale(r.world, req); ok {
-			return r.answerPlan(a), ""
+		if a, ok := overlay.Scale(vw.world, req); ok {
+			return vw.answerPlan(a), ""
 		}
 		return nil, "not a resource path"
 	}
-	t, ns := r.world.ForRead(rp)
+	t, ns := vw.world.ForRead(rp)
 	if t == nil {
 		st := wire.Status(http.StatusNotFound, metav1.StatusReasonNotFound,
 			fmt.Sprintf("the server could not find the requested resource (kwrec: the cassette records no list or watch of %s)", rp.Collection()), 0)
-		return r.statusPlan(st, 0, false), ""
+		return vw.statusPlan(st, 0, false), ""
 	}
 	if why := t.Broken(); why != "" {
 		return nil, "the timeline of " + t.Path + " cannot be rebuilt: " + why
@@ -42,26 +69,26 @@ func (r *Replayer) viewPlan(req *http.Request) (*plan, string) {
 	if rp.Name != "" && wire.IsWatch(q) {
 		return nil, "a watch of one object by its path is deprecated; use fieldSelector=metadata.name=NAME"
 	}
-	enc, ok := r.negotiate(t, rp.Collection(), req.Header.Get("Accept"))
+	enc, ok := vw.negotiate(t, rp.Collection(), req.Header.Get("Accept"))
 	if !ok {
 		st := wire.Status(http.StatusNotAcceptable, metav1.StatusReasonNotAcceptable,
 			fmt.Sprintf("only the following media types are accepted: %s, %s", wire.MediaJSON, wire.MediaProtobuf), 0)
-		return r.statusPlan(st, 0, false), ""
+		return vw.statusPlan(st, 0, false), ""
 	}
-	sel, err := t.Selector(q, ns, r.world.Reader(t))
+	sel, err := t.Selector(q, ns, vw.world.Reader(t))
 	if err != nil {
-		return r.errorPlanOf(err, enc.proto), ""
+		return vw.errorPlanOf(err, enc.proto), ""
 	}
-	p, err := r.viewOf(t, rp, enc, q, sel)
+	p, err := vw.viewOf(t, rp, enc, q, sel)
 	if err != nil {
-		return r.errorPlanOf(err, enc.proto), ""
+		return vw.errorPlanOf(err, enc.proto), ""
 	}
 	return p, ""
 }
 
 // viewOf plans the answer to a get, list or watch of t's view sel.
-func (r *Replayer) viewOf(t *timeline.Timeline, rp apipath.Path, enc encoding, q url.Values, sel timeline.Selector) (*plan, error) {
-	p := &plan{status: http.StatusOK, header: http.Header{"Content-Type": {wire.MediaJSON}}, pace: r.pacing(nil), tl: t,
+func (vw *views) viewOf(t *timeline.Timeline, rp apipath.Path, enc encoding, q url.Values, sel timeline.Selector) (*plan, error) {
+	p := &plan{status: http.StatusOK, header: http.Header{"Content-Type": {wire.MediaJSON}}, pace: vw.pace, tl: t,
 		proto: enc.proto, end: endEOF, timeout: wire.TimeoutSeconds(q), partial: enc.partial}
 	if enc.proto {
 		p.header.Set("Content-Type", wire.MediaProtobuf)
@@ -72,13 +99,13 @@ func (r *Replayer) viewOf(t *timeline.Timeline, rp apipath.Path, enc encoding, q
 	var err error
 	switch {
 	case rp.Name != "":
-		err = r.getView(p, enc, rp)
+		err = vw.getView(p, enc, rp)
 		p.shape = wire.ShapeObject
 	case !wire.IsWatch(q):
-		err = r.listView(p, enc, q, sel)
+		err = vw.listView(p, enc, q, sel)
 		p.shape = wire.ShapeList
 	default:
-		err = r.watchView(p, enc, q, sel)
+		err = vw.watchView(p, enc, q, sel)
 		p.shape = wire.ShapeWatch
 	}
 	return p, err
@@ -99,48 +126,48 @@ type encoding struct {
 // negotiate picks the encoding of an answer about t, for a request of
 // collection, for a client with this Accept header; ok is false when the
 // client takes none kwrec serves.
-func (r *Replayer) negotiate(t *timeline.Timeline, collection, accept string) (enc encoding, ok bool) {
+func (vw *views) negotiate(t *timeline.Timeline, collection, accept string) (enc encoding, ok bool) {
 	// In Overlay mode a write needs a row too: the Table form is served
 	// only where kwrec can print one (table.Index.AddObject).
 	if gv, wants := table.Wants(accept); wants {
-		x := r.table(t.Path)
+		x := vw.table(t.Path)
 		if x == nil {
 			// A namespace answered from the all-namespaces timeline has
 			// the rows recorded of it.
-			x = r.table(collection)
+			x = vw.table(collection)
 		}
-		if x != nil && x.Len() > 0 && (!r.overlay() || x.CanAdd()) {
+		if x != nil && x.Len() > 0 && (!vw.writes || x.CanAdd()) {
 			enc.table, enc.gv = x, gv
 		}
 	}
 	if partial, proto := wire.AcceptsPartial(accept); partial {
-		return encoding{partial: true, proto: proto && r.codec.CanProtobuf(t)}, true
+		return encoding{partial: true, proto: proto && vw.codec.CanProtobuf(t)}, true
 	}
 	enc.proto, ok = wire.Negotiate(accept)
-	if enc.proto && !r.codec.CanProtobuf(t) {
+	if enc.proto && !vw.codec.CanProtobuf(t) {
 		enc.proto, ok = false, wire.Accepts(accept, wire.MediaJSON)
 	}
 	return enc, ok
 }
 
 // getView answers a get of one object as of now.
-func (r *Replayer) getView(p *plan, enc encoding, rp apipath.Path) error {
+func (vw *views) getView(p *plan, enc encoding, rp apipath.Path) error {
 	o, err := p.tl.Get(rp.Namespace, rp.Name)
 	if err != nil {
 		return err
 	}
 	if enc.table != nil {
-		if b, ok := enc.table.Get(enc.gv, r.rowOf(enc.table, p.tl, &o)); ok {
+		if b, ok := enc.table.Get(enc.gv, vw.rowOf(enc.table, p.tl, &o)); ok {
 			p.frames = []outFrame{dataFrame(b)}
 			return nil
 		}
 	}
 	// One object, read now (through the source's cache: gets repeat).
-	raws, err := r.raws(p.tl, []timeline.Object{o})
+	raws, err := objects{vw.src}.raws(p.tl, []timeline.Object{o})
 	if err != nil {
 		return err
 	}
-	b, err := r.codec.Object(p.tl, &o, raws[0], enc.proto)
+	b, err := vw.codec.Object(p.tl, &o, raws[0], enc.proto)
 	if err != nil {
 		return err
 	}
@@ -149,7 +176,7 @@ func (r *Replayer) getView(p *plan, enc encoding, rp apipath.Path) error {
 }
 
 // listView answers a list.
-func (r *Replayer) listView(p *plan, enc encoding, q url.Values, sel timeline.Selector) error {
+func (vw *views) listView(p *plan, enc encoding, q url.Values, sel timeline.Selector) error {
 	l, err := p.tl.List(q, sel)
 	if err != nil {
 		return err
@@ -158,7 +185,7 @@ func (r *Replayer) listView(p *plan, enc encoding, q url.Values, sel timeline.Se
 	if enc.table != nil {
 		vs := make([]table.Version, len(l.Items))
 		for i := range l.Items {
-			vs[i] = r.rowOf(enc.table, p.tl, &l.Items[i])
+			vs[i] = vw.rowOf(enc.table, p.tl, &l.Items[i])
 		}
 		if b, ok := enc.table.List(enc.gv, strconv.FormatInt(l.RV, 10), l.Continue, l.Remaining, vs); ok {
 			p.frames = []outFrame{{rv: l.RV, payload: rawBytes(b)}}
@@ -168,7 +195,7 @@ func (r *Replayer) listView(p *plan, enc encoding, q url.Values, sel timeline.Se
 }
 
 // watchView answers a watch or a streaming list.
-func (r *Replayer) watchView(p *plan, enc encoding, q url.Values, sel timeline.Selector) error {
+func (vw *views) watchView(p *plan, enc encoding, q url.Values, sel timeline.Selector) error {
 	steps, _, err := p.tl.WatchSteps(q, sel)
 	if err != nil {
 		return err
@@ -181,23 +208,23 @@ func (r *Replayer) watchView(p *plan, enc encoding, q url.Values, sel timeline.S
 	if steps.Expired() {
 		p.end, p.follow = endEOF, nil
 	}
-	if enc.table != nil && r.tableHasRows(enc.table, p.tl, steps.All()) {
+	if enc.table != nil && vw.tableHasRows(enc.table, p.tl, steps.All()) {
 		p.table, p.tableGV = enc.table, enc.gv
 	}
 	return nil
 }
 
 // errorPlanOf answers with the Status of a timeline view's error.
-func (r *Replayer) errorPlanOf(err error, proto bool) *plan {
+func (vw *views) errorPlanOf(err error, proto bool) *plan {
 	var se *timeline.StatusError
 	if !errors.As(err, &se) { // reading the recording failed
-		return r.statusPlan(wire.Status(http.StatusInternalServerError, metav1.StatusReasonInternalError, "kwrec replay: "+err.Error(), 0), 0, proto)
+		return vw.statusPlan(wire.Status(http.StatusInternalServerError, metav1.StatusReasonInternalError, "kwrec replay: "+err.Error(), 0), 0, proto)
 	}
-	return r.statusPlan(se.Status, se.RetryAfter, proto)
+	return vw.statusPlan(se.Status, se.RetryAfter, proto)
 }
 
 // statusPlan answers with st, and Retry-After when retryAfter > 0.
-func (r *Replayer) statusPlan(st *metav1.Status, retryAfter int, proto bool) *plan {
+func (vw *views) statusPlan(st *metav1.Status, retryAfter int, proto bool) *plan {
 	h := http.Header{"Content-Type": {wire.MediaJSON}}
 	if proto {
 		h.Set("Content-Type", wire.MediaProtobuf)
@@ -205,6 +232,37 @@ func (r *Replayer) statusPlan(st *metav1.Status, retryAfter int, proto bool) *pl
 	if retryAfter > 0 {
 		h.Set("Retry-After", strconv.Itoa(retryAfter))
 	}
-	return &plan{status: int(st.Code), header: h, pace: r.pacing(nil), end: endEOF,
+	return &plan{status: int(st.Code), header: h, pace: vw.pace, end: endEOF,
 		frames: []outFrame{dataFrame(wire.StatusBody(st, proto))}}
+}
+
+// answerPlan serves a write's answer: a Status, or its JSON encoded as
+// the client asked (protobuf for an object of the collection's kind, the
+// metadata-only form).
+func (vw *views) answerPlan(a overlay.Answer) *plan {
+	if a.Status != nil {
+		return vw.statusPlan(a.Status, a.RetryAfter, a.Proto)
+	}
+	b, ct, proto := a.Body, wire.MediaJSON, a.Proto
+	if a.Partial {
+		if pb, err := wire.PartialMetadata(b, wire.ShapeObject, false); err == nil {
+			b, proto = pb, false
+		}
+	}
+	if proto {
+		if m, err := wire.MetaJSON(b); err == nil && m.Kind == a.Timeline.Kind {
+			o := timeline.Object{Ref: timeline.Ref{Enc: timeline.JSON, Typed: true}}
+			if pb, err := vw.codec.Object(a.Timeline, &o, b, true); err == nil {
+				b, ct = pb, wire.MediaProtobuf
+			}
+		}
+	}
+	if ct == wire.MediaJSON && !bytes.HasSuffix(b, []byte("\n")) {
+		b = append(b, '\n')
+	}
+	p := vw.dataPlan(a.Code, ct, b)
+	for _, w := range a.Warnings {
+		p.header.Add("Warning", w)
+	}
+	return p
 }

@@ -1,14 +1,10 @@
 package replay
 
 import (
-	"bytes"
 	"fmt"
 	"net/http"
 
 	"github.com/kwrec/kwrec/cassettes"
-	"github.com/kwrec/kwrec/internal/timeline"
-	"github.com/kwrec/kwrec/internal/wire"
-	"github.com/kwrec/kwrec/replay/internal/overlay"
 )
 
 // WriteMode says what a [Replayer] does with a write (POST, PUT, PATCH or
@@ -57,38 +53,7 @@ func (r *Replayer) writePlan(req *http.Request, body []byte) *plan {
 	if !ok {
 		return nil
 	}
-	return r.answerPlan(a)
-}
-
-// answerPlan serves a write's answer: a Status, or its JSON encoded as
-// the client asked (protobuf for an object of the collection's kind, the
-// metadata-only form).
-func (r *Replayer) answerPlan(a overlay.Answer) *plan {
-	if a.Status != nil {
-		return r.statusPlan(a.Status, a.RetryAfter, a.Proto)
-	}
-	b, ct, proto := a.Body, wire.MediaJSON, a.Proto
-	if a.Partial {
-		if pb, err := wire.PartialMetadata(b, wire.ShapeObject, false); err == nil {
-			b, proto = pb, false
-		}
-	}
-	if proto {
-		if m, err := wire.MetaJSON(b); err == nil && m.Kind == a.Timeline.Kind {
-			o := timeline.Object{Ref: timeline.Ref{Enc: timeline.JSON, Typed: true}}
-			if pb, err := r.codec.Object(a.Timeline, &o, b, true); err == nil {
-				b, ct = pb, wire.MediaProtobuf
-			}
-		}
-	}
-	if ct == wire.MediaJSON && !bytes.HasSuffix(b, []byte("\n")) {
-		b = append(b, '\n')
-	}
-	p := r.dataPlan(a.Code, ct, b)
-	for _, w := range a.Warnings {
-		p.header.Add("Warning", w)
-	}
-	return p
+	return r.views.answerPlan(a)
 }
 
 // Writes returns the writes applied in Overlay mode, in order: each an
