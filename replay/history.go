@@ -167,12 +167,12 @@ func (h *History) Replayer(opts Options) (*Replayer, error) {
 		h.withSkeletons()
 	}
 	b := h.plain
-	if r.overlay() {
+	if r.opts.overlay() {
 		b = h.overlayBase()
 	}
 	r.header = h.header
-	r.fork(b, h.writes)
-	if err := r.resolveEdits(opts); err != nil {
+	h.fork(r, b)
+	if err := resolveEdits(r, opts); err != nil {
 		if h.path != "" {
 			return nil, fmt.Errorf("%s: %w", h.path, err)
 		}
@@ -220,9 +220,9 @@ func (h *History) overlayBase() *base {
 }
 
 // fork gives r its own state over b: a fork of each timeline, in a world
-// of its own (with a writer of engine in Overlay mode), and a copy of each
-// interaction's record.
-func (r *Replayer) fork(b *base, engine *write.Engine) {
+// of its own (with a writer of h's engine in Overlay mode), and a copy of
+// each interaction's record.
+func (h *History) fork(r *Replayer, b *base) {
 	f := make(map[*timeline.Timeline]*timeline.Timeline, len(b.tlOrder))
 	recorded := make([]*timeline.Timeline, len(b.tlOrder))
 	for i, t := range b.tlOrder {
@@ -233,12 +233,12 @@ func (r *Replayer) fork(b *base, engine *write.Engine) {
 	for t, d := range b.allOf {
 		allOf[f[t]] = f[d]
 	}
-	r.views = &views{codec: r.codec, src: r.src, tables: b.tables, header: r.header, writes: r.overlay(), clock: r.clock}
-	r.world = overlay.NewWorld(overlay.WorldConfig{Recorded: recorded, AllOf: allOf, Writes: r.overlay(),
+	r.views = &views{codec: r.codec, src: r.src, tables: b.tables, header: r.header, writes: r.opts.overlay(), clock: r.clock}
+	r.world = overlay.NewWorld(overlay.WorldConfig{Recorded: recorded, AllOf: allOf, Writes: r.opts.overlay(),
 		RecordedAt: r.header.RecordedAt, Objects: objects{r.src}, Codec: r.codec, Docs: r.views.discoveryDocs})
 	r.views.world = r.world
-	if r.overlay() {
-		r.writer = overlay.NewWriter(r.world, overlay.Config{Engine: engine, Codec: r.codec, Docs: r.views.discoveryDocs,
+	if r.opts.overlay() {
+		r.writer = overlay.NewWriter(r.world, overlay.Config{Engine: h.writes, Codec: r.codec, Docs: r.views.discoveryDocs,
 			Clock: r.clock, Started: r.started, DisableGarbageCollection: r.opts.DisableGarbageCollection, Out: r.opts.WritesOut})
 	}
 	ivs := slices.Clone(b.ivs)

@@ -47,8 +47,7 @@ type Replayer struct {
 	closed   chan struct{} // closed by Close
 	closeOne sync.Once
 
-	cmu    sync.Mutex // guards counts
-	counts []RequestCount
+	counts requestCounts
 }
 
 var _ http.RoundTripper = (*Replayer)(nil)
@@ -157,7 +156,7 @@ func (r *Replayer) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	ctx := req.Context()
 	r.prog.activity.Store(r.clock.Now().UnixNano())
-	r.count(req)
+	r.counts.add(req)
 	p, err := r.planFor(req, got)
 	if err != nil {
 		return nil, err
@@ -259,9 +258,9 @@ func (r *Replayer) planFor(req *http.Request, got *cassettes.Request) (*plan, er
 		return nil, match.NoMatch(ErrExhausted, got, cands, "")
 	}
 	extra := ""
-	if r.overlay() {
-		if p := r.writePlan(req, got.Body); p != nil {
-			return p, nil
+	if r.writer != nil { // Overlay mode
+		if a, ok := r.writer.Write(req, got.Body); ok {
+			return r.views.answerPlan(a), nil
 		}
 	}
 	if !r.opts.Strict {
@@ -281,7 +280,7 @@ func (r *Replayer) recordedMatch(req *http.Request, got *cassettes.Request) (*pl
 	r.prog.mu.Lock()
 	var cands []match.Candidate
 	for _, iv := range r.ivs {
-		if r.overlay() && (iv.stream != nil || iv.table != nil) {
+		if r.opts.overlay() && (iv.stream != nil || iv.table != nil) {
 			// The world has the code's writes: every read of a recorded
 			// collection is a view of its timeline.
 			continue

@@ -16,9 +16,9 @@ import (
 // Resolving a replay's edits: each attached to the interaction it names,
 // or placed as a mark on the timelines of the resource it names.
 
-// resolveEdits resolves the cassette's edits and opts.Edits against the
+// resolveEdits resolves the cassette's edits and opts.Edits against r's
 // forked timelines and interactions, once r has them.
-func (r *Replayer) resolveEdits(opts Options) error {
+func resolveEdits(r *Replayer, opts Options) error {
 	var edits []Edit
 	for _, s := range r.header.Edits {
 		e, err := ParseEdit(s)

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"net/http"
 	"slices"
+	"sync"
 
 	"github.com/kwrec/kwrec/replay/internal/edit"
 	"github.com/kwrec/kwrec/replay/internal/overlay"
@@ -99,25 +100,33 @@ type RequestCount struct {
 
 // Requests returns how many requests the replay answered by verb and
 // resource, in the order each was first made.
-func (r *Replayer) Requests() []RequestCount {
-	r.cmu.Lock()
-	defer r.cmu.Unlock()
-	return slices.Clone(r.counts)
+func (r *Replayer) Requests() []RequestCount { return r.counts.list() }
+
+// requestCounts are a replay's [RequestCount]s.
+type requestCounts struct {
+	mu     sync.Mutex
+	counts []RequestCount
 }
 
-// count notes req in [Replayer.Requests].
-func (r *Replayer) count(req *http.Request) {
+func (rc *requestCounts) list() []RequestCount {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return slices.Clone(rc.counts)
+}
+
+// add notes req.
+func (rc *requestCounts) add(req *http.Request) {
 	rp, verb := edit.Verb(req)
 	if verb == "" {
 		return
 	}
-	r.cmu.Lock()
-	defer r.cmu.Unlock()
-	for i := range r.counts {
-		if c := &r.counts[i]; c.Verb == verb && c.Group == rp.Group && c.Resource == rp.Resource {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	for i := range rc.counts {
+		if c := &rc.counts[i]; c.Verb == verb && c.Group == rp.Group && c.Resource == rp.Resource {
 			c.N++
 			return
 		}
 	}
-	r.counts = append(r.counts, RequestCount{Verb: verb, Group: rp.Group, Resource: rp.Resource, N: 1})
+	rc.counts = append(rc.counts, RequestCount{Verb: verb, Group: rp.Group, Resource: rp.Resource, N: 1})
 }

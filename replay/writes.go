@@ -2,7 +2,6 @@ package replay
 
 import (
 	"fmt"
-	"net/http"
 
 	"github.com/kwrec/kwrec/cassettes"
 )
@@ -43,18 +42,7 @@ func ParseWriteMode(s string) (WriteMode, error) {
 	return 0, fmt.Errorf("unknown write mode %q: use strict or overlay", s)
 }
 
-func (r *Replayer) overlay() bool { return r.opts.Writes == WritesOverlay }
-
-// writePlan applies a write to the overlay world (Overlay mode) and
-// answers it as the API server would; nil for a request that is not a
-// write of a resource.
-func (r *Replayer) writePlan(req *http.Request, body []byte) *plan {
-	a, ok := r.writer.Write(req, body)
-	if !ok {
-		return nil
-	}
-	return r.views.answerPlan(a)
-}
+func (opts Options) overlay() bool { return opts.Writes == WritesOverlay }
 
 // Writes returns the writes applied in Overlay mode, in order: each an
 // interaction with the request, its JSON body, and the answer.
