@@ -251,7 +251,7 @@ type recording struct {
 	oldest int64
 	last   int64
 
-	scale int64 // see TakeWrites
+	scale int64 // RVScale for a timeline that takes writes, else 0 (see WithWrites)
 
 	// Only while the recording is read:
 	streams  []*Stream
@@ -283,7 +283,7 @@ func (m *Mark) copy() *Mark {
 }
 
 // WithWrites returns a sealed timeline over the same recording that takes
-// writes ([Timeline.TakeWrites]): its resourceVersions are scaled by
+// writes: its resourceVersions are scaled by
 // [RVScale], in a copy of what the scale changes (the snapshots and
 // marks), sharing the rest (the event log, the held bodies). t must be
 // sealed and take none.
@@ -314,7 +314,7 @@ func New(path string, res apipath.Path) *Timeline {
 // listed or watched, of a resource the server has: no objects at
 // resourceVersion rv and after. A list is empty, a watch waits, a get is
 // NotFound, as on a server where none exist. With writes it takes writes
-// (see [Timeline.TakeWrites]); rv is then already scaled.
+// (see [Timeline.WithWrites]); rv is then already scaled.
 //
 // objs are objects the collection holds nonetheless (JSON with kind and
 // apiVersion), at rv: the namespaces of a recording that never listed

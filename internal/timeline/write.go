@@ -8,7 +8,7 @@ import (
 	"github.com/kwrec/kwrec/internal/wire"
 )
 
-// RVScale is how much a timeline that takes writes ([Timeline.TakeWrites])
+// RVScale is how much a timeline that takes writes ([Timeline.WithWrites], [Empty] with writes)
 // multiplies every recorded resourceVersion by: recorded etcd revision R
 // is served as R×1000, and the writes made after the timeline reached R
 // get R×1000+1, R×1000+2, ... So resourceVersions only grow along the
@@ -23,11 +23,6 @@ var ErrStale = errors.New("the object changed while the write was computed")
 // ErrNoRoom means RVScale-1 writes already sit between the last recorded
 // event served and the next one.
 var ErrNoRoom = errors.New("no resourceVersion left for a write")
-
-// TakeWrites makes t a timeline the code under test can write to (see
-// [Timeline.Commit]): its recorded resourceVersions are scaled by
-// [RVScale]. Call it before [Timeline.Seal].
-func (t *Timeline) TakeWrites() { t.scale = RVScale }
 
 // scaleFactor returns what t multiplies recorded resourceVersions by: 1,
 // or [RVScale] for a timeline that takes writes. Outside this package the

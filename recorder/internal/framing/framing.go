@@ -9,8 +9,8 @@
 // exactly the bytes written, so a recorded body is never altered by
 // framing, even when it is malformed.
 //
-// [SplitJSON] and [SplitProto] are the same splitters as pure functions
-// over a whole body; the fuzz tests check that feeding a body in any chunks
+// The tests hold the same splitters as pure functions over a whole body
+// (splitJSON, splitProto) and check that feeding a body in any chunks
 // gives the frames of the pure function.
 package framing
 
@@ -167,26 +167,6 @@ func (f *JSON) Flush() {
 // Pending returns how many bytes wait for the end of their frame.
 func (f *JSON) Pending() int { return len(f.buf) }
 
-// SplitJSON splits a whole body the way [JSON] does.
-func SplitJSON(body []byte) [][]byte {
-	var out [][]byte
-	var s jsonScan
-	start := 0
-	for i, c := range body {
-		if cut := s.step(c); cut >= 0 {
-			end := i + cut
-			if end > start {
-				out = append(out, body[start:end])
-			}
-			start = end
-		}
-	}
-	if start < len(body) {
-		out = append(out, body[start:])
-	}
-	return out
-}
-
 // Proto frames a Kubernetes protobuf watch stream
 // (application/vnd.kubernetes.protobuf;stream=watch): each event is a
 // 4-byte big-endian length followed by that many bytes. A frame is the
@@ -263,22 +243,6 @@ func (f *Proto) Flush() {
 
 // Pending returns how many bytes wait for the end of their frame.
 func (f *Proto) Pending() int { return len(f.buf) }
-
-// SplitProto splits a whole body the way [Proto] does (with the default
-// Max), except past a length larger than [DefaultMax]: SplitProto returns
-// the rest as one frame where [Proto] emits the chunks as written.
-func SplitProto(body []byte) [][]byte {
-	var out [][]byte
-	for len(body) > 0 {
-		n, ok := protoLen(body, DefaultMax)
-		if !ok || n < 0 || n > len(body) {
-			return append(out, body)
-		}
-		out = append(out, body[:n])
-		body = body[n:]
-	}
-	return out
-}
 
 // Whole frames a body as one frame holding all of it: a JSON or protobuf
 // get or list response. Bodies longer than Max are emitted in pieces of

@@ -72,8 +72,8 @@ func TestJSONFrames(t *testing.T) {
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("frames (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(tt.want, strs(SplitJSON([]byte(tt.body)))); diff != "" {
-				t.Errorf("SplitJSON (-want +got):\n%s", diff)
+			if diff := cmp.Diff(tt.want, strs(splitJSON([]byte(tt.body)))); diff != "" {
+				t.Errorf("splitJSON (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -133,8 +133,8 @@ func TestProtoFrames(t *testing.T) {
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("frames (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(tt.want, SplitProto(tt.body)); diff != "" {
-				t.Errorf("SplitProto (-want +got):\n%s", diff)
+			if diff := cmp.Diff(tt.want, splitProto(tt.body)); diff != "" {
+				t.Errorf("splitProto (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -188,7 +188,7 @@ func FuzzJSONFramer(f *testing.F) {
 		// always concatenate to the input.
 		var got [][]byte
 		feed(&JSON{Emit: func(b []byte) { got = append(got, b) }}, body, sizesFrom(cuts))
-		want := SplitJSON(body)
+		want := splitJSON(body)
 		if diff := cmp.Diff(strs(want), strs(got)); diff != "" {
 			t.Fatalf("chunked framing differs from SplitJSON (-want +got):\n%s", diff)
 		}
@@ -221,7 +221,7 @@ func FuzzProtoFramer(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body, cuts, msg []byte) {
 		var got [][]byte
 		feed(&Proto{Emit: func(b []byte) { got = append(got, b) }}, body, sizesFrom(cuts))
-		want := SplitProto(body)
+		want := splitProto(body)
 		if n := len(want); n > 0 && len(want[n-1]) >= 4 && binary.BigEndian.Uint32(want[n-1]) > DefaultMax {
 			// Past an impossible length the framer emits the chunks as
 			// written: only the frames before it are chunk-independent.
@@ -249,4 +249,40 @@ func FuzzProtoFramer(f *testing.F) {
 			t.Fatalf("well-formed stream (-want +got):\n%s", diff)
 		}
 	})
+}
+
+// splitJSON splits a whole body the way [JSON] does.
+func splitJSON(body []byte) [][]byte {
+	var out [][]byte
+	var s jsonScan
+	start := 0
+	for i, c := range body {
+		if cut := s.step(c); cut >= 0 {
+			end := i + cut
+			if end > start {
+				out = append(out, body[start:end])
+			}
+			start = end
+		}
+	}
+	if start < len(body) {
+		out = append(out, body[start:])
+	}
+	return out
+}
+
+// splitProto splits a whole body the way [Proto] does (with the default
+// Max), except past a length larger than [DefaultMax]: splitProto returns
+// the rest as one frame where [Proto] emits the chunks as written.
+func splitProto(body []byte) [][]byte {
+	var out [][]byte
+	for len(body) > 0 {
+		n, ok := protoLen(body, DefaultMax)
+		if !ok || n < 0 || n > len(body) {
+			return append(out, body)
+		}
+		out = append(out, body[:n])
+		body = body[n:]
+	}
+	return out
 }

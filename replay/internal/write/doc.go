@@ -56,7 +56,7 @@
 //     [Result.Marked], event MODIFIED) and then removed (event DELETED);
 //     otherwise it is marked period seconds ahead and stays, as no kubelet
 //     stops it. A Pod being deleted may only have its period shortened.
-
+//
 // Built-in kinds are those client-go's kubernetes/scheme knows (read only;
 // the engine never registers into it): their bodies go through the Go type,
 // dropping unknown fields as the server's default fieldValidation=Warn does.
