@@ -36,7 +36,7 @@ type body struct {
 	next   int
 	due    time.Time
 	played bool     // Options.Hold no longer holds this watch
-	lag    pace.Lag // kube-apiserver's rule for a watch that cannot keep up (pace.Lag)
+	lag    pace.Lag // kube-apiserver's rule for a watch that cannot keep up
 
 	src       frameSource
 	tableSent bool // a Table watch event went out: the next carries no columns
