@@ -46,7 +46,7 @@ type body struct {
 
 func newBody(r *Replayer, ctx context.Context, p *plan, start time.Time, gzipped bool) *body {
 	b := &body{r: r, p: p, ctx: ctx, start: start, due: start, closed: make(chan struct{}),
-		state: atFrame{}, src: frameSource{cursor: cursor{src: r.src}}}
+		state: atFrame{}, src: frameSource{cursor: cursor{src: r.hist.src}}}
 	if gzipped {
 		b.gzbuf = new(bytes.Buffer)
 		// Level 1, kube-apiserver's (gzipContentEncodingLevel): most of

@@ -13,6 +13,13 @@ import (
 	"github.com/kwrec/kwrec/replay/internal/edit"
 )
 
+// editSet is a replay's resolved edits: every one, for Edits, and the
+// warps that apply to every interaction.
+type editSet struct {
+	all    []*editState
+	global []Edit
+}
+
 // editState is one resolved edit: where it sits and whether it fired.
 type editState struct {
 	Edit
@@ -51,8 +58,8 @@ func (e EditReport) String() string {
 // a replay, an edit with Fired 0 was never reached by any client: a test
 // that meant to inject a failure did not.
 func (r *Replayer) Edits() []EditReport {
-	out := make([]EditReport, 0, len(r.edits))
-	for _, e := range r.edits {
+	out := make([]EditReport, 0, len(r.edits.all))
+	for _, e := range r.edits.all {
 		var rv int64
 		if e.Mark != nil && len(e.Paths) > 0 {
 			rv = r.world.Timeline(e.Paths[0]).Recorded(e.Mark.RV)
@@ -69,7 +76,7 @@ func (r *Replayer) Edits() []EditReport {
 func (r *Replayer) anchoredError(req *http.Request) *plan {
 	var rp apipath.Path
 	var verb string
-	for _, es := range r.edits {
+	for _, es := range r.edits.all {
 		if es.Kind != EditError && es.Kind != EditExpireContinue || es.Resource == "" {
 			continue
 		}

@@ -61,11 +61,11 @@ func (nextRecorded) bytes(b *body) ([]byte, error) { return b.src.recorded(b, b.
 func (nextRecorded) ready(b *body) bool            { return b.src.prefetched() }
 
 func (l listView) bytes(b *body) ([]byte, error) {
-	raws, err := objects{b.r.src}.raws(b.p.tl, l.Items)
+	raws, err := objects{b.r.hist.src}.raws(b.p.tl, l.Items)
 	if err != nil {
 		return nil, err
 	}
-	return b.r.codec.List(b.p.tl, *l.List, raws, b.p.proto)
+	return b.r.views.codec.List(b.p.tl, *l.List, raws, b.p.proto)
 }
 func (listView) ready(*body) bool { return true }
 
@@ -73,13 +73,13 @@ func (listView) ready(*body) bool { return true }
 // from its Status.
 func (m markFailure) bytes(b *body) ([]byte, error) {
 	if m.Recorded == nil {
-		return b.r.codec.ErrorEvent(m.Status, b.proto()), nil
+		return b.r.views.codec.ErrorEvent(m.Status, b.proto()), nil
 	}
 	raw, err := b.src.ref(b, *m.Recorded)
 	if err != nil {
 		return nil, err
 	}
-	return b.r.codec.RecordedError(raw, m.Recorded.Enc, b.proto())
+	return b.r.views.codec.RecordedError(raw, m.Recorded.Enc, b.proto())
 }
 
 // ready is false: a mark is crossed before anything is sent.
@@ -89,7 +89,7 @@ func (s watchStep) bytes(b *body) ([]byte, error) {
 	if b.p.table != nil {
 		return s.table(b)
 	}
-	t, c, proto := b.p.tl, b.r.codec, b.p.proto
+	t, c, proto := b.p.tl, b.r.views.codec, b.p.proto
 	switch s.Kind {
 	case timeline.StepInitial:
 		return b.watchEvent("ADDED", s.Obj)
@@ -142,7 +142,7 @@ func (s watchStep) table(b *body) ([]byte, error) {
 			return nil, nil
 		}
 	case timeline.StepExpired:
-		return b.r.codec.ErrorEvent(s.Status, false), nil
+		return b.r.views.codec.ErrorEvent(s.Status, false), nil
 	}
 	if !ok {
 		return nil, fmt.Errorf("kwrec replay: no recorded Table row for a watch step")
@@ -170,7 +170,7 @@ func (b *body) watchEvent(typ string, o *timeline.Object) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return b.r.codec.WatchEvent(b.p.tl, typ, o, raw, b.p.proto)
+	return b.r.views.codec.WatchEvent(b.p.tl, typ, o, raw, b.p.proto)
 }
 
 // shared returns the frame of recorded event n as its collection's hub

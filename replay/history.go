@@ -157,11 +157,10 @@ func (h *History) Close() error { return h.src.close() }
 // writes it applies. The cassette's edits and opts.Edits are resolved
 // against the history, as for [New]. Closing the Replayer leaves h open.
 func (h *History) Replayer(opts Options) (*Replayer, error) {
-	r, err := newReplayer(opts, h.src)
+	r, err := newReplayer(opts, h)
 	if err != nil {
 		return nil, err
 	}
-	r.hist = h
 	if opts.Matcher != nil {
 		// A Matcher of the caller's may look at the frames.
 		h.withSkeletons()
@@ -170,7 +169,6 @@ func (h *History) Replayer(opts Options) (*Replayer, error) {
 	if r.opts.overlay() {
 		b = h.overlayBase()
 	}
-	r.header = h.header
 	h.fork(r, b)
 	if err := resolveEdits(r, opts); err != nil {
 		if h.path != "" {
@@ -233,12 +231,12 @@ func (h *History) fork(r *Replayer, b *base) {
 	for t, d := range b.allOf {
 		allOf[f[t]] = f[d]
 	}
-	r.views = &views{codec: r.codec, src: r.src, tables: b.tables, header: r.header, writes: r.opts.overlay(), clock: r.clock}
+	r.views = &views{src: r.hist.src, tables: b.tables, header: r.hist.header, writes: r.opts.overlay(), clock: r.clock}
 	r.world = overlay.NewWorld(overlay.WorldConfig{Recorded: recorded, AllOf: allOf, Writes: r.opts.overlay(),
-		RecordedAt: r.header.RecordedAt, Objects: objects{r.src}, Codec: r.codec, Docs: r.views.discoveryDocs})
+		RecordedAt: r.hist.header.RecordedAt, Objects: objects{r.hist.src}, Codec: r.views.codec, Docs: r.views.discoveryDocs})
 	r.views.world = r.world
 	if r.opts.overlay() {
-		r.writer = overlay.NewWriter(r.world, overlay.Config{Engine: h.writes, Codec: r.codec, Docs: r.views.discoveryDocs,
+		r.writer = overlay.NewWriter(r.world, overlay.Config{Engine: h.writes, Codec: r.views.codec, Docs: r.views.discoveryDocs,
 			Clock: r.clock, Started: r.started, DisableGarbageCollection: r.opts.DisableGarbageCollection, Out: r.opts.WritesOut})
 	}
 	ivs := slices.Clone(b.ivs)

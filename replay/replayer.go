@@ -12,7 +12,6 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/kwrec/kwrec/cassettes"
-	"github.com/kwrec/kwrec/internal/timeline"
 	"github.com/kwrec/kwrec/internal/wire"
 	"github.com/kwrec/kwrec/replay/internal/match"
 	"github.com/kwrec/kwrec/replay/internal/overlay"
@@ -22,17 +21,12 @@ import (
 // Replayer is an [http.RoundTripper] that answers requests from a cassette.
 // It is safe for concurrent use. Create one with [New] or [Open].
 type Replayer struct {
-	opts   Options
-	clock  clock.Clock
-	match  Matcher
-	header cassettes.Header
-	src    indexSource
-	hist   *History // what r replays, shared with its other replays
-	own    bool     // r closes hist (Open made both)
+	opts   Options     // with Clock and Matcher defaulted
+	clock  clock.Clock // opts.Clock
+	hist   *History    // what r replays, shared with its other replays
+	own    bool        // r closes hist (Open made both)
 	ivs    []*ivState
-	global []Edit // warps that apply to every interaction
-	edits  []*editState
-	codec  timeline.Codec
+	edits  editSet
 	fan    sharing      // what the watches share: hubs, budgets (sharing.go)
 	alarms *pace.Alarms // the timers of the bodies' waits, one per instant
 
@@ -42,10 +36,9 @@ type Replayer struct {
 	writer *overlay.Writer
 	views  *views
 
-	started  time.Time
-	prog     *progress
-	closed   chan struct{} // closed by Close
-	closeOne sync.Once
+	started time.Time
+	prog    *progress
+	closed  signal // fired by Close
 
 	counts requestCounts
 }
@@ -83,26 +76,26 @@ func (h *History) alone(opts Options) (*Replayer, error) {
 	return r, nil
 }
 
-func newReplayer(opts Options, src indexSource) (*Replayer, error) {
+func newReplayer(opts Options, h *History) (*Replayer, error) {
 	if err := opts.check(); err != nil {
 		return nil, err
 	}
-	r := &Replayer{opts: opts, clock: opts.Clock, match: opts.Matcher, src: src, closed: make(chan struct{})}
-	if r.clock == nil {
-		r.clock = clock.RealClock{}
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
 	}
+	if opts.Matcher == nil {
+		opts.Matcher = DefaultMatcher
+	}
+	r := &Replayer{opts: opts, clock: opts.Clock, hist: h, closed: newSignal()}
 	r.started = r.clock.Now()
 	r.fan.clock, r.fan.since = r.clock, r.started
 	r.alarms = pace.NewAlarms(r.clock)
-	r.prog = newProgress(r.clock, opts, r.closed)
-	if r.match == nil {
-		r.match = DefaultMatcher
-	}
+	r.prog = newProgress(r.clock, opts, r.closed.C())
 	return r, nil
 }
 
 // Header returns the cassette's header.
-func (r *Replayer) Header() cassettes.Header { return r.header }
+func (r *Replayer) Header() cassettes.Header { return r.hist.header }
 
 // Interactions returns the cassette's interactions in order, for reading
 // only. Their frames carry their arrival times but no Data: a replay reads
@@ -120,7 +113,7 @@ func (r *Replayer) Interactions() []*cassettes.Interaction {
 // Close releases the cassette file of a Replayer made by [Open]; bodies
 // still being served fail once it is closed.
 func (r *Replayer) Close() error {
-	r.closeOne.Do(func() { close(r.closed) })
+	r.closed.fire()
 	if r.own {
 		return r.hist.Close()
 	}
@@ -285,7 +278,7 @@ func (r *Replayer) recordedMatch(req *http.Request, got *cassettes.Request) (*pl
 			// collection is a view of its timeline.
 			continue
 		}
-		diffs := r.match(got, iv.in)
+		diffs := r.opts.Matcher(got, iv.in)
 		if diffs != nil {
 			cands = append(cands, match.Candidate{ID: iv.in.ID, Diffs: diffs})
 			continue
@@ -323,7 +316,7 @@ func (r *Replayer) pacing(iv *ivState) pace.Pacing {
 			p.Cap = e.Cap
 		}
 	}
-	for _, e := range r.global {
+	for _, e := range r.edits.global {
 		apply(e)
 	}
 	if iv != nil {
@@ -342,3 +335,14 @@ func isClosed(ch <-chan struct{}) bool {
 		return false
 	}
 }
+
+// signal is a channel closed once, by the first fire.
+type signal struct {
+	once *sync.Once
+	ch   chan struct{}
+}
+
+func newSignal() signal { return signal{once: new(sync.Once), ch: make(chan struct{})} }
+
+func (s signal) fire()              { s.once.Do(func() { close(s.ch) }) }
+func (s signal) C() <-chan struct{} { return s.ch }

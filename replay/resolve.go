@@ -20,7 +20,7 @@ import (
 // forked timelines and interactions, once r has them.
 func resolveEdits(r *Replayer, opts Options) error {
 	var edits []Edit
-	for _, s := range r.header.Edits {
+	for _, s := range r.hist.header.Edits {
 		e, err := ParseEdit(s)
 		if err != nil {
 			return fmt.Errorf("cassette header: %w", err)
@@ -52,12 +52,12 @@ type resolver struct {
 func (rs resolver) resolve(e Edit) error {
 	r := rs.r
 	es := &editState{Edit: e}
-	r.edits = append(r.edits, es)
+	r.edits.all = append(r.edits.all, es)
 	switch {
 	case e.Kind == EditWarp && e.Request == 0:
 		es.Where = "every interaction"
 		es.Fire("")
-		r.global = append(r.global, e)
+		r.edits.global = append(r.edits.global, e)
 		return nil
 	case e.Resource != "":
 		rs.anchored(es)

@@ -56,7 +56,7 @@ type hubKey struct {
 // first event is from; the watch calls f.hubs.Detach when done.
 func (f *sharing) attach(r *Replayer, t *timeline.Timeline, proto bool, from int) *fanout.Hub {
 	return f.hubs.Attach(hubKey{t, proto}, t.NumEvents(), from, func() fanout.Maker {
-		return &eventFrames{r: r, t: t, proto: proto, frames: cursor{src: r.src}}
+		return &eventFrames{r: r, t: t, proto: proto, frames: cursor{src: r.hist.src}}
 	})
 }
 
@@ -84,7 +84,7 @@ func (m *eventFrames) Make(i int) ([]byte, error) {
 		return nil, err
 	}
 	m.r.fan.made.Add(1)
-	return m.r.codec.WatchEvent(m.t, e.Type, &e.Obj, raw, m.proto)
+	return m.r.views.codec.WatchEvent(m.t, e.Type, &e.Obj, raw, m.proto)
 }
 
 func (m *eventFrames) Close() { m.frames.close() }

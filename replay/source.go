@@ -174,7 +174,7 @@ func (s *frameSource) recorded(b *body, i int, seq bool) ([]byte, error) {
 	}
 	if seq {
 		if s.pf == nil {
-			s.pf = startPrefetch(b.r.src, b.p.iv, b.p.recN)
+			s.pf = startPrefetch(b.r.hist.src, b.p.iv, b.p.recN)
 		}
 		pf := s.pf
 		s.mu.Unlock()
@@ -199,7 +199,7 @@ func (s *frameSource) ref(b *body, ref timeline.Ref) ([]byte, error) {
 		// The recorded frames are out, and a write moved an object out
 		// of the watch's selection: its DELETED carries the version the
 		// watch last sent, read once from the recording.
-		raws, err := objects{b.r.src}.raws(b.p.tl, []timeline.Object{{Ref: ref}})
+		raws, err := objects{b.r.hist.src}.raws(b.p.tl, []timeline.Object{{Ref: ref}})
 		if err != nil {
 			return nil, err
 		}
