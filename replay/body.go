@@ -10,18 +10,35 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/gzip"
+	"k8s.io/utils/clock"
 
 	"github.com/kwrec/kwrec/internal/timeline"
 	"github.com/kwrec/kwrec/internal/wire"
 	"github.com/kwrec/kwrec/replay/internal/pace"
 )
 
+// serving is what a served body asks of its replay: the clock and the
+// timers its waits share, how far the replay has got, the recorded bytes,
+// what the watches of a collection share, the views that encode a
+// timeline's steps, and the two options that change how it waits. A
+// Replayer holds one, which every body it serves points at.
+type serving struct {
+	clock   clock.Clock
+	alarms  *pace.Alarms // the timers of the bodies' waits, one per instant
+	prog    *progress
+	src     indexSource
+	fan     sharing // what the watches share: hubs, budgets (sharing.go)
+	views   *views
+	settle  time.Duration // Options.Settle
+	exhaust bool          // Options.ErrorWhenExhausted
+}
+
 // body serves a plan as an http.Response body. It is a state machine
 // (state.go): each Read takes it from state to state until a state makes
 // bytes or ends it. Read and Close may be called from different
 // goroutines, as client-go does to stop a watch.
 type body struct {
-	r      *Replayer
+	s      *serving
 	p      *plan
 	ctx    context.Context
 	start  time.Time
@@ -44,9 +61,9 @@ type body struct {
 	gzbuf     *bytes.Buffer
 }
 
-func newBody(r *Replayer, ctx context.Context, p *plan, start time.Time, gzipped bool) *body {
-	b := &body{r: r, p: p, ctx: ctx, start: start, due: start, closed: make(chan struct{}),
-		state: atFrame{}, src: frameSource{cursor: cursor{src: r.hist.src}}}
+func newBody(s *serving, ctx context.Context, p *plan, start time.Time, gzipped bool) *body {
+	b := &body{s: s, p: p, ctx: ctx, start: start, due: start, closed: make(chan struct{}),
+		state: atFrame{}, src: frameSource{cursor: cursor{src: s.src}}}
 	if gzipped {
 		b.gzbuf = new(bytes.Buffer)
 		// Level 1, kube-apiserver's (gzipContentEncodingLevel): most of
@@ -103,34 +120,7 @@ func (b *body) fill() error {
 // it (see serve.CopyFrames). When in doubt it says no: the caller flushes and
 // then waits.
 func (b *body) ready() bool {
-	if len(b.cur) > 0 {
-		return true
-	}
-	switch s := b.state.(type) {
-	case atFrame:
-		return b.sendable()
-	case emitting:
-		return s.f.payload.ready(b)
-	}
-	return false
-}
-
-// sendable reports whether the frame the body is at can be sent at once.
-func (b *body) sendable() bool {
-	if b.lag.Over(b.next) {
-		return false
-	}
-	f, ok := b.p.frame(b.next)
-	if !ok || b.p.watch && b.r.opts.Settle > 0 {
-		return false
-	}
-	if b.p.watch && !b.played && !f.initial() && !isClosed(b.r.prog.playing) {
-		return false
-	}
-	if w := b.p.pace.Wait(f.gap) + f.pause; w > 0 && b.due.Add(w).After(b.r.clock.Now()) {
-		return false
-	}
-	return f.payload.ready(b)
+	return len(b.cur) > 0 || b.state.ready(b)
 }
 
 // waitUntil blocks until t on the clock, the request is cancelled, the body
@@ -140,15 +130,15 @@ func (b *body) waitUntil(t time.Time, forever bool, exhausted, wake <-chan struc
 	var timer <-chan time.Time
 	var fired <-chan struct{}
 	if !forever {
-		d := t.Sub(b.r.clock.Now())
+		d := t.Sub(b.s.clock.Now())
 		if d <= 0 {
 			return nil
 		}
-		if al := b.r.alarms.Join(t, d); al != nil {
-			defer b.r.alarms.Leave(al)
+		if al := b.s.alarms.Join(t, d); al != nil {
+			defer b.s.alarms.Leave(al)
 			fired = al.Fired()
 		} else {
-			tm := b.r.clock.NewTimer(d)
+			tm := b.s.clock.NewTimer(d)
 			defer tm.Stop()
 			timer = tm.C()
 		}
@@ -185,18 +175,18 @@ func (b *body) deadline() (time.Time, bool) {
 // the last recorded change (see Options.Settle), then notes this change.
 // A close of wake (a write to send) ends the wait with errWoken.
 func (b *body) settle(wake <-chan struct{}) error {
-	r := b.r
+	s := b.s
 	for {
-		last := max(r.prog.activity.Load(), r.prog.changed.Load())
-		idle := r.clock.Since(time.Unix(0, last))
-		if idle >= r.opts.Settle {
+		last := max(s.prog.activity.Load(), s.prog.changed.Load())
+		idle := s.clock.Since(time.Unix(0, last))
+		if idle >= s.settle {
 			break
 		}
-		if err := b.waitUntil(r.clock.Now().Add(r.opts.Settle-idle), false, nil, wake); err != nil {
+		if err := b.waitUntil(s.clock.Now().Add(s.settle-idle), false, nil, wake); err != nil {
 			return err
 		}
 	}
-	r.prog.changed.Store(r.clock.Now().UnixNano())
+	s.prog.changed.Store(s.clock.Now().UnixNano())
 	return nil
 }
 
@@ -209,7 +199,7 @@ func (b *body) writeBefore(rv int64) (timeline.Event, bool) {
 	}
 	ev, ok, reachedLast := b.p.follow.Next(rv)
 	if reachedLast {
-		b.r.prog.reached()
+		b.s.prog.reached()
 	}
 	return ev, ok
 }
@@ -276,8 +266,8 @@ func (b *body) encode(data []byte) ([]byte, error) {
 func (b *body) Close() error {
 	b.once.Do(func() {
 		close(b.closed)
-		b.src.close(&b.r.fan)
-		b.r.prog.finish(b.p.iv)
+		b.src.close(&b.s.fan)
+		b.s.prog.finish(b.p.iv)
 	})
 	return nil
 }

@@ -61,11 +61,11 @@ func (nextRecorded) bytes(b *body) ([]byte, error) { return b.src.recorded(b, b.
 func (nextRecorded) ready(b *body) bool            { return b.src.prefetched() }
 
 func (l listView) bytes(b *body) ([]byte, error) {
-	raws, err := objects{b.r.hist.src}.raws(b.p.tl, l.Items)
+	raws, err := objects{b.s.src}.raws(b.p.tl, l.Items)
 	if err != nil {
 		return nil, err
 	}
-	return b.r.views.codec.List(b.p.tl, *l.List, raws, b.p.proto)
+	return b.s.views.codec.List(b.p.tl, *l.List, raws, b.p.proto)
 }
 func (listView) ready(*body) bool { return true }
 
@@ -73,13 +73,13 @@ func (listView) ready(*body) bool { return true }
 // from its Status.
 func (m markFailure) bytes(b *body) ([]byte, error) {
 	if m.Recorded == nil {
-		return b.r.views.codec.ErrorEvent(m.Status, b.proto()), nil
+		return b.s.views.codec.ErrorEvent(m.Status, b.proto()), nil
 	}
 	raw, err := b.src.ref(b, *m.Recorded)
 	if err != nil {
 		return nil, err
 	}
-	return b.r.views.codec.RecordedError(raw, m.Recorded.Enc, b.proto())
+	return b.s.views.codec.RecordedError(raw, m.Recorded.Enc, b.proto())
 }
 
 // ready is false: a mark is crossed before anything is sent.
@@ -89,7 +89,7 @@ func (s watchStep) bytes(b *body) ([]byte, error) {
 	if b.p.table != nil {
 		return s.table(b)
 	}
-	t, c, proto := b.p.tl, b.r.views.codec, b.p.proto
+	t, c, proto := b.p.tl, b.s.views.codec, b.p.proto
 	switch s.Kind {
 	case timeline.StepInitial:
 		return b.watchEvent("ADDED", s.Obj)
@@ -131,9 +131,9 @@ func (s watchStep) table(b *body) ([]byte, error) {
 	var ok bool
 	switch s.Kind {
 	case timeline.StepInitial:
-		data, ok = x.WatchEvent(gv, "ADDED", b.r.views.rowOf(x, b.p.tl, s.Obj), first)
+		data, ok = x.WatchEvent(gv, "ADDED", b.s.views.rowOf(x, b.p.tl, s.Obj), first)
 	case timeline.StepEvent:
-		data, ok = x.WatchEvent(gv, s.Ev.Type, b.r.views.rowOf(x, b.p.tl, &s.Ev.Obj), first)
+		data, ok = x.WatchEvent(gv, s.Ev.Type, b.s.views.rowOf(x, b.p.tl, &s.Ev.Obj), first)
 	case timeline.StepInitialEnd, timeline.StepBookmark:
 		// Without a recorded Table bookmark to shape it, the bookmark is
 		// left out: kubectl, the only Table client, asks for none.
@@ -142,7 +142,7 @@ func (s watchStep) table(b *body) ([]byte, error) {
 			return nil, nil
 		}
 	case timeline.StepExpired:
-		return b.r.views.codec.ErrorEvent(s.Status, false), nil
+		return b.s.views.codec.ErrorEvent(s.Status, false), nil
 	}
 	if !ok {
 		return nil, fmt.Errorf("kwrec replay: no recorded Table row for a watch step")
@@ -170,7 +170,7 @@ func (b *body) watchEvent(typ string, o *timeline.Object) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return b.r.views.codec.WatchEvent(b.p.tl, typ, o, raw, b.p.proto)
+	return b.s.views.codec.WatchEvent(b.p.tl, typ, o, raw, b.p.proto)
 }
 
 // shared returns the frame of recorded event n as its collection's hub
@@ -185,6 +185,6 @@ func (b *body) shared(n int) ([]byte, error) {
 			return data, err
 		}
 	}
-	b.r.fan.made.Add(1)
+	b.s.fan.made.Add(1)
 	return nil, nil
 }

@@ -103,14 +103,14 @@ func (s *schedule) Next() (time.Duration, bool) {
 // paced reports whether kube-apiserver's rule for a watch that cannot keep
 // up applies to b: a watch on a schedule, the recording's.
 func (b *body) paced() bool {
-	return b.p.watch && b.p.pace.Paced() && b.r.opts.Settle <= 0
+	return b.p.watch && b.p.pace.Paced() && b.s.settle <= 0
 }
 
 // keepUp applies the rule as frame k, due at b.due, is taken now.
 func (b *body) keepUp(k int) {
 	ahead := func() pace.Schedule { return b.p.ahead(k + 1) }
-	budget := func() *pace.Budget { return b.r.fan.budget(b.p.tl) }
-	if b.lag.KeepUp(k, b.r.clock.Since(b.due), ahead, budget) {
-		b.r.fan.terminated.Add(1)
+	budget := func() *pace.Budget { return b.s.fan.budget(b.p.tl) }
+	if b.lag.KeepUp(k, b.s.clock.Since(b.due), ahead, budget) {
+		b.s.fan.terminated.Add(1)
 	}
 }

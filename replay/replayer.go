@@ -21,23 +21,21 @@ import (
 // Replayer is an [http.RoundTripper] that answers requests from a cassette.
 // It is safe for concurrent use. Create one with [New] or [Open].
 type Replayer struct {
-	opts   Options     // with Clock and Matcher defaulted
-	clock  clock.Clock // opts.Clock
-	hist   *History    // what r replays, shared with its other replays
-	own    bool        // r closes hist (Open made both)
-	ivs    []*ivState
-	edits  editSet
-	fan    sharing      // what the watches share: hubs, budgets (sharing.go)
-	alarms *pace.Alarms // the timers of the bodies' waits, one per instant
+	opts  Options  // with Clock and Matcher defaulted
+	hist  *History // what r replays, shared with its other replays
+	own   bool     // r closes hist (Open made both)
+	ivs   []*ivState
+	edits editSet
+	// serving is what the bodies r serves ask of it (body.go): its clock,
+	// progress, views and what the watches share.
+	serving
 
 	// world is the replay's collections, forked from the History's (see
 	// fork); writer applies writes to it, in Overlay mode only.
 	world  *overlay.World
 	writer *overlay.Writer
-	views  *views
 
 	started time.Time
-	prog    *progress
 	closed  signal // fired by Close
 
 	counts requestCounts
@@ -86,7 +84,8 @@ func newReplayer(opts Options, h *History) (*Replayer, error) {
 	if opts.Matcher == nil {
 		opts.Matcher = DefaultMatcher
 	}
-	r := &Replayer{opts: opts, clock: opts.Clock, hist: h, closed: newSignal()}
+	r := &Replayer{opts: opts, hist: h, closed: newSignal()}
+	r.serving = serving{clock: opts.Clock, src: h.src, settle: opts.Settle, exhaust: opts.ErrorWhenExhausted}
 	r.started = r.clock.Now()
 	r.fan.clock, r.fan.since = r.clock, r.started
 	r.alarms = pace.NewAlarms(r.clock)
@@ -210,7 +209,7 @@ func (r *Replayer) response(req *http.Request, p *plan) *http.Response {
 		ContentLength: -1,
 		Request:       req,
 	}
-	resp.Body = newBody(r, req.Context(), p, r.clock.Now(), gz)
+	resp.Body = newBody(&r.serving, req.Context(), p, r.clock.Now(), gz)
 	return resp
 }
 

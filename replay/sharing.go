@@ -54,16 +54,16 @@ type hubKey struct {
 
 // attach returns the hub of t's events in encoding proto for a watch whose
 // first event is from; the watch calls f.hubs.Detach when done.
-func (f *sharing) attach(r *Replayer, t *timeline.Timeline, proto bool, from int) *fanout.Hub {
+func (f *sharing) attach(s *serving, t *timeline.Timeline, proto bool, from int) *fanout.Hub {
 	return f.hubs.Attach(hubKey{t, proto}, t.NumEvents(), from, func() fanout.Maker {
-		return &eventFrames{r: r, t: t, proto: proto, frames: cursor{src: r.hist.src}}
+		return &eventFrames{s: s, t: t, proto: proto, frames: cursor{src: s.src}}
 	})
 }
 
 // eventFrames makes the watch-event frames of a timeline's recorded events
 // for a hub.
 type eventFrames struct {
-	r      *Replayer
+	s      *serving
 	t      *timeline.Timeline
 	proto  bool
 	frames cursor
@@ -83,8 +83,8 @@ func (m *eventFrames) Make(i int) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	m.r.fan.made.Add(1)
-	return m.r.views.codec.WatchEvent(m.t, e.Type, &e.Obj, raw, m.proto)
+	m.s.fan.made.Add(1)
+	return m.s.views.codec.WatchEvent(m.t, e.Type, &e.Obj, raw, m.proto)
 }
 
 func (m *eventFrames) Close() { m.frames.close() }

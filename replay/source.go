@@ -174,7 +174,7 @@ func (s *frameSource) recorded(b *body, i int, seq bool) ([]byte, error) {
 	}
 	if seq {
 		if s.pf == nil {
-			s.pf = startPrefetch(b.r.hist.src, b.p.iv, b.p.recN)
+			s.pf = startPrefetch(b.s.src, b.p.iv, b.p.recN)
 		}
 		pf := s.pf
 		s.mu.Unlock()
@@ -199,7 +199,7 @@ func (s *frameSource) ref(b *body, ref timeline.Ref) ([]byte, error) {
 		// The recorded frames are out, and a write moved an object out
 		// of the watch's selection: its DELETED carries the version the
 		// watch last sent, read once from the recording.
-		raws, err := objects{b.r.hist.src}.raws(b.p.tl, []timeline.Object{{Ref: ref}})
+		raws, err := objects{b.s.src}.raws(b.p.tl, []timeline.Object{{Ref: ref}})
 		if err != nil {
 			return nil, err
 		}
@@ -218,7 +218,7 @@ func (s *frameSource) hubFor(b *body, first int) *fanout.Hub {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.hub == nil && !s.done {
-		s.hub = b.r.fan.attach(b.r, b.p.tl, b.p.proto, first)
+		s.hub = b.s.fan.attach(b.s, b.p.tl, b.p.proto, first)
 	}
 	return s.hub
 }

@@ -25,10 +25,17 @@ import (
 //
 // A state's step does one thing: it makes the body's next bytes (b.cur)
 // and names the state that follows, or only names it. A timeline watch
-// sends the writes made meanwhile from any state that waits, in front of
-// the frame it is at, and comes back to that state. ended is final.
+// sends the writes made meanwhile in front of the frame it is at: from
+// holding, settling and crossing it then starts the frame over (atFrame),
+// as the write may have changed what the frame waits for; emitting and
+// ending come back to themselves. ended is final.
+//
+// A state's ready answers for it whether its step would make bytes now,
+// without waiting (see body.ready); it changes nothing but b.frame, which
+// atFrame sets as its step would.
 type state interface {
 	step(b *body) state
+	ready(b *body) bool
 }
 
 type (
@@ -73,12 +80,28 @@ func (atFrame) step(b *body) state {
 	return afterHold(b, f)
 }
 
+func (atFrame) ready(b *body) bool {
+	if b.lag.Over(b.next) {
+		return false
+	}
+	fr, ok := b.p.frame(b.next)
+	if !ok {
+		return false
+	}
+	b.frame = fr
+	f := &b.frame
+	if b.p.watch && !b.played && !f.initial() {
+		return holding{f}.ready(b)
+	}
+	return afterHold(b, f).ready(b)
+}
+
 // afterHold is the state of frame f once Options.Hold lets it go.
 func afterHold(b *body, f *outFrame) state {
 	if m, ok := f.payload.(markFailure); ok {
 		return crossing{m.Mark}
 	}
-	if b.r.opts.Settle > 0 && b.p.watch && b.unsent(f) {
+	if b.s.settle > 0 && b.p.watch && b.unsent(f) {
 		return settling{f}
 	}
 	return waiting{f}
@@ -93,14 +116,18 @@ func (b *body) unsent(f *outFrame) bool {
 	return true
 }
 
+func (h holding) ready(b *body) bool {
+	return isClosed(b.s.prog.playing) && afterHold(b, h.f).ready(b)
+}
+
 func (h holding) step(b *body) state {
-	if isClosed(b.r.prog.playing) {
+	if isClosed(b.s.prog.playing) {
 		b.played = true
 		// A watch asked for before Play counts its gaps from Play too,
 		// though it comes here only after (a server's handler may): never
 		// from its start, which would send its events early.
-		if b.due.Before(b.r.prog.playedAt) {
-			b.due = b.r.prog.playedAt
+		if b.due.Before(b.s.prog.playedAt) {
+			b.due = b.s.prog.playedAt
 		}
 		return afterHold(b, h.f)
 	}
@@ -117,20 +144,20 @@ func (h holding) step(b *body) state {
 	}
 	var expire <-chan time.Time
 	if end, ok := b.deadline(); ok {
-		d := end.Sub(b.r.clock.Now())
+		d := end.Sub(b.s.clock.Now())
 		if d <= 0 {
 			return ended{io.EOF}
 		}
-		tm := b.r.clock.NewTimer(d)
+		tm := b.s.clock.NewTimer(d)
 		defer tm.Stop()
 		expire = tm.C()
 	}
 	select {
-	case <-b.r.prog.playing:
+	case <-b.s.prog.playing:
 		b.played = true
 		// Recorded gaps count from the release, for every watch alike
 		// however late it wakes to see it.
-		b.due = b.r.prog.playedAt
+		b.due = b.s.prog.playedAt
 	case <-wake:
 	case <-expire:
 		return ended{io.EOF} // the client's timeoutSeconds: a clean end
@@ -164,6 +191,18 @@ func (s settling) step(b *body) state {
 	return waiting(s)
 }
 
+// ready: a settling frame waits for the code under test, whatever the
+// clock says.
+func (settling) ready(*body) bool { return false }
+
+func (w waiting) ready(b *body) bool {
+	f := w.f
+	if d := b.p.pace.Wait(f.gap) + f.pause; d > 0 && b.due.Add(d).After(b.s.clock.Now()) {
+		return false
+	}
+	return f.payload.ready(b)
+}
+
 func (w waiting) step(b *body) state {
 	f := w.f
 	if d := b.p.pace.Wait(f.gap) + f.pause; d > 0 {
@@ -185,6 +224,8 @@ func (w waiting) step(b *body) state {
 	return emitting{f}
 }
 
+func (e emitting) ready(b *body) bool { return e.f.payload.ready(b) }
+
 func (e emitting) step(b *body) state {
 	f := e.f
 	_, isStep := f.step()
@@ -200,10 +241,13 @@ func (e emitting) step(b *body) state {
 	b.next++
 	// A timeline step moved now in writeBefore already.
 	if f.rv != 0 && b.p.tl != nil && (!isStep || b.p.follow == nil) {
-		b.r.prog.advance(b.p.tl, f.rv)
+		b.s.prog.advance(b.p.tl, f.rv)
 	}
 	return b.emit(data, atFrame{})
 }
+
+// ready: whether a mark fires is decided as it is crossed.
+func (crossing) ready(*body) bool { return false }
 
 // step passes mark c.m: if it fires, the body serves its failure and ends
 // there; otherwise the stream goes on.
@@ -218,15 +262,15 @@ func (c crossing) step(b *body) state {
 	}
 	switch m.Kind {
 	case timeline.MarkReset:
-		b.src.close(&b.r.fan)
-		b.r.prog.finish(b.p.iv)
+		b.src.close(&b.s.fan)
+		b.s.prog.finish(b.p.iv)
 		return ended{&resetError{recorded: "kwrec: " + m.Label}}
 	case timeline.MarkTruncate:
 		return ending{cut: true}
 	}
 	if m.Skip > 0 && b.p.tl != nil {
 		// The watch fell behind: the world moves on without it.
-		b.r.prog.advance(b.p.tl, b.p.tl.After(m.RV, m.Skip))
+		b.s.prog.advance(b.p.tl, b.p.tl.After(m.RV, m.Skip))
 	}
 	data, err := markFailure{m}.bytes(b)
 	if err != nil {
@@ -235,20 +279,23 @@ func (c crossing) step(b *body) state {
 	return b.emit(data, ending{cut: true})
 }
 
+// ready: the end may wait for the recorded end's gap, or for a write.
+func (ending) ready(*body) bool { return false }
+
 func (e ending) step(b *body) state {
 	if !e.cut {
 		if ev, ok := b.writeBefore(0); ok {
 			return b.sendWrite(ev, e)
 		}
 	}
-	b.src.close(&b.r.fan)
+	b.src.close(&b.s.fan)
 	p := b.p
 	end := p.end
 	if e.cut {
 		end = endEOF
 	}
 	if end == endIdle {
-		b.r.prog.finish(p.iv)
+		b.s.prog.finish(p.iv)
 		return idling{}
 	}
 	if w := p.pace.Wait(p.endGap); w > 0 && !e.cut {
@@ -257,18 +304,20 @@ func (e ending) step(b *body) state {
 			return ended{err}
 		}
 	}
-	b.r.prog.finish(p.iv)
+	b.s.prog.finish(p.iv)
 	if end == endReset {
 		return ended{&resetError{recorded: p.endErr}}
 	}
 	return b.eof()
 }
 
+func (idling) ready(*body) bool { return false }
+
 func (idling) step(b *body) state {
 	p := b.p
 	var exhausted <-chan struct{}
-	if b.r.opts.ErrorWhenExhausted {
-		exhausted = b.r.prog.consumed
+	if b.s.exhaust {
+		exhausted = b.s.prog.consumed
 	}
 	var wake <-chan struct{}
 	if p.follow != nil {
@@ -289,3 +338,5 @@ func (idling) step(b *body) state {
 
 // step is never called: fill stops at ended.
 func (e ended) step(*body) state { return e }
+
+func (ended) ready(*body) bool { return false }
