@@ -50,11 +50,14 @@
 //
 // # The state machine
 //
-// One step function moves between five states, each holding only what is
-// valid in it:
+// The machine has five states, after kube-rs's watcher::State. Each is its
+// own type holding only what is valid in it, with a step method that makes
+// that state's one transition: at most one request or one stream event
+// read, giving the event to report and the next state. The loop of
+// [Watcher.Events] calls the current state's step until the range ends.
 //
 //	Empty          -> InitPage (paged list) or InitialWatch (streaming list)
-//	InitPage       -> InitPage (next page, continue token) -> InitListed
+//	InitPage       -> InitPage (items, next page, continue token) -> InitListed
 //	InitialWatch   -> Watching, at the k8s.io/initial-events-end bookmark
 //	InitListed     -> Watching (watch from the list's resourceVersion)
 //	Watching       -> Watching (events, bookmarks advance the resourceVersion)
@@ -63,17 +66,20 @@
 //
 //   - 410 (an ERROR event with reason Expired, or a 410 answer to a list
 //     or a watch) goes back to Empty: the resourceVersion was compacted
-//     away, only a re-list can catch up.
-//   - A plain end of the stream (timeoutSeconds, a restarted apiserver)
-//     goes to InitListed: re-watch from the last resourceVersion seen,
-//     losing and repeating nothing. A stream that ends within a second
-//     with nothing in it is reported as [ErrWatchFailed] first, so that
-//     backoff stops a spin.
-//   - A stream client-go cannot decode ([ErrWatchFailed]) goes back to
-//     Empty: what was lost is unknown.
+//     away, only a re-list can catch up. So does any failed list page
+//     ([ErrInitialListFailed]).
+//   - A plain end of the watch stream (timeoutSeconds, a restarted
+//     apiserver) goes to InitListed: re-watch from the last
+//     resourceVersion seen, losing and repeating nothing. A stream that
+//     ends within a second with nothing in it is reported as
+//     [ErrWatchFailed] first, so that backoff stops a spin.
+//   - A stream client-go cannot decode, an object that is not a T, or a
+//     streaming list that ends before initial-events-end ([ErrWatchFailed])
+//     goes back to Empty: what was lost is unknown.
 //   - Other ERROR events ([ErrWatchError]) are reported and the same
 //     stream is read on; a refused watch ([ErrWatchStartFailed]) is
-//     retried from the same resourceVersion.
+//     retried from the same resourceVersion, or, for a streaming list,
+//     from Empty.
 //
 // # Backoff
 //

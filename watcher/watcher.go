@@ -45,7 +45,7 @@ func New[T Object](lw cache.ListerWatcherWithContext, cfg Config) *Watcher[T] {
 // Error: the sequence just ends.
 func (w *Watcher[T]) Events(ctx context.Context) iter.Seq[Event[T]] {
 	return func(yield func(Event[T]) bool) {
-		var s state = empty{}
+		var s state[T] = empty[T]{}
 		defer func() { s.stop() }()
 		bo := newBackoff(w.cfg)
 		for ctx.Err() == nil {
@@ -67,196 +67,13 @@ func (w *Watcher[T]) Events(ctx context.Context) iter.Seq[Event[T]] {
 	}
 }
 
-// none is the event type of a step that has nothing to report.
-const none EventType = 0
-
-// state is one state of the machine. Each carries only what is valid in it;
-// stop releases a stream the state owns.
-type state interface{ stop() }
-
-// empty: nothing known. The next step starts the initial list.
-type empty struct{}
-
-// initPage: a paged list is in progress. items is the rest of the page
-// already fetched; continueToken and resourceVersion come from its
-// ListMeta. resourceVersion is "" until the first page arrives.
-type initPage[T Object] struct {
-	continueToken, resourceVersion string
-	items                          []T
-}
-
-// initialWatch: a streaming list is sending its initial events.
-type initialWatch struct{ stream watch.Interface }
-
-// initListed: the initial view is complete at resourceVersion; the next
-// step (re)starts the watch from it.
-type initListed struct{ resourceVersion string }
-
-// watching: a watch stream is open. resourceVersion is the newest seen
-// (from an object or a bookmark); started and events detect a very short
-// watch.
-type watching struct {
-	resourceVersion string
-	stream          watch.Interface
-	started         time.Time
-	events          int
-}
-
-func (empty) stop()          {}
-func (initPage[T]) stop()    {}
-func (initListed) stop()     {}
-func (s initialWatch) stop() { s.stream.Stop() }
-func (s watching) stop()     { s.stream.Stop() }
-
-// step makes one transition: it does at most one request or reads at most
-// one stream event, and returns the event to report (Type none for nothing)
-// with the next state. The recovery rules live at the transitions below.
-func (w *Watcher[T]) step(ctx context.Context, s state) (Event[T], state) {
-	switch s := s.(type) {
-	case empty:
-		if w.cfg.InitialList == ListWatch {
-			return Event[T]{Type: Init}, initPage[T]{}
-		}
-		// Streaming list. resourceVersion "" with NotOlderThan asks for a
-		// consistent read, like a plain list; the apiserver rejects
-		// sendInitialEvents without resourceVersionMatch=NotOlderThan and
-		// allowWatchBookmarks=true (422).
-		opts := w.watchOptions("")
-		send := true
-		opts.SendInitialEvents = &send
-		opts.ResourceVersionMatch = metav1.ResourceVersionMatchNotOlderThan
-		opts.AllowWatchBookmarks = true
-		stream, err := w.lw.WatchWithContext(ctx, opts)
-		if err != nil {
-			return errorEvent[T](ErrWatchStartFailed, err), empty{}
-		}
-		return Event[T]{Type: Init}, initialWatch{stream}
-
-	case initPage[T]:
-		if len(s.items) > 0 {
-			ev := Event[T]{Type: InitApply, Object: s.items[0]}
-			s.items = s.items[1:]
-			return ev, s
-		}
-		if s.resourceVersion != "" && s.continueToken == "" {
-			return Event[T]{Type: InitDone}, initListed{s.resourceVersion}
-		}
-		// The first page has no resourceVersion: "" is a consistent read
-		// from etcd. Later pages carry only the continue token, which
-		// pins the snapshot; an expired token is HTTP 410 and, like any
-		// list error, starts over from empty.
-		opts := w.listOptions()
-		opts.Continue = s.continueToken
-		list, err := w.lw.ListWithContext(ctx, opts)
-		if err != nil {
-			return errorEvent[T](ErrInitialListFailed, err), empty{}
-		}
-		next, err := page[T](list)
-		if err != nil {
-			return errorEvent[T](ErrInitialListFailed, err), empty{}
-		}
-		return Event[T]{}, next
-
-	case initialWatch:
-		ev, ok := receive(ctx, s.stream)
-		if !ok {
-			// The stream ended before initial-events-end: the view is
-			// incomplete, so start over, after backoff.
-			s.stop()
-			return errorEvent[T](ErrWatchFailed, errors.New("the streaming list ended before the initial-events-end bookmark")), empty{}
-		}
-		switch ev.Type {
-		case watch.Added, watch.Modified:
-			obj, err := as[T](ev.Object)
-			if err != nil {
-				s.stop()
-				return errorEvent[T](ErrWatchFailed, err), empty{}
-			}
-			return Event[T]{Type: InitApply, Object: obj}, s
-		case watch.Deleted:
-			// The initial events are the current state: the apiserver
-			// sends no DELETED before initial-events-end.
-			return Event[T]{}, s
-		case watch.Bookmark:
-			// Only the bookmark annotated k8s.io/initial-events-end
-			// ends the initial events; its resourceVersion is the one
-			// the initial view is consistent with.
-			m, err := meta.Accessor(ev.Object)
-			if err != nil || m.GetAnnotations()[metav1.InitialEventsAnnotationKey] != "true" {
-				return Event[T]{}, s
-			}
-			// The stream goes on as the watch. It has had events (this
-			// bookmark at least), so its end is never a very short watch,
-			// as client-go's reflector counts bookmarks too.
-			return Event[T]{Type: InitDone}, watching{resourceVersion: m.GetResourceVersion(), stream: s.stream, started: w.cfg.Clock.Now(), events: 1}
-		case watch.Error:
-			ev, relist := watchError[T](ev.Object)
-			if relist {
-				s.stop()
-				return ev, empty{}
-			}
-			return ev, s
-		}
-		return Event[T]{}, s
-
-	case initListed:
-		opts := w.watchOptions(s.resourceVersion)
-		opts.AllowWatchBookmarks = !w.cfg.DisableBookmarks
-		stream, err := w.lw.WatchWithContext(ctx, opts)
-		if err != nil {
-			if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
-				return errorEvent[T](ErrWatchStartFailed, err), empty{}
-			}
-			return errorEvent[T](ErrWatchStartFailed, err), s
-		}
-		return Event[T]{}, watching{resourceVersion: s.resourceVersion, stream: stream, started: w.cfg.Clock.Now()}
-
-	case watching:
-		ev, ok := receive(ctx, s.stream)
-		if !ok {
-			s.stop()
-			// A plain end (timeoutSeconds, a restarted apiserver) loses
-			// nothing: re-watch from the last resourceVersion. But an end
-			// within a second with nothing in it is client-go's very short
-			// watch, reported so that backoff applies.
-			if s.events == 0 && w.cfg.Clock.Since(s.started) < veryShortWatch {
-				return errorEvent[T](ErrWatchFailed, fmt.Errorf("very short watch from resourceVersion %q: the stream closed at once with no events", s.resourceVersion)), initListed{s.resourceVersion}
-			}
-			return Event[T]{}, initListed{s.resourceVersion}
-		}
-		s.events++
-		switch ev.Type {
-		case watch.Added, watch.Modified, watch.Deleted:
-			obj, err := as[T](ev.Object)
-			if err != nil {
-				s.stop()
-				return errorEvent[T](ErrWatchFailed, err), empty{}
-			}
-			if rv := obj.GetResourceVersion(); rv != "" {
-				s.resourceVersion = rv
-			}
-			if ev.Type == watch.Deleted {
-				return Event[T]{Type: Delete, Object: obj}, s
-			}
-			return Event[T]{Type: Apply, Object: obj}, s
-		case watch.Bookmark:
-			// A bookmark carries only a resourceVersion: everything up
-			// to it has been sent, so a re-watch may start there.
-			if m, err := meta.Accessor(ev.Object); err == nil && m.GetResourceVersion() != "" {
-				s.resourceVersion = m.GetResourceVersion()
-			}
-			return Event[T]{}, s
-		case watch.Error:
-			ev, relist := watchError[T](ev.Object)
-			if relist {
-				s.stop()
-				return ev, empty{}
-			}
-			return ev, s
-		}
-		return Event[T]{}, s
-	}
-	panic(fmt.Sprintf("watcher: unknown state %T", s))
+// step makes one transition from s: it does at most one request or reads
+// at most one stream event, and returns the event to report (Type none for
+// nothing) with the next state. Each state's own step method, in state.go,
+// says how; the recovery rules are written there, at the transitions where
+// they happen.
+func (w *Watcher[T]) step(ctx context.Context, s state[T]) (Event[T], state[T]) {
+	return s.step(ctx, w)
 }
 
 // receive reads one event, or reports false when the stream has ended or
