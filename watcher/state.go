@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 )
 
@@ -157,14 +158,7 @@ func (s initialWatch[T]) step(ctx context.Context, w *Watcher[T]) (Event[T], sta
 		// client-go's reflector counts bookmarks too.
 		return Event[T]{Type: InitDone}, watching[T]{resourceVersion: m.GetResourceVersion(), stream: s.stream, started: w.cfg.Clock.Now(), events: 1}
 	case watch.Error:
-		// 410 or an unreadable stream: re-list. Any other ERROR event is
-		// reported and the stream read on.
-		ev, relist := watchError[T](ev.Object)
-		if relist {
-			s.stop()
-			return ev, empty[T]{}
-		}
-		return ev, s
+		return afterWatchError(ev.Object, state[T](s))
 	}
 	return Event[T]{}, s
 }
@@ -230,15 +224,20 @@ func (s watching[T]) received(ev watch.Event) (Event[T], state[T]) {
 		}
 		return Event[T]{}, s
 	case watch.Error:
-		// 410 or an unreadable stream: re-list. Any other ERROR event is
-		// reported and the stream read on (the apiserver usually closes
-		// it next, leading to a re-watch).
-		ev, relist := watchError[T](ev.Object)
-		if relist {
-			s.stop()
-			return ev, empty[T]{}
-		}
-		return ev, s
+		return afterWatchError(ev.Object, state[T](s))
 	}
 	return Event[T]{}, s
+}
+
+// afterWatchError is what an ERROR event leads to on the stream state s
+// reads: a 410 or an unreadable stream re-lists (s's stream stopped), any
+// other ERROR event is reported and the stream read on (the apiserver
+// usually closes it next, leading to a re-watch).
+func afterWatchError[T Object](obj runtime.Object, s state[T]) (Event[T], state[T]) {
+	ev, relist := watchError[T](obj)
+	if relist {
+		s.stop()
+		return ev, empty[T]{}
+	}
+	return ev, s
 }
