@@ -10,7 +10,7 @@ import (
 )
 
 func newCutCmd() *cobra.Command {
-	var from, to, out string
+	var f cutFlags
 	cmd := &cobra.Command{
 		Use:   "cut IN --from T1 --to T2 -o OUT",
 		Short: "Write the window of a recording between two points as a cassette",
@@ -46,35 +46,57 @@ difference.`,
   kwrec cut rec.kwrec.zst --from rv=12345 --to rv=13000 -o window.kwrec`,
 		Args: oneCassette,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if out == "" {
-				return errors.New("cut needs -o OUT")
-			}
-			p1, p2, err := parseWindow(from, to)
-			if err != nil {
-				return err
-			}
-			rec, err := cut.Read(args[0])
-			if err != nil {
-				return err
-			}
-			res, err := cut.Cut(rec, p1, p2)
-			if err != nil {
-				return err
-			}
-			for _, e := range res.Dropped {
-				fmt.Fprintf(cmd.ErrOrStderr(), "kwrec: warning: header edit %q falls outside the window: dropped\n", e)
-			}
-			if err := res.Save(out); err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: from resourceVersion %d, %d of %d header edit(s) kept\n", out, res.RV, len(res.Header.Edits), len(rec.Header.Edits))
-			return nil
+			return cutRun(cmd, &f, args[0])
 		},
 	}
-	cmd.Flags().StringVar(&from, "from", "", "where the cut starts: a duration from the recording's start (55m), an RFC 3339 time or rv=RESOURCEVERSION (default: the start)")
-	cmd.Flags().StringVar(&to, "to", "", "where the cut ends, as --from (default: the end)")
-	cmd.Flags().StringVarP(&out, "output", "o", "", "the cassette to write (.zst: compressed)")
+	f.register(cmd)
 	return cmd
+}
+
+// cutFlags holds the flags of kwrec cut.
+type cutFlags struct {
+	from, to, out string
+}
+
+// register adds the flags of kwrec cut to cmd, bound to f.
+func (f *cutFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.from, "from", "", "where the cut starts: a duration from the recording's start (55m), an RFC 3339 time or rv=RESOURCEVERSION (default: the start)")
+	cmd.Flags().StringVar(&f.to, "to", "", "where the cut ends, as --from (default: the end)")
+	cmd.Flags().StringVarP(&f.out, "output", "o", "", "the cassette to write (.zst: compressed)")
+}
+
+// validate checks that f names an output and returns the window's points
+// --from and --to give.
+func (f *cutFlags) validate() (p1, p2 cut.Point, err error) {
+	if f.out == "" {
+		return p1, p2, errors.New("cut needs -o OUT")
+	}
+	return parseWindow(f.from, f.to)
+}
+
+// cutRun runs kwrec cut on the recording in with flags f: it writes the
+// window to f.out, warning on stderr of each header edit dropped.
+func cutRun(cmd *cobra.Command, f *cutFlags, in string) error {
+	p1, p2, err := f.validate()
+	if err != nil {
+		return err
+	}
+	rec, err := cut.Read(in)
+	if err != nil {
+		return err
+	}
+	res, err := cut.Cut(rec, p1, p2)
+	if err != nil {
+		return err
+	}
+	for _, e := range res.Dropped {
+		fmt.Fprintf(cmd.ErrOrStderr(), "kwrec: warning: header edit %q falls outside the window: dropped\n", e)
+	}
+	if err := res.Save(f.out); err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: from resourceVersion %d, %d of %d header edit(s) kept\n", f.out, res.RV, len(res.Header.Edits), len(rec.Header.Edits))
+	return nil
 }
 
 // parseWindow parses --from and --to, "" for the start and the end.

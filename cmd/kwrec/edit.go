@@ -97,30 +97,46 @@ func edit(cmd *cobra.Command, path string) error {
 		}
 		verr := validateText(path+" (edited)", edited)
 		if verr == nil {
-			out := edited
-			if form.Compressed {
-				// In the form it was found: with object deltas
-				// if it had some.
-				var z bytes.Buffer
-				if err := cassettes.Compress(&z, bytes.NewReader(edited), form); err != nil {
-					return err
-				}
-				out = z.Bytes()
-			}
-			if err := writeFileAtomic(path, out); err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "kwrec: %s saved\n", path)
-			return nil
+			return editSave(cmd, path, edited, form)
 		}
-		fmt.Fprintf(cmd.ErrOrStderr(), "kwrec: %v\nEdit again? [Y/n] (n aborts; %s stays unchanged) ", verr, path)
-		ans, rerr := answers.ReadString('\n')
-		ans = strings.ToLower(strings.TrimSpace(ans))
-		if ans == "n" || ans == "no" || (rerr != nil && ans == "") {
-			if rerr != nil && !errors.Is(rerr, io.EOF) {
-				return rerr
-			}
-			return &exitError{code: 1, msg: "edit aborted; " + path + " unchanged"}
+		if err := editAgain(cmd, answers, verr, path); err != nil {
+			return err
 		}
 	}
+}
+
+// editSave writes the valid edited text form back to path atomically, in
+// the form the cassette was found, and says so on stderr.
+func editSave(cmd *cobra.Command, path string, edited []byte, form cassettes.Form) error {
+	out := edited
+	if form.Compressed {
+		// In the form it was found: with object deltas
+		// if it had some.
+		var z bytes.Buffer
+		if err := cassettes.Compress(&z, bytes.NewReader(edited), form); err != nil {
+			return err
+		}
+		out = z.Bytes()
+	}
+	if err := writeFileAtomic(path, out); err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "kwrec: %s saved\n", path)
+	return nil
+}
+
+// editAgain shows the problem verr of the edited text form of path and
+// asks on answers whether to edit again: nil to edit again, else the
+// error that ends the edit (the abort, or a failure to read the answer).
+func editAgain(cmd *cobra.Command, answers *bufio.Reader, verr error, path string) error {
+	fmt.Fprintf(cmd.ErrOrStderr(), "kwrec: %v\nEdit again? [Y/n] (n aborts; %s stays unchanged) ", verr, path)
+	ans, rerr := answers.ReadString('\n')
+	ans = strings.ToLower(strings.TrimSpace(ans))
+	if ans == "n" || ans == "no" || (rerr != nil && ans == "") {
+		if rerr != nil && !errors.Is(rerr, io.EOF) {
+			return rerr
+		}
+		return &exitError{code: 1, msg: "edit aborted; " + path + " unchanged"}
+	}
+	return nil
 }

@@ -13,7 +13,7 @@ import (
 )
 
 func newLintCmd() *cobra.Command {
-	var fix bool
+	var f lintFlags
 	cmd := &cobra.Command{
 		Use:   "lint FILE...",
 		Short: "Validate cassettes",
@@ -47,33 +47,56 @@ missing.`,
   kwrec lint 'rec-*.kwrec.zst'`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			// The parts of one rotated recording, as a shell expands an
-			// unquoted pattern, are one cassette.
-			groups := make([][]string, len(args))
-			for i, a := range args {
-				groups[i] = []string{a}
-			}
-			if parts, err := cassettes.Parts(args...); len(args) > 1 && err == nil && len(parts) == len(args) {
-				groups = [][]string{args}
-			}
-			bad := 0
-			for _, names := range groups {
-				msg, repaired := lintRecording(names, fix)
-				if msg != "" {
-					fmt.Fprintln(cmd.OutOrStdout(), msg)
-					if !repaired {
-						bad++
-					}
-				}
-			}
-			if bad > 0 {
-				return &exitError{code: 1, msg: fmt.Sprintf("%d of %d cassette(s) have problems", bad, len(groups))}
-			}
-			return nil
+			return lintRun(cmd, args, f.fix)
 		},
 	}
-	cmd.Flags().BoolVar(&fix, "fix", false, "repair a truncated cassette in place, keeping everything before the cut")
+	f.register(cmd)
 	return cmd
+}
+
+// lintFlags holds the flags of kwrec lint.
+type lintFlags struct {
+	fix bool
+}
+
+// register adds the flags of kwrec lint to cmd, bound to f.
+func (f *lintFlags) register(cmd *cobra.Command) {
+	cmd.Flags().BoolVar(&f.fix, "fix", false, "repair a truncated cassette in place, keeping everything before the cut")
+}
+
+// lintGroups groups the cassettes named by args: each one alone, or all
+// as one when they are the parts of one rotated recording, as a shell
+// expands an unquoted pattern.
+func lintGroups(args []string) [][]string {
+	groups := make([][]string, len(args))
+	for i, a := range args {
+		groups[i] = []string{a}
+	}
+	if parts, err := cassettes.Parts(args...); len(args) > 1 && err == nil && len(parts) == len(args) {
+		groups = [][]string{args}
+	}
+	return groups
+}
+
+// lintRun runs kwrec lint on the cassettes named by args, repairing them
+// when fix is true: it prints a line for each with a problem or repaired,
+// and fails when any problem is left.
+func lintRun(cmd *cobra.Command, args []string, fix bool) error {
+	groups := lintGroups(args)
+	bad := 0
+	for _, names := range groups {
+		msg, repaired := lintRecording(names, fix)
+		if msg != "" {
+			fmt.Fprintln(cmd.OutOrStdout(), msg)
+			if !repaired {
+				bad++
+			}
+		}
+	}
+	if bad > 0 {
+		return &exitError{code: 1, msg: fmt.Sprintf("%d of %d cassette(s) have problems", bad, len(groups))}
+	}
+	return nil
 }
 
 // lintFile returns "" for a valid cassette, else one line describing the

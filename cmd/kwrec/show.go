@@ -130,20 +130,7 @@ func show(out io.Writer, path string, asJSON bool, extra []replay.Edit) error {
 	enc := json.NewEncoder(out)
 	enc.SetEscapeHTML(false)
 	if !asJSON {
-		fmt.Fprintf(out, "cassette %s: format %d, recorded %s", path, h.Version, h.RecordedAt.Format(time.RFC3339))
-		if h.Server != "" {
-			fmt.Fprintf(out, " from %s", h.Server)
-		}
-		fmt.Fprintln(out)
-		if len(h.Redactions) > 0 {
-			fmt.Fprintf(out, "redactions: %v\n", h.Redactions)
-		}
-		if len(h.Skipped) > 0 {
-			fmt.Fprintf(out, "skipped: %s\n", strings.Join(h.Skipped, "; "))
-		}
-		if len(h.Edits) > 0 && placed == nil {
-			fmt.Fprintf(out, "edits: %v\n", h.Edits)
-		}
+		showHeader(out, path, h, placed == nil)
 	}
 	for _, row := range placed {
 		if asJSON {
@@ -154,8 +141,38 @@ func show(out io.Writer, path string, asJSON bool, extra []replay.Edit) error {
 			fmt.Fprintf(out, "edit %s at %s\n", row.Edit, row.Where)
 		}
 	}
-	type times struct{ start, headers time.Duration }
-	ivs := map[int]*times{}
+	return showTimeline(out, enc, r, asJSON)
+}
+
+// showHeader prints the text form's lines about the cassette at path
+// with header h: its format, when and from where it was recorded, its
+// redactions, what was skipped, and its edits when unplaced says they
+// are not listed with their points.
+func showHeader(out io.Writer, path string, h cassettes.Header, unplaced bool) {
+	fmt.Fprintf(out, "cassette %s: format %d, recorded %s", path, h.Version, h.RecordedAt.Format(time.RFC3339))
+	if h.Server != "" {
+		fmt.Fprintf(out, " from %s", h.Server)
+	}
+	fmt.Fprintln(out)
+	if len(h.Redactions) > 0 {
+		fmt.Fprintf(out, "redactions: %v\n", h.Redactions)
+	}
+	if len(h.Skipped) > 0 {
+		fmt.Fprintf(out, "skipped: %s\n", strings.Join(h.Skipped, "; "))
+	}
+	if len(h.Edits) > 0 && unplaced {
+		fmt.Fprintf(out, "edits: %v\n", h.Edits)
+	}
+}
+
+// showTimes is when an interaction of a timeline started and when its
+// response headers came, as offsets from the cassette start.
+type showTimes struct{ start, headers time.Duration }
+
+// showTimeline prints a timeline row for each entry r has left, as JSON
+// with enc when asJSON says so, else as text to out.
+func showTimeline(out io.Writer, enc *json.Encoder, r *cassettes.Reader, asJSON bool) error {
+	ivs := map[int]*showTimes{}
 	for {
 		e, err := r.Next()
 		if err == io.EOF {
@@ -164,23 +181,7 @@ func show(out io.Writer, path string, asJSON bool, extra []replay.Edit) error {
 		if err != nil {
 			return err
 		}
-		row := timelineRow{Interaction: e.ID, Line: e.Line}
-		switch {
-		case e.Request != nil:
-			ivs[e.ID] = &times{start: e.At, headers: e.At}
-			row.What, row.Offset, row.Method, row.URL = "request", e.At, e.Request.Method, e.Request.URL
-		case e.Response != nil:
-			t := ivs[e.ID]
-			t.headers = t.start + e.Response.Latency
-			row.What, row.Offset, row.Status, row.ContentType = "response", t.headers, e.Response.Status, e.Response.Header.Get("Content-Type")
-		case e.Frame != nil:
-			s := describe.Frame(e.Frame.Data)
-			row.What, row.Offset, row.Frame = "frame", ivs[e.ID].headers+e.Frame.At, &s
-		case e.End != nil:
-			row.What, row.Offset, row.Reason, row.Error = "end", ivs[e.ID].headers+e.End.At, string(e.End.Reason), e.End.Error
-			delete(ivs, e.ID)
-		}
-		row.OffsetText = row.Offset.String()
+		row := showRow(ivs, e)
 		if asJSON {
 			if err := enc.Encode(row); err != nil {
 				return err
@@ -189,6 +190,29 @@ func show(out io.Writer, path string, asJSON bool, extra []replay.Edit) error {
 			fmt.Fprintln(out, row.text())
 		}
 	}
+}
+
+// showRow returns the timeline row of entry e, keeping in ivs the times
+// of the interactions it has seen start and not yet end.
+func showRow(ivs map[int]*showTimes, e cassettes.Entry) timelineRow {
+	row := timelineRow{Interaction: e.ID, Line: e.Line}
+	switch {
+	case e.Request != nil:
+		ivs[e.ID] = &showTimes{start: e.At, headers: e.At}
+		row.What, row.Offset, row.Method, row.URL = "request", e.At, e.Request.Method, e.Request.URL
+	case e.Response != nil:
+		t := ivs[e.ID]
+		t.headers = t.start + e.Response.Latency
+		row.What, row.Offset, row.Status, row.ContentType = "response", t.headers, e.Response.Status, e.Response.Header.Get("Content-Type")
+	case e.Frame != nil:
+		s := describe.Frame(e.Frame.Data)
+		row.What, row.Offset, row.Frame = "frame", ivs[e.ID].headers+e.Frame.At, &s
+	case e.End != nil:
+		row.What, row.Offset, row.Reason, row.Error = "end", ivs[e.ID].headers+e.End.At, string(e.End.Reason), e.End.Error
+		delete(ivs, e.ID)
+	}
+	row.OffsetText = row.Offset.String()
+	return row
 }
 
 func newCatCmd() *cobra.Command {

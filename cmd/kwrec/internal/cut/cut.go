@@ -90,10 +90,7 @@ type carried struct {
 func (r *Recording) cut(w span, shift bool) (*Result, error) {
 	res := &Result{Header: r.Header, lists: map[int]bool{}}
 	res.Header.Part, res.Header.Rebased = 0, false
-	var rv1 int64
-	for i := range w.from {
-		rv1 = max(rv1, r.rvOf(i))
-	}
+	rv1 := r.maxRV(w.from)
 	res.RV = rv1
 	head, err := r.before(w, rv1)
 	if err != nil {
@@ -106,6 +103,30 @@ func (r *Recording) cut(w span, shift bool) (*Result, error) {
 	}
 	t := retimer{off: off, at: map[int][2]time.Duration{}, body: map[int]time.Duration{}}
 	kept := map[int]bool{} // the interactions whose lines in the window the cut holds
+	res.addHead(&t, head, kept)
+	r.addWindow(res, w, &t, kept)
+	if shift {
+		res.endOpen(&t, w.t2, off)
+	}
+	res.Header.Edits, res.Dropped = r.carryEdits(w, rv1, off, !shift, res)
+	return res, nil
+}
+
+// maxRV returns the largest resourceVersion of r's first n lines, 0 for
+// none.
+func (r *Recording) maxRV(n int) int64 {
+	var rv int64
+	for i := range n {
+		rv = max(rv, r.rvOf(i))
+	}
+	return rv
+}
+
+// addHead adds the lines of head, what the cut starts with, to res,
+// retimed by t: an answer done before the point as it was answered, at
+// the start; an interaction that goes on in the window with its times
+// moved. kept records which of them go on in the window.
+func (res *Result) addHead(t *retimer, head []carried, kept map[int]bool) {
 	for _, c := range head {
 		kept[c.id] = c.from != nil // what goes on in the window
 		res.lists[c.id] = c.list
@@ -130,6 +151,12 @@ func (r *Recording) cut(w span, shift bool) (*Result, error) {
 			delete(t.at, c.id)
 		}
 	}
+}
+
+// addWindow adds the lines of r in the window w to res, retimed by t:
+// those of the interactions that start in the window, and of those kept
+// says go on in it.
+func (r *Recording) addWindow(res *Result, w span, t *retimer, kept map[int]bool) {
 	for i := w.from; i < w.to; i++ {
 		e := r.lines[i].e
 		switch {
@@ -150,20 +177,21 @@ func (r *Recording) cut(w span, shift bool) (*Result, error) {
 		}
 		res.lines = append(res.lines, e)
 	}
-	if shift {
-		ids := make([]int, 0, len(t.at))
-		for id := range t.at {
-			ids = append(ids, id)
-		}
-		slices.Sort(ids)
-		for _, id := range ids {
-			// From the response, or the request when there is none.
-			base := t.at[id][1] + t.lat[id]
-			res.lines = append(res.lines, cassettes.Entry{ID: id, End: &cassettes.End{At: max(w.t2-off-base, 0), Reason: cassettes.EndStopped}})
-		}
+}
+
+// endOpen ends as stopped, in ID order, the interactions t holds open,
+// at the window's end t2 moved off earlier.
+func (res *Result) endOpen(t *retimer, t2, off time.Duration) {
+	ids := make([]int, 0, len(t.at))
+	for id := range t.at {
+		ids = append(ids, id)
 	}
-	res.Header.Edits, res.Dropped = r.carryEdits(w, rv1, off, !shift, res)
-	return res, nil
+	slices.Sort(ids)
+	for _, id := range ids {
+		// From the response, or the request when there is none.
+		base := t.at[id][1] + t.lat[id]
+		res.lines = append(res.lines, cassettes.Entry{ID: id, End: &cassettes.End{At: max(t2-off-base, 0), Reason: cassettes.EndStopped}})
+	}
 }
 
 // retimer moves a cut's lines off earlier: a request before the new

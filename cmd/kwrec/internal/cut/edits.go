@@ -14,15 +14,44 @@ import (
 // off how much earlier the cut starts. A cut that ends open (a rebased
 // part, which later parts go on from) keeps what falls after it.
 func (r *Recording) carryEdits(w span, rv1 int64, off time.Duration, open bool, res *Result) (kept, dropped []string) {
-	var rv2 int64
-	for i := range w.to {
-		rv2 = max(rv2, r.rvOf(i))
-	}
+	c := editCarrier{r: r, res: res, w: w, rv1: rv1, rv2: r.maxRV(w.to), off: off, open: open}
 	if open {
-		rv2, w.t2 = math.MaxInt64, math.MaxInt64
+		c.rv2, c.w.t2 = math.MaxInt64, math.MaxInt64
 	}
-	// Frames of each interaction before the window, and in it.
-	before, in := map[int]int{}, map[int]int{}
+	c.before, c.in = r.frameCounts(w)
+	c.ids = res.asRecorded()
+	for _, s := range r.Header.Edits {
+		e, err := replay.ParseEdit(s)
+		if err != nil {
+			dropped = append(dropped, s)
+			continue
+		}
+		if c.carry(&e) {
+			kept = append(kept, e.String())
+		} else {
+			dropped = append(dropped, s)
+		}
+	}
+	return kept, dropped
+}
+
+// editCarrier is what carryEdits knows of a cut to move a header edit
+// with it.
+type editCarrier struct {
+	r          *Recording
+	res        *Result
+	w          span          // the window, its end never reached when open
+	rv1, rv2   int64         // the resourceVersions at the window's start and end
+	off        time.Duration // how much earlier the cut starts
+	open       bool          // the cut ends open
+	before, in map[int]int   // frames of each interaction before the window, and in it
+	ids        map[int]bool  // the recorded interactions the cut holds as they were
+}
+
+// frameCounts returns the number of frames of each interaction of r
+// before the window w, and in it.
+func (r *Recording) frameCounts(w span) (before, in map[int]int) {
+	before, in = map[int]int{}, map[int]int{}
 	for i := range w.to {
 		if l := &r.lines[i]; l.e.Frame != nil {
 			if i < w.from {
@@ -32,59 +61,71 @@ func (r *Recording) carryEdits(w span, rv1 int64, off time.Duration, open bool, 
 			}
 		}
 	}
-	ids := map[int]bool{} // the recorded interactions the cut holds as they were
+	return before, in
+}
+
+// asRecorded returns the recorded interactions res holds as they were:
+// all those it has a request of but the lists of the state.
+func (res *Result) asRecorded() map[int]bool {
+	ids := map[int]bool{}
 	for _, e := range res.lines {
 		if e.Request != nil && !res.lists[e.ID] {
 			ids[e.ID] = true
 		}
 	}
-	for _, s := range r.Header.Edits {
-		e, err := replay.ParseEdit(s)
-		if err != nil {
-			dropped = append(dropped, s)
-			continue
-		}
-		ok := true
-		switch {
-		case e.Request != 0:
-			id := e.Request
-			if e.Match != "" {
-				id = r.nth(e.Match, e.Request)
-			}
-			if ok = ids[id]; !ok {
-				break
-			}
-			n, b := in[id], before[id]
-			if open {
-				n = math.MaxInt
-			}
-			switch e.Kind {
-			case replay.EditWatchError, replay.EditReset, replay.EditTruncate:
-				e.After -= b
-				ok = e.After >= 0 && e.After <= n
-			case replay.EditPause:
-				e.Frame -= b
-				ok = e.Frame >= 1 && e.Frame <= n
-			case replay.EditDrop, replay.EditDup:
-				e.Frame -= b
-				ok = e.Frame >= 1 && e.Frame <= n
-			}
-			if e.Match != "" {
-				e.Request = rankIn(res, e.Match, id)
-			}
-		case e.RV != 0:
-			ok = e.RV > rv1 && e.RV <= rv2
-		case e.At != 0:
-			ok = e.At > w.t1 && e.At <= w.t2
-			e.At -= off
-		}
-		if ok {
-			kept = append(kept, e.String())
-		} else {
-			dropped = append(dropped, s)
-		}
+	return ids
+}
+
+// carry reports whether the cut keeps edit e, and moves e with the cut:
+// an edit of an interaction as carryRequest does; one at a
+// resourceVersion when the window holds it; one at a time when the
+// window holds it, moved off earlier.
+func (c *editCarrier) carry(e *replay.Edit) bool {
+	switch {
+	case e.Request != 0:
+		return c.carryRequest(e)
+	case e.RV != 0:
+		return e.RV > c.rv1 && e.RV <= c.rv2
+	case e.At != 0:
+		ok := e.At > c.w.t1 && e.At <= c.w.t2
+		e.At -= c.off
+		return ok
 	}
-	return kept, dropped
+	return true
+}
+
+// carryRequest is carry of an edit of one interaction: kept when the
+// cut holds the interaction as recorded and the frame the edit names is
+// in the window; its frame numbers, and its rank among those whose path
+// holds its Match, moved to the cut's.
+func (c *editCarrier) carryRequest(e *replay.Edit) bool {
+	id := e.Request
+	if e.Match != "" {
+		id = c.r.nth(e.Match, e.Request)
+	}
+	if !c.ids[id] {
+		return false
+	}
+	n, b := c.in[id], c.before[id]
+	if c.open {
+		n = math.MaxInt
+	}
+	ok := true
+	switch e.Kind {
+	case replay.EditWatchError, replay.EditReset, replay.EditTruncate:
+		e.After -= b
+		ok = e.After >= 0 && e.After <= n
+	case replay.EditPause:
+		e.Frame -= b
+		ok = e.Frame >= 1 && e.Frame <= n
+	case replay.EditDrop, replay.EditDup:
+		e.Frame -= b
+		ok = e.Frame >= 1 && e.Frame <= n
+	}
+	if e.Match != "" {
+		e.Request = rankIn(c.res, e.Match, id)
+	}
+	return ok
 }
 
 // nth returns the ID of the nth interaction of r whose URL path holds

@@ -62,60 +62,77 @@ func parsePattern(s string) (pattern, error) {
 	var p pattern
 	rest := s
 	for rest != "" {
+		var t token
+		var why string
 		switch rest[0] {
 		case '.':
-			rest = rest[1:]
-			n := strings.IndexAny(rest, ".[")
-			if n < 0 {
-				n = len(rest)
-			}
-			name := rest[:n]
-			rest = rest[n:]
-			if name == "" {
-				return bad("empty key")
-			}
-			if _, err := path.Match(name, ""); err != nil {
-				return bad("bad glob " + name)
-			}
-			kind := byte('k')
-			if strings.ContainsAny(name, "*?[\\") {
-				kind = 'g'
-			}
-			p = append(p, token{kind: kind, s: name})
+			t, rest, why = parseKeyStep(rest)
 		case '[':
-			end := strings.IndexByte(rest, ']')
-			if strings.HasPrefix(rest, `["`) {
-				var key string
-				dec := json.NewDecoder(strings.NewReader(rest[1:]))
-				if err := dec.Decode(&key); err != nil {
-					return bad("bad quoted key")
-				}
-				after := rest[1+int(dec.InputOffset()):]
-				if !strings.HasPrefix(after, "]") {
-					return bad("] expected after a quoted key")
-				}
-				p = append(p, token{kind: 'k', s: key})
-				rest = after[1:]
-				continue
-			}
-			if end < 0 {
-				return bad("unclosed [")
-			}
-			in := rest[1:end]
-			rest = rest[end+1:]
-			switch n, err := strconv.Atoi(in); {
-			case in == "" || in == "*":
-				p = append(p, token{kind: '*'})
-			case err == nil && n >= 0:
-				p = append(p, token{kind: 'i', index: n})
-			default:
-				return bad("[" + in + "] is not an index")
-			}
+			t, rest, why = parseBracketStep(rest)
 		default:
-			return bad(fmt.Sprintf("unexpected %q", rest[:1]))
+			why = fmt.Sprintf("unexpected %q", rest[:1])
 		}
+		if why != "" {
+			return bad(why)
+		}
+		p = append(p, t)
 	}
 	return p, nil
+}
+
+// parseKeyStep parses the step .name that rest starts with, a key (* and
+// ? glob within it), and returns its token and what follows it; why says
+// what is wrong with the step, "" when nothing is.
+func parseKeyStep(rest string) (t token, after, why string) {
+	rest = rest[1:]
+	n := strings.IndexAny(rest, ".[")
+	if n < 0 {
+		n = len(rest)
+	}
+	name := rest[:n]
+	if name == "" {
+		return t, "", "empty key"
+	}
+	if _, err := path.Match(name, ""); err != nil {
+		return t, "", "bad glob " + name
+	}
+	kind := byte('k')
+	if strings.ContainsAny(name, "*?[\\") {
+		kind = 'g'
+	}
+	return token{kind: kind, s: name}, rest[n:], ""
+}
+
+// parseBracketStep parses the step that rest starts with in brackets,
+// ["any key"] (a literal key, JSON-quoted), [] or [*] (any array index)
+// or [N] (index N), and returns its token and what follows it; why says
+// what is wrong with the step, "" when nothing is.
+func parseBracketStep(rest string) (t token, after, why string) {
+	if strings.HasPrefix(rest, `["`) {
+		var key string
+		dec := json.NewDecoder(strings.NewReader(rest[1:]))
+		if err := dec.Decode(&key); err != nil {
+			return t, "", "bad quoted key"
+		}
+		after = rest[1+int(dec.InputOffset()):]
+		if !strings.HasPrefix(after, "]") {
+			return t, "", "] expected after a quoted key"
+		}
+		return token{kind: 'k', s: key}, after[1:], ""
+	}
+	end := strings.IndexByte(rest, ']')
+	if end < 0 {
+		return t, "", "unclosed ["
+	}
+	in := rest[1:end]
+	switch n, err := strconv.Atoi(in); {
+	case in == "" || in == "*":
+		return token{kind: '*'}, rest[end+1:], ""
+	case err == nil && n >= 0:
+		return token{kind: 'i', index: n}, rest[end+1:], ""
+	default:
+		return t, "", "[" + in + "] is not an index"
+	}
 }
 
 // String renders p canonically, so equal patterns compare equal.
