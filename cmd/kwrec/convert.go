@@ -40,9 +40,14 @@ func parseForm(s string) (form, error) {
 	return "", fmt.Errorf("unknown form %q; use zst, text or vcr", s)
 }
 
+// convertFlags are convert's flags.
+type convertFlags struct {
+	from, to    string
+	skipStreams bool
+}
+
 func newConvertCmd() *cobra.Command {
-	var from, to string
-	var skipStreams bool
+	var f convertFlags
 	cmd := &cobra.Command{
 		Use:   "convert IN OUT",
 		Short: "Convert a cassette between compressed, plain text and go-vcr YAML",
@@ -61,60 +66,84 @@ pattern ('rec-*.kwrec.zst') or its first part, and written as one file.`,
   kwrec convert --skip-streams cm.kwrec.zst for-go-vcr.yaml`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			in, out := args[0], args[1]
-			fi, fo := formOf(in), formOf(out)
-			var err error
-			if from != "" {
-				if fi, err = parseForm(from); err != nil {
-					return err
-				}
-			}
-			if to != "" {
-				if fo, err = parseForm(to); err != nil {
-					return err
-				}
-			}
-			var c *cassettes.Cassette
-			if fi == formVCR {
-				f, err := os.Open(in)
-				if err != nil {
-					return err
-				}
-				c, err = cassettes.ImportVCR(f, in)
-				f.Close()
-				if err != nil {
-					return err
-				}
-			} else if c, err = cassettes.Load(in); err != nil {
-				return err
-			}
-			switch fo {
-			case formVCR:
-				var buf bytes.Buffer
-				rep, err := cassettes.ExportVCR(&buf, c, cassettes.ExportOptions{SkipStreams: skipStreams})
-				if err != nil {
-					return err
-				}
-				if err := writeFileAtomic(out, buf.Bytes()); err != nil {
-					return err
-				}
-				if len(rep.Skipped) > 0 {
-					fmt.Fprintf(cmd.ErrOrStderr(), "kwrec: left out %d streaming interaction(s) go-vcr cannot hold: %v\n", len(rep.Skipped), rep.Skipped)
-				}
-				return nil
-			default:
-				var buf bytes.Buffer
-				if err := cassettes.Write(&buf, c, fo == formZstd); err != nil {
-					return err
-				}
-				return writeFileAtomic(out, buf.Bytes())
-			}
+			return convertRun(cmd, &f, args[0], args[1])
 		},
 	}
-	cmd.Flags().StringVar(&from, "from", "", "input form: zst, text or vcr (default: by extension)")
-	cmd.Flags().StringVar(&to, "to", "", "output form: zst, text or vcr (default: by extension)")
-	cmd.Flags().BoolVar(&skipStreams, "skip-streams", false, "leave out watch streams when writing go-vcr YAML")
+	f.register(cmd)
 	return cmd
+}
+
+// register adds convert's flags to cmd.
+func (f *convertFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.from, "from", "", "input form: zst, text or vcr (default: by extension)")
+	cmd.Flags().StringVar(&f.to, "to", "", "output form: zst, text or vcr (default: by extension)")
+	cmd.Flags().BoolVar(&f.skipStreams, "skip-streams", false, "leave out watch streams when writing go-vcr YAML")
+}
+
+// forms returns the forms of in and out: --from and --to, or else as
+// their extensions say.
+func (f *convertFlags) forms(in, out string) (form, form, error) {
+	fi, fo := formOf(in), formOf(out)
+	var err error
+	if f.from != "" {
+		if fi, err = parseForm(f.from); err != nil {
+			return "", "", err
+		}
+	}
+	if f.to != "" {
+		if fo, err = parseForm(f.to); err != nil {
+			return "", "", err
+		}
+	}
+	return fi, fo, nil
+}
+
+// convertRun is convert's RunE: it reads the cassette in and writes it to
+// out, each in the form f says.
+func convertRun(cmd *cobra.Command, f *convertFlags, in, out string) error {
+	fi, fo, err := f.forms(in, out)
+	if err != nil {
+		return err
+	}
+	c, err := convertLoad(in, fi)
+	if err != nil {
+		return err
+	}
+	switch fo {
+	case formVCR:
+		var buf bytes.Buffer
+		rep, err := cassettes.ExportVCR(&buf, c, cassettes.ExportOptions{SkipStreams: f.skipStreams})
+		if err != nil {
+			return err
+		}
+		if err := writeFileAtomic(out, buf.Bytes()); err != nil {
+			return err
+		}
+		if len(rep.Skipped) > 0 {
+			fmt.Fprintf(cmd.ErrOrStderr(), "kwrec: left out %d streaming interaction(s) go-vcr cannot hold: %v\n", len(rep.Skipped), rep.Skipped)
+		}
+		return nil
+	default:
+		var buf bytes.Buffer
+		if err := cassettes.Write(&buf, c, fo == formZstd); err != nil {
+			return err
+		}
+		return writeFileAtomic(out, buf.Bytes())
+	}
+}
+
+// convertLoad reads the cassette in, of form fi.
+func convertLoad(in string, fi form) (*cassettes.Cassette, error) {
+	if fi != formVCR {
+		return cassettes.Load(in)
+	}
+	f, err := os.Open(in)
+	if err != nil {
+		return nil, err
+	}
+	c, err := cassettes.ImportVCR(f, in)
+	f.Close()
+	return c, err
 }
 
 // writeFileAtomic writes data to path atomically.

@@ -51,12 +51,15 @@ func troubled(err error) error {
 	return &exitError{code: diffTrouble, msg: err.Error()}
 }
 
+// diffFlags are diff's flags.
+type diffFlags struct {
+	asJSON           bool
+	ignore, noIgnore []string
+	from, to         string
+}
+
 func newDiffCmd() *cobra.Command {
-	var (
-		asJSON           bool
-		ignore, noIgnore []string
-		from, to         string
-	)
+	var f diffFlags
 	cmd := &cobra.Command{
 		Use:   "diff A B",
 		Short: "Compare two cassettes object by object",
@@ -104,39 +107,51 @@ when the field is).`,
 			return troubled(cobra.ExactArgs(2)(cmd, args))
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts := diff.Options{Ignore: ignore, NoIgnore: noIgnore}
-			var r *diff.Report
-			var err error
-			if from == "" && to == "" {
-				r, err = diff.Files(args[0], args[1], opts)
-			} else {
-				r, err = diffWindow(args[0], args[1], from, to, opts)
-			}
-			if err != nil {
-				return troubled(err)
-			}
-			out := cmd.OutOrStdout()
-			if asJSON {
-				enc := json.NewEncoder(out)
-				enc.SetEscapeHTML(false)
-				err = enc.Encode(r)
-			} else if !r.Equal {
-				err = r.WriteText(out)
-			}
-			if err != nil {
-				return troubled(fmt.Errorf("writing the diff: %w", err))
-			}
-			if !r.Equal {
-				return &exitError{code: diffDiffers} // no message: the diff says it
-			}
-			return nil
+			return diffRun(cmd, &f, args[0], args[1])
 		},
 	}
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return troubled(err) })
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as one JSON object (shape in --help)")
-	cmd.Flags().StringArrayVar(&ignore, "ignore", nil, "also ignore this field path and everything under it (repeatable)")
-	cmd.Flags().StringVar(&from, "from", "", "compare from this point on, as kwrec cut --from takes it (55m, an RFC 3339 time, rv=RESOURCEVERSION)")
-	cmd.Flags().StringVar(&to, "to", "", "compare up to this point, as kwrec cut --to takes it")
-	cmd.Flags().StringArrayVar(&noIgnore, "no-ignore", nil, "compare this default-ignored path after all (repeatable)")
+	f.register(cmd)
 	return cmd
+}
+
+// register adds diff's flags to cmd.
+func (f *diffFlags) register(cmd *cobra.Command) {
+	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print the report as one JSON object (shape in --help)")
+	cmd.Flags().StringArrayVar(&f.ignore, "ignore", nil, "also ignore this field path and everything under it (repeatable)")
+	cmd.Flags().StringVar(&f.from, "from", "", "compare from this point on, as kwrec cut --from takes it (55m, an RFC 3339 time, rv=RESOURCEVERSION)")
+	cmd.Flags().StringVar(&f.to, "to", "", "compare up to this point, as kwrec cut --to takes it")
+	cmd.Flags().StringArrayVar(&f.noIgnore, "no-ignore", nil, "compare this default-ignored path after all (repeatable)")
+}
+
+// diffRun is diff's RunE: it compares the cassettes a and b (or the
+// window --from..--to of both), prints the differences, and returns the
+// exit status diff(1) would.
+func diffRun(cmd *cobra.Command, f *diffFlags, a, b string) error {
+	opts := diff.Options{Ignore: f.ignore, NoIgnore: f.noIgnore}
+	var r *diff.Report
+	var err error
+	if f.from == "" && f.to == "" {
+		r, err = diff.Files(a, b, opts)
+	} else {
+		r, err = diffWindow(a, b, f.from, f.to, opts)
+	}
+	if err != nil {
+		return troubled(err)
+	}
+	out := cmd.OutOrStdout()
+	if f.asJSON {
+		enc := json.NewEncoder(out)
+		enc.SetEscapeHTML(false)
+		err = enc.Encode(r)
+	} else if !r.Equal {
+		err = r.WriteText(out)
+	}
+	if err != nil {
+		return troubled(fmt.Errorf("writing the diff: %w", err))
+	}
+	if !r.Equal {
+		return &exitError{code: diffDiffers} // no message: the diff says it
+	}
+	return nil
 }

@@ -52,12 +52,8 @@ type recordFlags struct {
 	keepFor       time.Duration
 }
 
-func newRecordCmd() *cobra.Command {
-	var f recordFlags
-	cmd := &cobra.Command{
-		Use:   "record [RESOURCE...] -o FILE | record --all -o FILE | record --proxy -o FILE -- COMMAND [ARGS...]",
-		Short: "Record list and watch traffic from a live cluster",
-		Long: `Record list and watch traffic from a live cluster into a cassette.
+// recordLong is record's --help text.
+const recordLong = `Record list and watch traffic from a live cluster into a cassette.
 
 With resources, kwrec lists and watches each the way a controller does,
 until --duration passes, --events events were seen, or Ctrl-C / SIGTERM;
@@ -119,8 +115,10 @@ a whole recording from that part on: kwrec serve 'rec-*.kwrec.zst'.
 A recorder stopped between the rewrite and the deletion leaves parts
 before the rebased one, which every reader skips. --keep needs at least
 2; neither works with --deltas (a delta may name a frame in a deleted
-part: run kwrec compact on the kept parts instead).`,
-		Example: `  kwrec record configmaps -n default --duration 30s -o cm.kwrec.zst
+part: run kwrec compact on the kept parts instead).`
+
+// recordExample holds the examples of record's --help.
+const recordExample = `  kwrec record configmaps -n default --duration 30s -o cm.kwrec.zst
   kwrec record cm,secrets -A --events 100 -o cluster.kwrec.zst
   kwrec record deploy -l app=web --streaming-list -o web.kwrec.zst
   kwrec record configmaps.v1. --server https://10.0.0.1:6443 --token "$TOKEN" --certificate-authority ca.crt -n default -o cm.kwrec
@@ -128,57 +126,25 @@ part: run kwrec compact on the kept parts instead).`,
   kwrec record --all --exclude secrets,configmaps.core --max-size 100MB -o cluster.kwrec.zst
   kwrec record --all --include events -n web --duration 10m -o web.kwrec.zst
   kwrec record pods -A --max-size 100MB --rotate 1h -o pods.kwrec.zst   # pods-0001.kwrec.zst, ...
-  kwrec record pods -A --rotate 1h --keep-for 24h -o pods.kwrec.zst    # the last day, replayable`,
+  kwrec record pods -A --rotate 1h --keep-for 24h -o pods.kwrec.zst    # the last day, replayable`
+
+func newRecordCmd() *cobra.Command {
+	var f recordFlags
+	cmd := &cobra.Command{
+		Use:     "record [RESOURCE...] -o FILE | record --all -o FILE | record --proxy -o FILE -- COMMAND [ARGS...]",
+		Short:   "Record list and watch traffic from a live cluster",
+		Long:    recordLong,
+		Example: recordExample,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if f.out == "" {
-				return errors.New("record needs -o FILE")
-			}
-			if _, err := parseSize(f.maxSize); err != nil {
-				return fmt.Errorf("--max-size %q: %v", f.maxSize, err)
-			}
-			if f.rotate < 0 {
-				return fmt.Errorf("--rotate %v: want a positive duration such as 1h", f.rotate)
-			}
-			if err := f.checkKeep(); err != nil {
-				return err
-			}
-			// Before any cluster traffic: a typo in -o should not cost a
-			// connection to find out.
-			if _, err := os.Stat(filepath.Dir(f.out)); err != nil {
-				return fmt.Errorf("-o %s: the output directory does not exist", f.out)
-			}
-			if f.all && f.proxy {
-				return errors.New("record --all and --proxy: choose one")
-			}
-			if f.all && len(args) > 0 {
-				return fmt.Errorf("record --all takes no resources (got %s): it records every one; --exclude drops some", strings.Join(args, " "))
-			}
-			if !f.all && (len(f.include) > 0 || len(f.exclude) > 0) {
-				return errors.New("--include and --exclude need --all")
-			}
-			if f.proxy {
-				if cmd.ArgsLenAtDash() != 0 || len(args) == 0 {
-					return errors.New("record --proxy needs a command after --: kwrec record --proxy -o FILE -- COMMAND [ARGS...]")
-				}
-				return recordProxy(cmd, &f, args)
-			}
-			if len(args) == 0 && !f.all {
-				return errors.New("record needs at least one resource (e.g. configmaps, pods), --all or --proxy")
-			}
-			// Parsed as the API server parses them, before connecting: a
-			// bad selector would otherwise fail every list and watch.
-			if _, err := labels.Parse(f.selector); err != nil {
-				return fmt.Errorf("-l %q: %v", f.selector, err)
-			}
-			if _, err := fields.ParseSelector(f.fieldSelector); err != nil {
-				return fmt.Errorf("--field-selector %q: %v", f.fieldSelector, err)
-			}
-			if f.all {
-				return recordAll(cmd, &f)
-			}
-			return recordResources(cmd, &f, args)
+			return recordRun(cmd, &f, args)
 		},
 	}
+	f.register(cmd)
+	return cmd
+}
+
+// register adds record's flags, kubectl's connection flags first, to cmd.
+func (f *recordFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	f.kube.add(cmd)
 	fl.StringVarP(&f.out, "output", "o", "", "the cassette to write (.zst: compressed)")
@@ -198,7 +164,68 @@ part: run kwrec compact on the kept parts instead).`,
 	fl.IntVar(&f.keep, "keep", 0, "with --max-size or --rotate: keep the N newest parts, deleting older ones as the recording goes (at least 2; the oldest kept is rebased to start with the full state)")
 	fl.DurationVar(&f.keepFor, "keep-for", 0, "with --max-size or --rotate: delete the parts whose last line is older than this (24h), by the recorder's clock; the oldest kept is rebased")
 	fl.BoolVar(&f.deltas, "deltas", false, "write each watch event as a delta against its object's previous version (.zst only): about a third of the size, but every reader holds up to 64 MiB of frames (kwrec compact does this afterwards)")
-	return cmd
+}
+
+// check validates the flags and args of record that need no cluster: the
+// output, its parts and their retention, and which of resources, --all
+// and --proxy was asked for.
+func (f *recordFlags) check(args []string) error {
+	if f.out == "" {
+		return errors.New("record needs -o FILE")
+	}
+	if _, err := parseSize(f.maxSize); err != nil {
+		return fmt.Errorf("--max-size %q: %v", f.maxSize, err)
+	}
+	if f.rotate < 0 {
+		return fmt.Errorf("--rotate %v: want a positive duration such as 1h", f.rotate)
+	}
+	if err := f.checkKeep(); err != nil {
+		return err
+	}
+	// Before any cluster traffic: a typo in -o should not cost a
+	// connection to find out.
+	if _, err := os.Stat(filepath.Dir(f.out)); err != nil {
+		return fmt.Errorf("-o %s: the output directory does not exist", f.out)
+	}
+	if f.all && f.proxy {
+		return errors.New("record --all and --proxy: choose one")
+	}
+	if f.all && len(args) > 0 {
+		return fmt.Errorf("record --all takes no resources (got %s): it records every one; --exclude drops some", strings.Join(args, " "))
+	}
+	if !f.all && (len(f.include) > 0 || len(f.exclude) > 0) {
+		return errors.New("--include and --exclude need --all")
+	}
+	return nil
+}
+
+// recordRun is record's RunE: it checks f and args, then records COMMAND
+// through the proxy, every resource (--all) or the resources args name.
+func recordRun(cmd *cobra.Command, f *recordFlags, args []string) error {
+	if err := f.check(args); err != nil {
+		return err
+	}
+	if f.proxy {
+		if cmd.ArgsLenAtDash() != 0 || len(args) == 0 {
+			return errors.New("record --proxy needs a command after --: kwrec record --proxy -o FILE -- COMMAND [ARGS...]")
+		}
+		return recordProxy(cmd, f, args)
+	}
+	if len(args) == 0 && !f.all {
+		return errors.New("record needs at least one resource (e.g. configmaps, pods), --all or --proxy")
+	}
+	// Parsed as the API server parses them, before connecting: a
+	// bad selector would otherwise fail every list and watch.
+	if _, err := labels.Parse(f.selector); err != nil {
+		return fmt.Errorf("-l %q: %v", f.selector, err)
+	}
+	if _, err := fields.ParseSelector(f.fieldSelector); err != nil {
+		return fmt.Errorf("--field-selector %q: %v", f.fieldSelector, err)
+	}
+	if f.all {
+		return recordAll(cmd, f)
+	}
+	return recordResources(cmd, f, args)
 }
 
 // session is a recording in progress: cassette writer and recorder.
@@ -443,88 +470,139 @@ func recordCollections(cmd *cobra.Command, f *recordFlags, cfg *rest.Config, res
 		t := time.AfterFunc(f.duration, cancel)
 		defer t.Stop()
 	}
-	var total atomic.Int64
-	// ready counts the collections whose initial state is recorded: once
-	// all are, kwrec says so, for whoever waits to make changes.
-	var ready atomic.Int64
+	rw := &recordWatches{ctx: ctx, cancel: cancel, cmd: cmd, f: f, cfg: cfg, s: s, ns: ns, n: len(res)}
 	stats := make([]*resourceStats, len(res))
-	var wg sync.WaitGroup
 	start := time.Now()
 	for i, r := range res {
-		st := &resourceStats{name: resourceName(r.gvr)}
-		stats[i] = st
-		c := rest.CopyConfig(cfg)
-		s.rec.WrapConfig(c)
-		c.Wrap(func(rt http.RoundTripper) http.RoundTripper { return countingRT{rt, &st.bytes} })
-		dyn, err := dynamic.NewForConfig(c)
-		if err != nil {
+		stats[i] = &resourceStats{name: resourceName(r.gvr)}
+		if err := rw.start(r, stats[i]); err != nil {
 			cancel()
-			wg.Wait()
+			rw.wg.Wait()
 			return errors.Join(err, s.finish())
 		}
-		tns := ""
-		if r.namespaced {
-			tns = ns // "" with -A
-		}
-		ri := dyn.Resource(r.gvr).Namespace(tns)
-		wcfg := watcher.Config{LabelSelector: f.selector, FieldSelector: f.fieldSelector}
-		if f.streamingList {
-			wcfg.InitialList = watcher.StreamingList
-		}
-		w := watcher.New[*unstructured.Unstructured](watcher.FromDynamic(ri), wcfg)
-		tc := rest.CopyConfig(cfg)
-		s.rec.WrapConfig(tc)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			// What kubectl's default output needs: best effort, the JSON
-			// recording is what a replay is made of.
-			recordTable(ctx, tc, collectionPath(r.gvr, tns), f.selector, f.fieldSelector)
-		}()
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			listed := false
-			for ev := range w.Events(ctx) {
-				switch ev.Type {
-				case watcher.InitDone:
-					if !listed {
-						listed = true
-						if ready.Add(1) == int64(len(res)) {
-							fmt.Fprintf(cmd.ErrOrStderr(), "kwrec: recording: the initial state of %d collection(s) is recorded; watching\n", len(res))
-						}
-					}
-				case watcher.InitApply, watcher.Apply, watcher.Delete:
-					st.events.Add(1)
-					if n := total.Add(1); f.events > 0 && n >= int64(f.events) {
-						cancel()
-					}
-				case watcher.Error:
-					st.errs.Add(1)
-				}
-			}
-		}()
 	}
-	// A write error (a full disk) stops the recording at once: recording
-	// on would only lose more. finish reports the error.
+	go recordStopOnWriteError(ctx, cancel, s.w)
+	endProgress := recordProgress(cmd.ErrOrStderr(), stats, start)
+	<-ctx.Done()
+	rw.wg.Wait()
+	endProgress() // the line is cleared before the summary
+	if err := s.finish(); err != nil {
+		return fmt.Errorf("recording stopped with errors; %s holds only what was written before: %v", s.out, err)
+	}
+	fmt.Fprintln(cmd.ErrOrStderr(), summary(stats, time.Since(start), s.out))
+	return nil
+}
+
+// recordWatches are the watches of one recording in progress (of
+// recordCollections) and what they share: the recording's context, whose
+// cancel stops them all, and the counters that end it.
+type recordWatches struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	cmd    *cobra.Command
+	f      *recordFlags
+	cfg    *rest.Config
+	s      *session
+	ns     string // namespaced collections' namespace, "" with -A
+	n      int    // the collections recorded
+	wg     sync.WaitGroup
+	// total counts the object events of all collections, for --events.
+	total atomic.Int64
+	// ready counts the collections whose initial state is recorded: once
+	// all are, kwrec says so, for whoever waits to make changes.
+	ready atomic.Int64
+}
+
+// start starts the watch of r through the recorder, counted in st, and
+// the recording of its Table form, each in a goroutine of rw.wg.
+func (rw *recordWatches) start(r resource, st *resourceStats) error {
+	f := rw.f
+	c := rest.CopyConfig(rw.cfg)
+	rw.s.rec.WrapConfig(c)
+	c.Wrap(func(rt http.RoundTripper) http.RoundTripper { return countingRT{rt, &st.bytes} })
+	dyn, err := dynamic.NewForConfig(c)
+	if err != nil {
+		return err
+	}
+	tns := ""
+	if r.namespaced {
+		tns = rw.ns // "" with -A
+	}
+	ri := dyn.Resource(r.gvr).Namespace(tns)
+	wcfg := watcher.Config{LabelSelector: f.selector, FieldSelector: f.fieldSelector}
+	if f.streamingList {
+		wcfg.InitialList = watcher.StreamingList
+	}
+	w := watcher.New[*unstructured.Unstructured](watcher.FromDynamic(ri), wcfg)
+	tc := rest.CopyConfig(rw.cfg)
+	rw.s.rec.WrapConfig(tc)
+	rw.wg.Add(1)
 	go func() {
-		t := time.NewTicker(100 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				if s.w.Err() != nil {
-					cancel()
-					return
+		defer rw.wg.Done()
+		// What kubectl's default output needs: best effort, the JSON
+		// recording is what a replay is made of.
+		recordTable(rw.ctx, tc, collectionPath(r.gvr, tns), f.selector, f.fieldSelector)
+	}()
+	rw.wg.Add(1)
+	go func() {
+		defer rw.wg.Done()
+		rw.count(w, st)
+	}()
+	return nil
+}
+
+// count counts the events of w into st and rw until the recording stops,
+// says when every collection's initial state is recorded, and stops the
+// recording at --events.
+func (rw *recordWatches) count(w *watcher.Watcher[*unstructured.Unstructured], st *resourceStats) {
+	listed := false
+	for ev := range w.Events(rw.ctx) {
+		switch ev.Type {
+		case watcher.InitDone:
+			if !listed {
+				listed = true
+				if rw.ready.Add(1) == int64(rw.n) {
+					fmt.Fprintf(rw.cmd.ErrOrStderr(), "kwrec: recording: the initial state of %d collection(s) is recorded; watching\n", rw.n)
 				}
 			}
+		case watcher.InitApply, watcher.Apply, watcher.Delete:
+			st.events.Add(1)
+			if n := rw.total.Add(1); rw.f.events > 0 && n >= int64(rw.f.events) {
+				rw.cancel()
+			}
+		case watcher.Error:
+			st.errs.Add(1)
 		}
-	}()
+	}
+}
+
+// recordStopOnWriteError cancels the recording as soon as w fails to
+// write, and returns when ctx is done: a write error (a full disk) stops
+// the recording at once, as recording on would only lose more. finish
+// reports the error.
+func recordStopOnWriteError(ctx context.Context, cancel context.CancelFunc, w *cassettes.Writer) {
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if w.Err() != nil {
+				cancel()
+				return
+			}
+		}
+	}
+}
+
+// recordProgress shows the live progress line of stats on stderr when it
+// is a terminal, and returns the function that clears it and returns once
+// it is cleared.
+func recordProgress(stderr io.Writer, stats []*resourceStats, start time.Time) (end func()) {
 	progressDone := make(chan struct{})
 	progressGone := make(chan struct{})
-	if fd, ok := cmd.ErrOrStderr().(*os.File); ok && term.IsTerminal(int(fd.Fd())) {
+	if fd, ok := stderr.(*os.File); ok && term.IsTerminal(int(fd.Fd())) {
 		go func() {
 			defer close(progressGone)
 			t := time.NewTicker(250 * time.Millisecond)
@@ -542,15 +620,10 @@ func recordCollections(cmd *cobra.Command, f *recordFlags, cfg *rest.Config, res
 	} else {
 		close(progressGone)
 	}
-	<-ctx.Done()
-	wg.Wait()
-	close(progressDone)
-	<-progressGone // the line is cleared before the summary
-	if err := s.finish(); err != nil {
-		return fmt.Errorf("recording stopped with errors; %s holds only what was written before: %v", s.out, err)
+	return func() {
+		close(progressDone)
+		<-progressGone
 	}
-	fmt.Fprintln(cmd.ErrOrStderr(), summary(stats, time.Since(start), s.out))
-	return nil
 }
 
 func humanBytes(n int64) string {
@@ -637,14 +710,7 @@ func recordProxy(cmd *cobra.Command, f *recordFlags, command []string) error {
 	select {
 	case werr = <-waited:
 	case <-ctx.Done():
-		// Stop the command as Ctrl-C would, then give it a moment.
-		_ = child.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-waited:
-		case <-time.After(5 * time.Second):
-			_ = child.Process.Kill()
-			<-waited
-		}
+		recordStopChild(child.Process, waited)
 		// We stopped it: its exit status is ours to ignore.
 	}
 	if err := errors.Join(p.Close(), s.finish()); err != nil {
@@ -656,6 +722,19 @@ func recordProxy(cmd *cobra.Command, f *recordFlags, command []string) error {
 		return &exitError{code: ee.ExitCode(), msg: fmt.Sprintf("%s exited with status %d (the recording is saved)", command[0], ee.ExitCode())}
 	}
 	return werr
+}
+
+// recordStopChild stops the command --proxy runs, child, as Ctrl-C would,
+// then gives it a moment before it kills it; it returns once waited, the
+// result of child's Wait, came.
+func recordStopChild(child *os.Process, waited <-chan error) {
+	_ = child.Signal(syscall.SIGTERM)
+	select {
+	case <-waited:
+	case <-time.After(5 * time.Second):
+		_ = child.Kill()
+		<-waited
+	}
 }
 
 // serverWarnings prints each distinct warning the server sends (a

@@ -166,10 +166,7 @@ func replayCassette(ctx context.Context, out, stderr io.Writer, path string, f *
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var mu sync.Mutex
-	enc := json.NewEncoder(out)
-	count := 0
-	var failure error
+	o := &replayOutput{out: out, enc: json.NewEncoder(out), asJSON: f.asJSON, maxCount: f.maxCount, cancel: cancel}
 	var wg sync.WaitGroup
 	for _, t := range ts {
 		var ri dynamic.ResourceInterface = dyn.Resource(t.gvr)
@@ -177,62 +174,91 @@ func replayCassette(ctx context.Context, out, stderr io.Writer, path string, f *
 			ri = dyn.Resource(t.gvr).Namespace(t.namespace)
 		}
 		w := watcher.New[*unstructured.Unstructured](watcher.FromDynamic(ri), t.cfg)
+		resource := ""
+		if len(ts) > 1 {
+			resource = t.label
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for ev := range w.Events(ctx) {
-				if ev.Type == watcher.Error && replay.IsExhausted(ev.Err) {
-					return // the cassette is consumed: this watcher is done
-				}
-				if ev.Type == watcher.Error && replay.IsNoMatch(ev.Err) {
-					// The cassette cannot answer what the watcher asks
-					// (strict mode, or state it cannot rebuild): retrying
-					// would ask the same forever.
-					mu.Lock()
-					if failure == nil {
-						failure = ev.Err
-					}
-					mu.Unlock()
-					cancel()
-					return
-				}
-				mu.Lock()
-				line := eventLine{Type: ev.Type.String()}
-				if len(ts) > 1 {
-					line.Resource = t.label
-				}
-				if ev.Type == watcher.Error {
-					line.Error = ev.Err.Error()
-				} else if ev.Type != watcher.Init && ev.Type != watcher.InitDone {
-					line.Key, line.ResourceVersion = watcher.Key(ev.Object), ev.Object.GetResourceVersion()
-				}
-				if f.asJSON {
-					enc.Encode(line)
-				} else {
-					prefix := ""
-					if line.Resource != "" {
-						prefix = line.Resource + ": "
-					}
-					fmt.Fprintln(out, prefix+ev.String())
-				}
-				count++
-				if count >= f.maxCount {
-					cancel()
-				}
-				mu.Unlock()
-			}
+			o.watch(ctx, w, resource)
 		}()
 	}
 	wg.Wait()
-	if failure != nil {
-		return fmt.Errorf("%s: %w", path, failure)
+	if o.failure != nil {
+		return fmt.Errorf("%s: %w", path, o.failure)
 	}
-	if count >= f.maxCount {
-		return fmt.Errorf("stopped after %d events (--max-events); the cassette is not consumed, the watcher may be looping", count)
+	if o.count >= f.maxCount {
+		return fmt.Errorf("stopped after %d events (--max-events); the cassette is not consumed, the watcher may be looping", o.count)
 	}
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	fmt.Fprintf(stderr, "kwrec: replayed %d event(s) from %s; the cassette is consumed\n", count, path)
+	fmt.Fprintf(stderr, "kwrec: replayed %d event(s) from %s; the cassette is consumed\n", o.count, path)
 	return nil
+}
+
+// replayOutput prints the events of a replay's watchers, one at a time,
+// and keeps what ends the replay: the count of events printed, which
+// stops it at --max-events, and the first failure.
+type replayOutput struct {
+	out      io.Writer
+	enc      *json.Encoder
+	asJSON   bool
+	maxCount int
+	cancel   context.CancelFunc // stops the replay
+
+	mu      sync.Mutex
+	count   int
+	failure error
+}
+
+// watch prints the events of w, named by resource when it is not "",
+// until the cassette is consumed, ctx is done, or the cassette cannot
+// answer w: then it keeps the failure and stops the replay.
+func (o *replayOutput) watch(ctx context.Context, w *watcher.Watcher[*unstructured.Unstructured], resource string) {
+	for ev := range w.Events(ctx) {
+		if ev.Type == watcher.Error && replay.IsExhausted(ev.Err) {
+			return // the cassette is consumed: this watcher is done
+		}
+		if ev.Type == watcher.Error && replay.IsNoMatch(ev.Err) {
+			// The cassette cannot answer what the watcher asks
+			// (strict mode, or state it cannot rebuild): retrying
+			// would ask the same forever.
+			o.mu.Lock()
+			if o.failure == nil {
+				o.failure = ev.Err
+			}
+			o.mu.Unlock()
+			o.cancel()
+			return
+		}
+		o.print(ev, resource)
+	}
+}
+
+// print prints ev, named by resource when it is not "", as a line of text
+// or JSON, and stops the replay at --max-events.
+func (o *replayOutput) print(ev watcher.Event[*unstructured.Unstructured], resource string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	line := eventLine{Type: ev.Type.String(), Resource: resource}
+	if ev.Type == watcher.Error {
+		line.Error = ev.Err.Error()
+	} else if ev.Type != watcher.Init && ev.Type != watcher.InitDone {
+		line.Key, line.ResourceVersion = watcher.Key(ev.Object), ev.Object.GetResourceVersion()
+	}
+	if o.asJSON {
+		o.enc.Encode(line)
+	} else {
+		prefix := ""
+		if line.Resource != "" {
+			prefix = line.Resource + ": "
+		}
+		fmt.Fprintln(o.out, prefix+ev.String())
+	}
+	o.count++
+	if o.count >= o.maxCount {
+		o.cancel()
+	}
 }

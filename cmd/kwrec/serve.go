@@ -14,19 +14,22 @@ import (
 	"github.com/kwrec/kwrec/replay"
 )
 
+// serveFlags are serve's flags.
+type serveFlags struct {
+	edits       editFlags
+	listen      string
+	kubeconfig  string
+	speed       float64
+	plainHTTP   bool
+	allowRemote bool
+	strict      bool
+	writes      string
+	writesOut   string
+	noGC        bool
+}
+
 func newServeCmd() *cobra.Command {
-	var (
-		edits       editFlags
-		listen      string
-		kubeconfig  string
-		speed       float64
-		plainHTTP   bool
-		allowRemote bool
-		strict      bool
-		writes      string
-		writesOut   string
-		noGC        bool
-	)
+	var f serveFlags
 	cmd := &cobra.Command{
 		Use:   "serve FILE",
 		Short: "Serve a cassette as a Kubernetes API server for any client",
@@ -61,98 +64,126 @@ times 1000, so that writes fit between recorded events. With the default
   kwrec serve 'rec-*.kwrec.zst' --speed 10   # the parts of kwrec record --max-size, as one`,
 		Args: oneCassette,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkSpeed(speed); err != nil {
-				return err
-			}
-			es, err := edits.parse()
-			if err != nil {
-				return err
-			}
-			mode, err := replay.ParseWriteMode(writes)
-			if err != nil {
-				return err
-			}
-			if writesOut != "" && mode != replay.WritesOverlay {
-				return errors.New("--writes-out needs --writes overlay")
-			}
-			if noGC && mode != replay.WritesOverlay {
-				return errors.New("--no-garbage-collection needs --writes overlay")
-			}
-			opts := replay.Options{Speed: speed, Edits: es, Strict: strict, Writes: mode, DisableGarbageCollection: noGC}
-			if writesOut != "" {
-				w, err := cassettes.Create(writesOut, cassettes.Header{RecordedAt: time.Now().UTC(), Labels: map[string]string{"writes-of": args[0]}}, cassettes.WriterOptions{})
-				if err != nil {
-					return err
-				}
-				defer func() {
-					if cerr := w.Close(); cerr != nil {
-						fmt.Fprintf(cmd.ErrOrStderr(), "kwrec: %s: %v\n", writesOut, cerr)
-					}
-				}()
-				opts.WritesOut = w
-			}
-			endStartGC := startGC(cassetteBytes(args[0]))
-			defer endStartGC()
-			// What can be told at once (a missing file, not a cassette, an
-			// unknown version) is, before anything is served.
-			head, err := cassettes.Open(args[0])
-			if err != nil {
-				return err
-			}
-			head.Close()
-			// The cassette is read while the server starts and the
-			// kubeconfig is written: clients may connect at once, and
-			// their requests wait for the read.
-			srv := &replay.Server{Open: func() (*replay.Replayer, error) { return replay.Open(args[0], opts) },
-				PlainHTTP: plainHTTP, Addr: listen, AllowRemote: allowRemote}
-			if allowRemote {
-				fmt.Fprintln(cmd.ErrOrStderr(), "kwrec: warning: --allow-remote: anyone who reaches the port with the token can read this cassette")
-			}
-			if err := srv.Start(); err != nil {
-				return err
-			}
-			defer srv.Close()
-			if kubeconfig != "" {
-				if err := srv.WriteKubeconfig(kubeconfig); err != nil {
-					return err
-				}
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "serving %s at %s\n", args[0], srv.URL())
-			if kubeconfig != "" {
-				fmt.Fprintf(cmd.OutOrStdout(), "kubeconfig: %s\n", kubeconfig)
-			}
-			r, err := srv.Ready(cmd.Context())
-			if err != nil {
-				if cmd.Context().Err() != nil {
-					return srv.Close()
-				}
-				// A cassette found bad past its header (cut, corrupt, an
-				// edit that names nothing): no kubeconfig is left behind
-				// for a server that never answered.
-				if kubeconfig != "" {
-					os.Remove(kubeconfig)
-				}
-				return err
-			}
-			endStartGC()
-			<-cmd.Context().Done()
-			err = srv.Close()
-			warnUnfired(cmd.ErrOrStderr(), r)
-			return err
+			return serveRun(cmd, &f, args[0])
 		},
 	}
-	f := cmd.Flags()
-	f.StringVar(&listen, "listen", "127.0.0.1:0", "address to listen on; loopback only unless --allow-remote")
-	f.BoolVar(&allowRemote, "allow-remote", false, "allow a --listen address other hosts can reach (dangerous)")
-	f.StringVar(&kubeconfig, "kubeconfig-out", "", "write a kubeconfig for the server here once it is ready")
-	f.Float64Var(&speed, "speed", 1, "replay speed: 1 real time, 10 ten times faster, 0 as fast as the client reads")
-	f.BoolVar(&plainHTTP, "plain-http", false, "serve plain HTTP without the token check")
-	f.BoolVar(&strict, "strict", false, "answer recorded requests only (no Kubernetes-aware recovery)")
-	f.StringVar(&writes, "writes", "strict", "what a write that matches no recorded one does: strict (fails) or overlay (is applied to the recorded world)")
-	f.StringVar(&writesOut, "writes-out", "", "with --writes overlay, keep the writes applied as a cassette here")
-	f.BoolVar(&noGC, "no-garbage-collection", false, "with --writes overlay, leave the dependents of deleted objects, as envtest does")
-	edits.add(cmd)
+	f.register(cmd)
 	return cmd
+}
+
+// register adds serve's flags, the edit flags last, to cmd.
+func (f *serveFlags) register(cmd *cobra.Command) {
+	fs := cmd.Flags()
+	fs.StringVar(&f.listen, "listen", "127.0.0.1:0", "address to listen on; loopback only unless --allow-remote")
+	fs.BoolVar(&f.allowRemote, "allow-remote", false, "allow a --listen address other hosts can reach (dangerous)")
+	fs.StringVar(&f.kubeconfig, "kubeconfig-out", "", "write a kubeconfig for the server here once it is ready")
+	fs.Float64Var(&f.speed, "speed", 1, "replay speed: 1 real time, 10 ten times faster, 0 as fast as the client reads")
+	fs.BoolVar(&f.plainHTTP, "plain-http", false, "serve plain HTTP without the token check")
+	fs.BoolVar(&f.strict, "strict", false, "answer recorded requests only (no Kubernetes-aware recovery)")
+	fs.StringVar(&f.writes, "writes", "strict", "what a write that matches no recorded one does: strict (fails) or overlay (is applied to the recorded world)")
+	fs.StringVar(&f.writesOut, "writes-out", "", "with --writes overlay, keep the writes applied as a cassette here")
+	fs.BoolVar(&f.noGC, "no-garbage-collection", false, "with --writes overlay, leave the dependents of deleted objects, as envtest does")
+	f.edits.add(cmd)
+}
+
+// options checks f and returns the replay options it asks for, but for
+// the cassette of --writes-out, which serveRun creates.
+func (f *serveFlags) options() (replay.Options, error) {
+	if err := checkSpeed(f.speed); err != nil {
+		return replay.Options{}, err
+	}
+	es, err := f.edits.parse()
+	if err != nil {
+		return replay.Options{}, err
+	}
+	mode, err := replay.ParseWriteMode(f.writes)
+	if err != nil {
+		return replay.Options{}, err
+	}
+	if f.writesOut != "" && mode != replay.WritesOverlay {
+		return replay.Options{}, errors.New("--writes-out needs --writes overlay")
+	}
+	if f.noGC && mode != replay.WritesOverlay {
+		return replay.Options{}, errors.New("--no-garbage-collection needs --writes overlay")
+	}
+	return replay.Options{Speed: f.speed, Edits: es, Strict: f.strict, Writes: mode, DisableGarbageCollection: f.noGC}, nil
+}
+
+// serveRun is serve's RunE: it checks f, creates the cassette of
+// --writes-out, tells at once what can be told of the cassette name, then
+// serves it until the command's context is done.
+func serveRun(cmd *cobra.Command, f *serveFlags, name string) error {
+	opts, err := f.options()
+	if err != nil {
+		return err
+	}
+	if f.writesOut != "" {
+		w, err := cassettes.Create(f.writesOut, cassettes.Header{RecordedAt: time.Now().UTC(), Labels: map[string]string{"writes-of": name}}, cassettes.WriterOptions{})
+		if err != nil {
+			return err
+		}
+		defer func() {
+			if cerr := w.Close(); cerr != nil {
+				fmt.Fprintf(cmd.ErrOrStderr(), "kwrec: %s: %v\n", f.writesOut, cerr)
+			}
+		}()
+		opts.WritesOut = w
+	}
+	endStartGC := startGC(cassetteBytes(name))
+	defer endStartGC()
+	// What can be told at once (a missing file, not a cassette, an
+	// unknown version) is, before anything is served.
+	head, err := cassettes.Open(name)
+	if err != nil {
+		return err
+	}
+	head.Close()
+	return serveCassette(cmd, f, name, opts, endStartGC)
+}
+
+// serveCassette serves the cassette name with opts until the command's
+// context is done, and writes --kubeconfig-out as soon as the server
+// listens; endStartGC is called once the cassette is read.
+func serveCassette(cmd *cobra.Command, f *serveFlags, name string, opts replay.Options, endStartGC func()) error {
+	// The cassette is read while the server starts and the
+	// kubeconfig is written: clients may connect at once, and
+	// their requests wait for the read.
+	srv := &replay.Server{Open: func() (*replay.Replayer, error) { return replay.Open(name, opts) },
+		PlainHTTP: f.plainHTTP, Addr: f.listen, AllowRemote: f.allowRemote}
+	if f.allowRemote {
+		fmt.Fprintln(cmd.ErrOrStderr(), "kwrec: warning: --allow-remote: anyone who reaches the port with the token can read this cassette")
+	}
+	if err := srv.Start(); err != nil {
+		return err
+	}
+	defer srv.Close()
+	if f.kubeconfig != "" {
+		if err := srv.WriteKubeconfig(f.kubeconfig); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "serving %s at %s\n", name, srv.URL())
+	if f.kubeconfig != "" {
+		fmt.Fprintf(cmd.OutOrStdout(), "kubeconfig: %s\n", f.kubeconfig)
+	}
+	r, err := srv.Ready(cmd.Context())
+	if err != nil {
+		if cmd.Context().Err() != nil {
+			return srv.Close()
+		}
+		// A cassette found bad past its header (cut, corrupt, an
+		// edit that names nothing): no kubeconfig is left behind
+		// for a server that never answered.
+		if f.kubeconfig != "" {
+			os.Remove(f.kubeconfig)
+		}
+		return err
+	}
+	endStartGC()
+	<-cmd.Context().Done()
+	err = srv.Close()
+	warnUnfired(cmd.ErrOrStderr(), r)
+	return err
 }
 
 // startGCPercent is the garbage collector's GOGC while kwrec serve starts
