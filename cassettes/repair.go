@@ -35,52 +35,8 @@ func Repair(names ...string) (kept int, ended []int, err error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	type state struct {
-		responded bool
-		lastAt    time.Duration
-		frames    int
-	}
-	open := map[int]*state{}
-	// start is what the last part starts from: the interactions open
-	// then, each as it was, the next ID and the last request's offset.
-	var start map[int]state
-	var startID int
-	var startAt time.Duration
-	var tail []Entry // the last part's entries
-	nextID, lastAt := 1, time.Duration(0)
-	snapshot := func() {
-		start = make(map[int]state, len(open))
-		for id, st := range open {
-			start[id] = *st
-		}
-		startID, startAt = nextID, lastAt
-	}
-	var cut error
-	for {
-		e, err := rd.Next()
-		if err != nil {
-			cut = err
-			break
-		}
-		if rd.sc.File() == len(parts)-1 {
-			if start == nil {
-				snapshot()
-			}
-			tail = append(tail, e)
-		}
-		switch {
-		case e.Request != nil:
-			open[e.ID] = &state{}
-			nextID, lastAt = e.ID+1, e.At
-		case e.Response != nil:
-			open[e.ID].responded = true
-		case e.Frame != nil:
-			open[e.ID].lastAt = e.Frame.At
-			open[e.ID].frames++
-		case e.End != nil:
-			delete(open, e.ID)
-		}
-	}
+	sc := repairScan{open: map[int]*repairState{}, nextID: 1}
+	cut := sc.read(rd, len(parts)-1)
 	cutPart := rd.sc.File()
 	rd.Close()
 	switch {
@@ -91,8 +47,8 @@ func Repair(names ...string) (kept int, ended []int, err error) {
 	case cutPart != len(parts)-1:
 		return 0, nil, fmt.Errorf("%w (part %d of %d: the parts after it cannot be read; keep the parts before it)", cut, cutPart+1, len(parts))
 	}
-	if start == nil { // the part holds nothing readable past its header
-		snapshot()
+	if sc.start == nil { // the part holds nothing readable past its header
+		sc.snapshot()
 	}
 	h, err := readHeader(last)
 	if err != nil {
@@ -103,43 +59,110 @@ func Repair(names ...string) (kept int, ended []int, err error) {
 		return 0, nil, err
 	}
 	err = WriteAtomic(last, func(out io.Writer) error {
-		opts := form.options()
-		opts.FlushInterval = time.Hour
-		w, err := newWriter(out, h, opts, compressionOf(opts))
-		if err != nil {
-			return err
-		}
-		// The Writer goes on from where the part started: its open
-		// interactions, their frame numbers (deltas name a frame by
-		// its number in its interaction) and the next ID.
-		w.mu.Lock()
-		w.nextID, w.lastAt = startID, startAt
-		for id, st := range start {
-			w.open[id] = &ivState{responded: st.responded, lastAt: st.lastAt}
-			if w.deltas != nil {
-				w.deltas.Resume(id, st.frames)
-			}
-		}
-		w.mu.Unlock()
-		for _, e := range tail {
-			if err := writeEntry(w, e); err != nil {
-				w.Close()
-				return err
-			}
-		}
-		for _, id := range slices.Sorted(maps.Keys(open)) {
-			if err := w.End(id, End{At: open[id].lastAt, Reason: EndStopped}); err != nil {
-				w.Close()
-				return err
-			}
-			ended = append(ended, id)
-		}
-		return w.Close()
+		return sc.rewrite(out, h, form, &ended)
 	})
 	if err != nil {
 		return 0, nil, err
 	}
-	return len(tail), ended, nil
+	return len(sc.tail), ended, nil
+}
+
+// repairState is an interaction open where [Repair] has read to.
+type repairState struct {
+	responded bool
+	lastAt    time.Duration
+	frames    int
+}
+
+// repairScan is what [Repair] reads of a recording up to its cut.
+type repairScan struct {
+	open map[int]*repairState
+	// start is what the last part starts from: the interactions open
+	// then, each as it was, the next ID and the last request's offset.
+	start   map[int]repairState
+	startID int
+	startAt time.Duration
+	tail    []Entry // the last part's entries
+	nextID  int
+	lastAt  time.Duration
+}
+
+// snapshot records what the last part starts from: the interactions
+// open now, the next ID and the last request's offset.
+func (sc *repairScan) snapshot() {
+	sc.start = make(map[int]repairState, len(sc.open))
+	for id, st := range sc.open {
+		sc.start[id] = *st
+	}
+	sc.startID, sc.startAt = sc.nextID, sc.lastAt
+}
+
+// read reads rd to its end or its cut, tracking the open interactions and
+// keeping the entries of part lastPart, and returns the error that ended
+// the reading (io.EOF at the end).
+func (sc *repairScan) read(rd *Reader, lastPart int) error {
+	for {
+		e, err := rd.Next()
+		if err != nil {
+			return err
+		}
+		if rd.sc.File() == lastPart {
+			if sc.start == nil {
+				sc.snapshot()
+			}
+			sc.tail = append(sc.tail, e)
+		}
+		switch {
+		case e.Request != nil:
+			sc.open[e.ID] = &repairState{}
+			sc.nextID, sc.lastAt = e.ID+1, e.At
+		case e.Response != nil:
+			sc.open[e.ID].responded = true
+		case e.Frame != nil:
+			sc.open[e.ID].lastAt = e.Frame.At
+			sc.open[e.ID].frames++
+		case e.End != nil:
+			delete(sc.open, e.ID)
+		}
+	}
+}
+
+// rewrite writes the last part anew to out, with header h in form: the
+// entries read of it, then an end for each interaction still open, whose
+// IDs it appends to ended.
+func (sc *repairScan) rewrite(out io.Writer, h Header, form Form, ended *[]int) error {
+	opts := form.options()
+	opts.FlushInterval = time.Hour
+	w, err := newWriter(out, h, opts, compressionOf(opts))
+	if err != nil {
+		return err
+	}
+	// The Writer goes on from where the part started: its open
+	// interactions, their frame numbers (deltas name a frame by
+	// its number in its interaction) and the next ID.
+	w.mu.Lock()
+	w.nextID, w.lastAt = sc.startID, sc.startAt
+	for id, st := range sc.start {
+		w.open[id] = &ivState{responded: st.responded, lastAt: st.lastAt}
+		if w.deltas != nil {
+			w.deltas.Resume(id, st.frames)
+		}
+	}
+	w.mu.Unlock()
+	for _, e := range sc.tail {
+		if err := writeEntry(w, e); err != nil {
+			w.Close()
+			return err
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(sc.open)) {
+		if err := w.End(id, End{At: sc.open[id].lastAt, Reason: EndStopped}); err != nil {
+			w.Close()
+			return err
+		}
+		*ended = append(*ended, id)
+	}
+	return w.Close()
 }
 
 // writeEntry writes e to w as it was read, its interaction keeping its ID.

@@ -215,80 +215,112 @@ func decodeEntry(n int, line []byte, c cassettefile.Check) (Entry, *ParseError) 
 	var perr *ParseError
 	switch {
 	case l.Request != nil:
-		e.ID = *l.Request
-		if e.At, perr = parseOffset(n, "at", l.At); perr != nil {
-			return e, perr
-		}
-		if l.Method == "" || l.URL == "" {
-			return e, lineError(n, `request %d needs "method" and "url"`, e.ID)
-		}
-		if _, err := url.Parse(l.URL); err != nil {
-			return e, lineError(n, "request %d: bad url %q: %v", e.ID, l.URL, errors.Unwrap(err))
-		}
-		if l.Status != 0 || l.JSON != nil || l.Text != nil || l.Base64 != nil || l.BytesForm != nil || l.Reason != "" || l.Latency != nil {
-			return e, lineError(n, "request %d has fields of another line kind; a request line has at, method, url, header, body", e.ID)
-		}
-		r := &Request{Method: l.Method, URL: l.URL, Header: l.Header}
-		switch {
-		case l.Body != nil && l.BodyBase64 != nil:
-			return e, lineError(n, `request %d has both "body" and "bodyBase64"`, e.ID)
-		case l.Body != nil:
-			r.Body = []byte(*l.Body)
-		case l.BodyBase64 != nil:
-			b, err := base64.StdEncoding.DecodeString(*l.BodyBase64)
-			if err != nil {
-				return e, lineError(n, "request %d: bad bodyBase64: %v", e.ID, err)
-			}
-			r.Body = b
-		}
-		e.Request = r
+		perr = decodeRequestLine(n, &l, &e)
 	case l.Response != nil:
-		e.ID = *l.Response
-		lat, perr := parseOffset(n, "latency", l.Latency)
-		if perr != nil {
-			return e, perr
-		}
-		if l.Status < 100 || l.Status > 999 {
-			return e, lineError(n, "response %d: status %d is not an HTTP status; expected 100-999", e.ID, l.Status)
-		}
-		if l.At != nil || l.Method != "" || l.URL != "" || l.JSON != nil || l.Text != nil || l.Base64 != nil || l.BytesForm != nil || l.Reason != "" || l.Body != nil {
-			return e, lineError(n, "response %d has fields of another line kind; a response line has latency, status, header, encoding", e.ID)
-		}
-		e.Response = &Response{Status: l.Status, Header: l.Header, Latency: lat, Encoding: l.Encoding}
+		perr = decodeResponseLine(n, &l, &e)
 	case l.Frame != nil:
-		e.ID = *l.Frame
-		at, perr := parseOffset(n, "at", l.At)
-		if perr != nil {
-			return e, perr
-		}
-		if l.Method != "" || l.Status != 0 || l.Reason != "" || l.Header != nil || l.Latency != nil || l.Body != nil {
-			return e, lineError(n, "frame of interaction %d has fields of another line kind; a frame line has at and one of json, text, base64, bytes", e.ID)
-		}
-		data, err := l.FrameValue.Bytes()
-		switch {
-		case errors.Is(err, cassettefile.ErrNotOneValue):
-			return e, lineError(n, `frame of interaction %d needs exactly one of "json", "text" or "base64"`, e.ID)
-		case err != nil:
-			return e, lineError(n, "frame of interaction %d: %v", e.ID, err)
-		}
-		e.Frame = &Frame{At: at, Data: data}
+		perr = decodeFrameLine(n, &l, &e)
 	case l.End != nil:
-		e.ID = *l.End
-		at, perr := parseOffset(n, "at", l.At)
-		if perr != nil {
-			return e, perr
-		}
-		r := EndReason(l.Reason)
-		if !r.Valid() {
-			return e, lineError(n, "end of interaction %d: reason %q is not one of eof, timeout, reset, stopped", e.ID, l.Reason)
-		}
-		if l.Method != "" || l.Status != 0 || l.JSON != nil || l.Text != nil || l.Base64 != nil || l.BytesForm != nil || l.Header != nil {
-			return e, lineError(n, "end of interaction %d has fields of another line kind; an end line has at, reason, error", e.ID)
-		}
-		e.End = &End{At: at, Reason: r, Error: l.Error}
+		perr = decodeEndLine(n, &l, &e)
+	}
+	if perr != nil {
+		return e, perr
 	}
 	if e.ID < 1 {
 		return e, lineError(n, "interaction number %d; interactions are numbered from 1", e.ID)
 	}
 	return e, nil
+}
+
+// decodeRequestLine decodes l, request line n, into e: its interaction
+// number, offset and [Request].
+func decodeRequestLine(n int, l *entryLine, e *Entry) *ParseError {
+	e.ID = *l.Request
+	var perr *ParseError
+	if e.At, perr = parseOffset(n, "at", l.At); perr != nil {
+		return perr
+	}
+	if l.Method == "" || l.URL == "" {
+		return lineError(n, `request %d needs "method" and "url"`, e.ID)
+	}
+	if _, err := url.Parse(l.URL); err != nil {
+		return lineError(n, "request %d: bad url %q: %v", e.ID, l.URL, errors.Unwrap(err))
+	}
+	if l.Status != 0 || l.JSON != nil || l.Text != nil || l.Base64 != nil || l.BytesForm != nil || l.Reason != "" || l.Latency != nil {
+		return lineError(n, "request %d has fields of another line kind; a request line has at, method, url, header, body", e.ID)
+	}
+	r := &Request{Method: l.Method, URL: l.URL, Header: l.Header}
+	switch {
+	case l.Body != nil && l.BodyBase64 != nil:
+		return lineError(n, `request %d has both "body" and "bodyBase64"`, e.ID)
+	case l.Body != nil:
+		r.Body = []byte(*l.Body)
+	case l.BodyBase64 != nil:
+		b, err := base64.StdEncoding.DecodeString(*l.BodyBase64)
+		if err != nil {
+			return lineError(n, "request %d: bad bodyBase64: %v", e.ID, err)
+		}
+		r.Body = b
+	}
+	e.Request = r
+	return nil
+}
+
+// decodeResponseLine decodes l, response line n, into e: its interaction
+// number and [Response].
+func decodeResponseLine(n int, l *entryLine, e *Entry) *ParseError {
+	e.ID = *l.Response
+	lat, perr := parseOffset(n, "latency", l.Latency)
+	if perr != nil {
+		return perr
+	}
+	if l.Status < 100 || l.Status > 999 {
+		return lineError(n, "response %d: status %d is not an HTTP status; expected 100-999", e.ID, l.Status)
+	}
+	if l.At != nil || l.Method != "" || l.URL != "" || l.JSON != nil || l.Text != nil || l.Base64 != nil || l.BytesForm != nil || l.Reason != "" || l.Body != nil {
+		return lineError(n, "response %d has fields of another line kind; a response line has latency, status, header, encoding", e.ID)
+	}
+	e.Response = &Response{Status: l.Status, Header: l.Header, Latency: lat, Encoding: l.Encoding}
+	return nil
+}
+
+// decodeFrameLine decodes l, frame line n, into e: its interaction number
+// and [Frame].
+func decodeFrameLine(n int, l *entryLine, e *Entry) *ParseError {
+	e.ID = *l.Frame
+	at, perr := parseOffset(n, "at", l.At)
+	if perr != nil {
+		return perr
+	}
+	if l.Method != "" || l.Status != 0 || l.Reason != "" || l.Header != nil || l.Latency != nil || l.Body != nil {
+		return lineError(n, "frame of interaction %d has fields of another line kind; a frame line has at and one of json, text, base64, bytes", e.ID)
+	}
+	data, err := l.FrameValue.Bytes()
+	switch {
+	case errors.Is(err, cassettefile.ErrNotOneValue):
+		return lineError(n, `frame of interaction %d needs exactly one of "json", "text" or "base64"`, e.ID)
+	case err != nil:
+		return lineError(n, "frame of interaction %d: %v", e.ID, err)
+	}
+	e.Frame = &Frame{At: at, Data: data}
+	return nil
+}
+
+// decodeEndLine decodes l, end line n, into e: its interaction number and
+// [End].
+func decodeEndLine(n int, l *entryLine, e *Entry) *ParseError {
+	e.ID = *l.End
+	at, perr := parseOffset(n, "at", l.At)
+	if perr != nil {
+		return perr
+	}
+	r := EndReason(l.Reason)
+	if !r.Valid() {
+		return lineError(n, "end of interaction %d: reason %q is not one of eof, timeout, reset, stopped", e.ID, l.Reason)
+	}
+	if l.Method != "" || l.Status != 0 || l.JSON != nil || l.Text != nil || l.Base64 != nil || l.BytesForm != nil || l.Header != nil {
+		return lineError(n, "end of interaction %d has fields of another line kind; an end line has at, reason, error", e.ID)
+	}
+	e.End = &End{At: at, Reason: r, Error: l.Error}
+	return nil
 }

@@ -164,21 +164,9 @@ func (r *Recorder) roundTrip(next http.RoundTripper, req *http.Request) (*http.R
 	}()
 
 	start := r.clock.Now()
-	out := req
-	creq := cassettes.Request{Method: req.Method, URL: req.URL.String(), Header: req.Header.Clone()}
-	if req.Body != nil && req.Body != http.NoBody {
-		body, err := io.ReadAll(req.Body)
-		req.Body.Close()
-		if err != nil {
-			return nil, fmt.Errorf("recorder: reading the request body: %w", err)
-		}
-		out = req.Clone(req.Context())
-		out.Body = io.NopCloser(bytes.NewReader(body))
-		out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
-		creq.Body = bytes.Clone(body)
-	}
-	if creq.Method == "" {
-		creq.Method = http.MethodGet
+	out, creq, err := recordedRequest(req)
+	if err != nil {
+		return nil, err
 	}
 	r.learnFromHeader(creq.Header)
 	ex := &Exchange{Request: &creq}
@@ -196,6 +184,52 @@ func (r *Recorder) roundTrip(next http.RoundTripper, req *http.Request) (*http.R
 		r.noteErr(r.w.End(id, cassettes.End{At: r.clock.Since(start), Reason: errReason(req.Context(), err), Error: err.Error()}))
 		return nil, err
 	}
+	head, gz := r.responseHead(resp, start)
+	ex.Response, ex.meta = &head, nil // the request's redaction parsed the heads without it
+	r.redact(ex)
+	if err := r.w.Response(id, head); err != nil {
+		r.noteErr(err)
+		return resp, nil
+	}
+	respAt := r.clock.Now()
+	if resp.StatusCode == http.StatusSwitchingProtocols || resp.Body == nil {
+		// An upgraded connection (exec, port-forward) is not HTTP any more
+		// and is not recorded; the body must stay the raw connection.
+		r.noteErr(r.w.End(id, cassettes.End{At: 0, Reason: cassettes.EndEOF}))
+		return resp, nil
+	}
+	r.startStream(id, req, resp, ex, start, respAt, gz, head.Header.Get("Content-Type"))
+	done = false
+	return resp, nil
+}
+
+// recordedRequest is req as the cassette records it, and the request to
+// send in its place: req itself, or for a request with a body (which it
+// reads and closes) a clone whose body replays the bytes read.
+func recordedRequest(req *http.Request) (*http.Request, cassettes.Request, error) {
+	out := req
+	creq := cassettes.Request{Method: req.Method, URL: req.URL.String(), Header: req.Header.Clone()}
+	if req.Body != nil && req.Body != http.NoBody {
+		body, err := io.ReadAll(req.Body)
+		req.Body.Close()
+		if err != nil {
+			return nil, cassettes.Request{}, fmt.Errorf("recorder: reading the request body: %w", err)
+		}
+		out = req.Clone(req.Context())
+		out.Body = io.NopCloser(bytes.NewReader(body))
+		out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+		creq.Body = bytes.Clone(body)
+	}
+	if creq.Method == "" {
+		creq.Method = http.MethodGet
+	}
+	return out, creq, nil
+}
+
+// responseHead is the head of resp, sent at start, as the cassette
+// records it, and whether the caller gets gzip bytes the cassette records
+// decoded.
+func (r *Recorder) responseHead(resp *http.Response, start time.Time) (cassettes.Response, bool) {
 	head := cassettes.Response{Status: resp.StatusCode, Header: resp.Header.Clone(), Latency: r.clock.Since(start)}
 	gz := false
 	switch {
@@ -211,19 +245,14 @@ func (r *Recorder) roundTrip(next http.RoundTripper, req *http.Request) (*http.R
 		head.Header.Del("Content-Encoding")
 		head.Header.Del("Content-Length")
 	}
-	ex.Response, ex.meta = &head, nil // the request's redaction parsed the heads without it
-	r.redact(ex)
-	if err := r.w.Response(id, head); err != nil {
-		r.noteErr(err)
-		return resp, nil
-	}
-	respAt := r.clock.Now()
-	if resp.StatusCode == http.StatusSwitchingProtocols || resp.Body == nil {
-		// An upgraded connection (exec, port-forward) is not HTTP any more
-		// and is not recorded; the body must stay the raw connection.
-		r.noteErr(r.w.End(id, cassettes.End{At: 0, Reason: cassettes.EndEOF}))
-		return resp, nil
-	}
+	return head, gz
+}
+
+// startStream hands the body of resp, the answer to req, over to a
+// stream whose pump records it as interaction id's frames, framed as
+// contentType says, and registers the stream for Close. The stream takes
+// the interaction over: it ends it and counts it out of r.wg.
+func (r *Recorder) startStream(id int, req *http.Request, resp *http.Response, ex *Exchange, start, respAt time.Time, gz bool, contentType string) {
 	s := &stream{
 		rec:      r,
 		id:       id,
@@ -236,14 +265,12 @@ func (r *Recorder) roundTrip(next http.RoundTripper, req *http.Request) (*http.R
 		ex:       ex,
 	}
 	s.cond.L = &s.mu
-	s.framer = newFramer(req.URL, head.Header.Get("Content-Type"), s.emit)
+	s.framer = newFramer(req.URL, contentType, s.emit)
 	r.mu.Lock()
 	r.open[s] = struct{}{}
 	r.mu.Unlock()
-	done = false
 	resp.Body = s
 	go s.pump()
-	return resp, nil
 }
 
 // errReason classifies a transport error that ended an interaction.

@@ -56,67 +56,21 @@ func redactProtoDoc(doc []byte, rules objRules) ([]byte, bool) {
 	if err := unk.Unmarshal(doc[len(wire.ProtoMagic):]); err != nil {
 		return nil, false
 	}
-	type message interface {
-		Unmarshal([]byte) error
-		Marshal() ([]byte, error)
-	}
-	var obj message
-	var edit func() bool
-	switch kind := unk.Kind; {
-	case kind == "Status":
+	if unk.Kind == "Status" {
 		return doc, true
-	case rules.secrets && kind == "Secret":
-		s := &corev1.Secret{}
-		obj, edit = s, func() bool { return redactSecret(s) }
-	case rules.secrets && kind == "SecretList":
-		l := &corev1.SecretList{}
-		obj, edit = l, func() bool {
-			changed := false
-			for i := range l.Items {
-				changed = redactSecret(&l.Items[i]) || changed
-			}
-			return changed
+	}
+	obj := protoMessageOf(unk.Kind, rules)
+	if obj == nil {
+		if rules.secrets && rules.secretCtx || rules.tokens && rules.tokenCtx {
+			// An unknown kind on a secret or token path: assume the worst.
+			return nil, false
 		}
-	case rules.secrets && kind == "PartialObjectMetadata":
-		m := &metav1.PartialObjectMetadata{}
-		obj, edit = m, func() bool { return rules.secretCtx && redactAnnotation(&m.ObjectMeta) }
-	case rules.secrets && kind == "PartialObjectMetadataList":
-		l := &metav1.PartialObjectMetadataList{}
-		obj, edit = l, func() bool {
-			changed := false
-			for i := range l.Items {
-				changed = rules.secretCtx && redactAnnotation(&l.Items[i].ObjectMeta) || changed
-			}
-			return changed
-		}
-	case rules.tokens && kind == "TokenRequest":
-		t := &authenticationv1.TokenRequest{}
-		obj, edit = t, func() bool {
-			if t.Status.Token == "" {
-				return false
-			}
-			t.Status.Token = Redacted
-			return true
-		}
-	case rules.tokens && kind == "TokenReview":
-		t := &authenticationv1.TokenReview{}
-		obj, edit = t, func() bool {
-			if t.Spec.Token == "" {
-				return false
-			}
-			t.Spec.Token = Redacted
-			return true
-		}
-	case rules.secrets && rules.secretCtx, rules.tokens && rules.tokenCtx:
-		// An unknown kind on a secret or token path: assume the worst.
-		return nil, false
-	default:
 		return doc, true // another kind whose bytes merely mention "Secret"
 	}
 	if err := obj.Unmarshal(unk.Raw); err != nil {
 		return nil, false
 	}
-	if !edit() {
+	if !redactProtoMessage(obj, rules) {
 		return doc, true
 	}
 	raw, err := obj.Marshal()
@@ -129,6 +83,68 @@ func redactProtoDoc(doc []byte, rules objRules) ([]byte, bool) {
 		return nil, false
 	}
 	return append(append([]byte{}, wire.ProtoMagic...), b...), true
+}
+
+// protoMessage is a protobuf message of a kind [redactProtoDoc] redacts.
+type protoMessage interface {
+	Unmarshal([]byte) error
+	Marshal() ([]byte, error)
+}
+
+// protoMessageOf returns an empty message of kind, to decode and redact,
+// or nil when rules redact nothing of that kind.
+func protoMessageOf(kind string, rules objRules) protoMessage {
+	switch {
+	case rules.secrets && kind == "Secret":
+		return &corev1.Secret{}
+	case rules.secrets && kind == "SecretList":
+		return &corev1.SecretList{}
+	case rules.secrets && kind == "PartialObjectMetadata":
+		return &metav1.PartialObjectMetadata{}
+	case rules.secrets && kind == "PartialObjectMetadataList":
+		return &metav1.PartialObjectMetadataList{}
+	case rules.tokens && kind == "TokenRequest":
+		return &authenticationv1.TokenRequest{}
+	case rules.tokens && kind == "TokenReview":
+		return &authenticationv1.TokenReview{}
+	}
+	return nil
+}
+
+// redactProtoMessage redacts obj, a decoded message [protoMessageOf]
+// returned, and reports whether it changed it.
+func redactProtoMessage(obj protoMessage, rules objRules) bool {
+	switch o := obj.(type) {
+	case *corev1.Secret:
+		return redactSecret(o)
+	case *corev1.SecretList:
+		changed := false
+		for i := range o.Items {
+			changed = redactSecret(&o.Items[i]) || changed
+		}
+		return changed
+	case *metav1.PartialObjectMetadata:
+		return rules.secretCtx && redactAnnotation(&o.ObjectMeta)
+	case *metav1.PartialObjectMetadataList:
+		changed := false
+		for i := range o.Items {
+			changed = rules.secretCtx && redactAnnotation(&o.Items[i].ObjectMeta) || changed
+		}
+		return changed
+	case *authenticationv1.TokenRequest:
+		if o.Status.Token == "" {
+			return false
+		}
+		o.Status.Token = Redacted
+		return true
+	case *authenticationv1.TokenReview:
+		if o.Spec.Token == "" {
+			return false
+		}
+		o.Spec.Token = Redacted
+		return true
+	}
+	return false
 }
 
 func redactSecret(s *corev1.Secret) bool {

@@ -168,6 +168,9 @@ func (c *clientReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// pump reads the server's body to its end, queueing it for the client
+// and framing it for the cassette, then records the interaction's end and
+// hands the client what its reads end with.
 func (s *stream) pump() {
 	defer s.rec.wg.Done()
 	stopAfter := context.AfterFunc(s.ctx, func() {
@@ -194,6 +197,24 @@ func (s *stream) pump() {
 	if upErr == io.EOF {
 		upErr = nil
 	}
+	end, clientErr := s.ending(upErr, decodeErr)
+	// The end is in the cassette before the client sees it, so a test that
+	// read a body to its end finds the whole interaction recorded.
+	s.rec.noteErr(s.rec.w.End(s.id, end))
+	s.rec.mu.Lock()
+	delete(s.rec.open, s)
+	s.rec.mu.Unlock()
+	s.closeUpstream()
+	s.mu.Lock()
+	s.end = clientErr
+	s.cond.Broadcast()
+	s.mu.Unlock()
+}
+
+// ending is how the stream ended, given the server body's error upErr
+// (nil at a clean end) and the gzip decoding's decodeErr: the cassette's
+// end of the interaction, and the error the client's reads end with.
+func (s *stream) ending(upErr, decodeErr error) (cassettes.End, error) {
 	s.mu.Lock()
 	stopping, clientClosed := s.stopping, s.clientClosed
 	s.mu.Unlock()
@@ -222,17 +243,7 @@ func (s *stream) pump() {
 	if clientErr == nil {
 		clientErr = io.EOF
 	}
-	// The end is in the cassette before the client sees it, so a test that
-	// read a body to its end finds the whole interaction recorded.
-	s.rec.noteErr(s.rec.w.End(s.id, end))
-	s.rec.mu.Lock()
-	delete(s.rec.open, s)
-	s.rec.mu.Unlock()
-	s.closeUpstream()
-	s.mu.Lock()
-	s.end = clientErr
-	s.cond.Broadcast()
-	s.mu.Unlock()
+	return end, clientErr
 }
 
 // decode frames the gzip-decoded copy of the body while src passes the

@@ -3,6 +3,7 @@ package timeline
 import (
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/kwrec/kwrec/cassettes"
 	"github.com/kwrec/kwrec/internal/wire"
@@ -17,18 +18,7 @@ func (s *Stream) Observe(i int, f cassettes.Frame) {
 	t := s.t
 	ref := Ref{In: s.in, I: int32(i), Enc: s.enc}
 	if !s.watch {
-		switch {
-		case i == 0:
-			if err := s.addList(f.Data, ref, f); err != nil {
-				// Maybe the first of several frames: joined and parsed by
-				// seal.
-				s.listBuf = append([]byte(nil), f.Data...)
-			}
-		case s.listBuf != nil:
-			s.listBuf = append(s.listBuf, f.Data...)
-		default: // the first frame was a whole list already
-			t.fail(s.in, "list body is not JSON: more than one JSON value across its frames")
-		}
+		s.observeList(i, f, ref)
 		return
 	}
 	typ, objRef, m, ok := s.event(f.Data, ref)
@@ -54,22 +44,10 @@ func (s *Stream) Observe(i int, f cassettes.Frame) {
 	}
 	switch typ {
 	case "ERROR":
-		if s.errAt < 0 {
-			s.errAt = i
-		}
-		r := objRef
-		t.marks = append(t.marks, &Mark{RV: s.lastRV, Kind: MarkError, Recorded: &r,
-			Label: fmt.Sprintf("the recorded ERROR event, frame %d of interaction %d", i+1, s.in.ID)})
+		s.markError(i, objRef)
 		return
 	case "BOOKMARK":
-		s.lastRV = max(s.lastRV, rv)
-		if s.initial && m.InitialEventsEnd {
-			snap := t.snapAt(rv, s.base()+f.At, s.scope)
-			for _, o := range s.pending {
-				snap.items[o.Key] = o
-			}
-			s.initial, s.pending = false, nil
-		}
+		s.bookmark(rv, m.InitialEventsEnd, f.At)
 		return
 	}
 	s.lastRV = max(s.lastRV, rv)
@@ -81,6 +59,48 @@ func (s *Stream) Observe(i int, f cassettes.Frame) {
 		return
 	}
 	t.events.add(t.pack(typ, o, s.inx))
+}
+
+// observeList takes frame i (f, at ref) of a list's body: the whole list,
+// or one of several frames joined and parsed by seal.
+func (s *Stream) observeList(i int, f cassettes.Frame, ref Ref) {
+	switch {
+	case i == 0:
+		if err := s.addList(f.Data, ref, f); err != nil {
+			// Maybe the first of several frames: joined and parsed by
+			// seal.
+			s.listBuf = append([]byte(nil), f.Data...)
+		}
+	case s.listBuf != nil:
+		s.listBuf = append(s.listBuf, f.Data...)
+	default: // the first frame was a whole list already
+		s.t.fail(s.in, "list body is not JSON: more than one JSON value across its frames")
+	}
+}
+
+// markError marks the recorded ERROR event of frame i, whose object is at
+// objRef, at the stream's last resourceVersion.
+func (s *Stream) markError(i int, objRef Ref) {
+	if s.errAt < 0 {
+		s.errAt = i
+	}
+	r := objRef
+	s.t.marks = append(s.t.marks, &Mark{RV: s.lastRV, Kind: MarkError, Recorded: &r,
+		Label: fmt.Sprintf("the recorded ERROR event, frame %d of interaction %d", i+1, s.in.ID)})
+}
+
+// bookmark takes a BOOKMARK event at resourceVersion rv, the frame at at:
+// the one that ends the initial events (initialEventsEnd) files the
+// objects they added as the list at rv.
+func (s *Stream) bookmark(rv int64, initialEventsEnd bool, at time.Duration) {
+	s.lastRV = max(s.lastRV, rv)
+	if s.initial && initialEventsEnd {
+		snap := s.t.snapAt(rv, s.base()+at, s.scope)
+		for _, o := range s.pending {
+			snap.items[o.Key] = o
+		}
+		s.initial, s.pending = false, nil
+	}
 }
 
 // event splits a watch frame in the stream's encoding: its type, its

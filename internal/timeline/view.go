@@ -194,22 +194,11 @@ func (t *Timeline) stateOf(rv int64, ws []Event, key string) (objs []Object, ok 
 	if rv < t.oldest {
 		return nil, false
 	}
-	cur := map[string]Object{}
-	take := func(s *snapshot) {
-		if key != "" {
-			if o, ok := s.items[key]; ok {
-				cur[key] = o
-			}
-			return
-		}
-		for k, o := range s.items {
-			cur[k] = o
-		}
-	}
+	cur := stateObjects{}
 	from := t.oldest
 	for i := len(t.snaps) - 1; i >= 0; i-- {
 		if s := t.snaps[i]; s.ns == "" && s.rv <= rv {
-			take(s)
+			cur.take(s, key)
 			from = s.rv
 			break
 		}
@@ -220,68 +209,26 @@ func (t *Timeline) stateOf(rv int64, ws []Event, key string) (objs []Object, ok 
 	low := from
 	if t.scoped {
 		scoped = map[string]int64{}
-		for i := len(t.snaps) - 1; i >= 0; i-- {
-			s := t.snaps[i]
-			if _, seen := scoped[s.ns]; s.ns == "" || seen || s.rv > rv || s.rv < from {
-				continue
-			}
-			if key != "" && namespaceOf(key) != s.ns {
-				continue
-			}
-			scoped[s.ns] = s.rv
-			low = min(low, s.rv)
-			for k := range cur {
-				if namespaceOf(k) == s.ns {
-					delete(cur, k)
-				}
-			}
-			take(s)
-		}
+		low = cur.takeScoped(scoped, t.snaps, rv, from, key)
 	}
-	fromOf := func(k string) int64 {
-		if r, ok := scoped[namespaceOf(k)]; ok {
-			return r
-		}
-		return from
-	}
-	apply := func(e *Event) {
-		if key != "" && e.Obj.Key != key {
-			return
-		}
-		if e.Type == "DELETED" {
-			delete(cur, e.Obj.Key)
-		} else {
-			cur[e.Obj.Key] = e.Obj
-		}
-	}
-	// Writes and recorded events in resourceVersion order. A write older
-	// than the list its object's state starts from is kept unless the list
-	// holds a newer version of the object.
-	write := func(w *Event) {
-		if w.RV() <= fromOf(w.Obj.Key) {
-			if o, ok := cur[w.Obj.Key]; ok && o.RV >= w.RV() {
-				return
-			}
-		}
-		apply(w)
-	}
+	// Writes and recorded events in resourceVersion order.
 	w := 0
 	for i := t.events.search(low); i < t.events.Len() && t.events.rvAt(i) <= rv; i++ {
 		r := t.events.at(i)
 		for ; w < len(ws) && ws[w].RV() < t.events.rv(r); w++ {
-			write(&ws[w])
+			cur.write(&ws[w], key, fromOf(scoped, from, ws[w].Obj.Key))
 		}
 		if key != "" || t.scoped {
 			// (Without scoped lists, every event after low is after from.)
-			if k := t.key(r); key != "" && k != key || t.events.rv(r) <= fromOf(k) {
+			if k := t.key(r); key != "" && k != key || t.events.rv(r) <= fromOf(scoped, from, k) {
 				continue
 			}
 		}
 		e := t.unpack(r)
-		apply(&e)
+		cur.apply(&e, key)
 	}
 	for ; w < len(ws) && ws[w].RV() <= rv; w++ {
-		write(&ws[w])
+		cur.write(&ws[w], key, fromOf(scoped, from, ws[w].Obj.Key))
 	}
 	objs = make([]Object, 0, len(cur))
 	for _, o := range cur {
@@ -289,6 +236,84 @@ func (t *Timeline) stateOf(rv int64, ws []Event, key string) (objs []Object, ok 
 	}
 	sort.Slice(objs, func(i, j int) bool { return objs[i].Key < objs[j].Key })
 	return objs, true
+}
+
+// stateObjects is the state [Timeline.stateOf] builds: the objects by
+// key, as the lists it starts from and the changes after them make them.
+// Its methods keep only object key unless key is "".
+type stateObjects map[string]Object
+
+// take takes the objects of snapshot s into the state.
+func (cur stateObjects) take(s *snapshot, key string) {
+	if key != "" {
+		if o, ok := s.items[key]; ok {
+			cur[key] = o
+		}
+		return
+	}
+	for k, o := range s.items {
+		cur[k] = o
+	}
+}
+
+// takeScoped starts each namespace from its own newest list in snaps at
+// or before rv and not older than from, the list of all namespaces the
+// state starts from, noting the list's resourceVersion in scoped. It
+// returns the resourceVersion the changes to apply start after: from, or
+// an older namespace list's.
+func (cur stateObjects) takeScoped(scoped map[string]int64, snaps []*snapshot, rv, from int64, key string) (low int64) {
+	low = from
+	for i := len(snaps) - 1; i >= 0; i-- {
+		s := snaps[i]
+		if _, seen := scoped[s.ns]; s.ns == "" || seen || s.rv > rv || s.rv < from {
+			continue
+		}
+		if key != "" && namespaceOf(key) != s.ns {
+			continue
+		}
+		scoped[s.ns] = s.rv
+		low = min(low, s.rv)
+		for k := range cur {
+			if namespaceOf(k) == s.ns {
+				delete(cur, k)
+			}
+		}
+		cur.take(s, key)
+	}
+	return low
+}
+
+// fromOf is the resourceVersion of the list object key k's state starts
+// from: its namespace's in scoped, or from.
+func fromOf(scoped map[string]int64, from int64, k string) int64 {
+	if r, ok := scoped[namespaceOf(k)]; ok {
+		return r
+	}
+	return from
+}
+
+// apply applies the change e to the state.
+func (cur stateObjects) apply(e *Event, key string) {
+	if key != "" && e.Obj.Key != key {
+		return
+	}
+	if e.Type == "DELETED" {
+		delete(cur, e.Obj.Key)
+	} else {
+		cur[e.Obj.Key] = e.Obj
+	}
+}
+
+// write applies the write w, whose object's state starts from the list
+// at resourceVersion from, to the state. A write older than that list is
+// kept unless the list holds a newer version of the object.
+func (cur stateObjects) write(w *Event, key string, from int64) {
+	if w.RV() <= from {
+		if o, ok := cur[w.Obj.Key]; ok && o.RV >= w.RV() {
+			return
+		}
+	}
+	cur.apply(w, key)
 }
 
 // namespaceOf is the namespace of an object key, "" for a cluster-scoped

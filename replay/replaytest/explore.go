@@ -115,13 +115,9 @@ const (
 // tried, how fast, and which failed.
 func Explore(t *testing.T, name string, faults Faults, body func(t *testing.T, r *replay.Replayer)) []Point {
 	t.Helper()
-	var ref struct {
-		world    []byte
-		changes  []replay.Change
-		requests []replay.RequestCount
-	}
-	h := Load(t, name) // read once, replayed once per point
-	run(t, h, BubbleOptions(), func(t *testing.T, r *replay.Replayer) {
+	x := &exploration{name: name, ignore: faults.Ignore, body: body}
+	x.h = Load(t, name) // read once, replayed once per point
+	run(t, x.h, BubbleOptions(), func(t *testing.T, r *replay.Replayer) {
 		body(t, r)
 		if t.Failed() {
 			return
@@ -130,73 +126,92 @@ func Explore(t *testing.T, name string, faults Faults, body func(t *testing.T, r
 		if err != nil {
 			t.Fatalf("replaytest: the world of the reference run: %v", err)
 		}
-		ref.world, ref.changes, ref.requests = w, r.Changes(), r.Requests()
+		x.ref.world, x.ref.changes, x.ref.requests = w, r.Changes(), r.Requests()
 	})
-	if ref.world == nil {
+	if x.ref.world == nil {
 		t.Fatalf("replaytest: the reference run (no fault) failed: exploration needs a body that passes first")
 	}
-	points, err := shard(faultPoints(ref.changes, ref.requests, faults), os.Getenv(EnvExploreShard))
+	points, err := shard(faultPoints(x.ref.changes, x.ref.requests, faults), os.Getenv(EnvExploreShard))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var mu sync.Mutex
-	var failed []string
-	ran := 0
-	// The points' span: parallel subtests start once the test function
-	// returns, beside those of any other Explore of the same test.
-	var start, end time.Time
 	t.Cleanup(func() {
-		elapsed := end.Sub(start)
+		elapsed := x.end.Sub(x.start)
 		t.Logf("replaytest: explored %d of %d fault points of %s in %v (%.0f a second): %d failed %v",
-			ran, len(points), name, elapsed.Round(time.Millisecond), float64(ran)/elapsed.Seconds(), len(failed), failed)
+			x.ran, len(points), name, elapsed.Round(time.Millisecond), float64(x.ran)/elapsed.Seconds(), len(x.failed), x.failed)
 	})
 	for _, p := range points {
-		t.Run(p.Name, func(t *testing.T) {
-			t.Parallel()
-			mu.Lock()
-			if start.IsZero() {
-				start = time.Now()
-			}
-			mu.Unlock()
-			opts := BubbleOptions()
-			opts.Edits = []replay.Edit{p.Edit}
-			fired := false
-			// Deferred: synctest.Test ends a failed test with FailNow.
-			defer func() {
-				if !fired && !t.Failed() {
-					t.Logf("replaytest: %s never fired: the run did not reach that point", p.Name)
-				}
-				mu.Lock()
-				ran++
-				end = time.Now()
-				if t.Failed() {
-					failed = append(failed, p.Name)
-				}
-				mu.Unlock()
-				if t.Failed() {
-					writeFailing(t, name, p)
-				}
-			}()
-			run(t, h, opts, func(t *testing.T, r *replay.Replayer) {
-				t.Logf("replaytest: injected %s", p.Edit)
-				body(t, r)
-				for _, e := range r.Edits() {
-					fired = fired || e.Fired > 0
-				}
-				if t.Failed() {
-					return
-				}
-				w, err := worldOf(r, faults.Ignore)
-				if err != nil {
-					t.Fatalf("replaytest: the world after %s: %v", p.Name, err)
-				}
-				if d := cmp.Diff(string(ref.world), string(w)); d != "" {
-					t.Errorf("replaytest: with %s (%s) the world ends unlike the reference run's: the code under test did not converge (-reference +this run):\n%s", p.Name, p.Edit, d)
-				}
-			})
-		})
+		t.Run(p.Name, func(t *testing.T) { x.explore(t, p) })
 	}
 	return points
+}
+
+// exploration is what the subtests of one [Explore] share: its cassette,
+// body and reference run, and what the points' runs found.
+type exploration struct {
+	name   string
+	h      *replay.History
+	ignore [][]string
+	body   func(t *testing.T, r *replay.Replayer)
+	ref    struct {
+		world    []byte
+		changes  []replay.Change
+		requests []replay.RequestCount
+	}
+
+	mu     sync.Mutex
+	failed []string
+	ran    int
+	// The points' span: parallel subtests start once the test function
+	// returns, beside those of any other Explore of the same test.
+	start, end time.Time
+}
+
+// explore is the parallel subtest of point p: body runs with p's edit
+// and must end in the reference run's world.
+func (x *exploration) explore(t *testing.T, p Point) {
+	t.Parallel()
+	x.mu.Lock()
+	if x.start.IsZero() {
+		x.start = time.Now()
+	}
+	x.mu.Unlock()
+	opts := BubbleOptions()
+	opts.Edits = []replay.Edit{p.Edit}
+	fired := false
+	// Deferred: synctest.Test ends a failed test with FailNow.
+	defer func() {
+		if !fired && !t.Failed() {
+			t.Logf("replaytest: %s never fired: the run did not reach that point", p.Name)
+		}
+		x.mu.Lock()
+		x.ran++
+		x.end = time.Now()
+		if t.Failed() {
+			x.failed = append(x.failed, p.Name)
+		}
+		x.mu.Unlock()
+		if t.Failed() {
+			writeFailing(t, x.name, p)
+		}
+	}()
+	run(t, x.h, opts, func(t *testing.T, r *replay.Replayer) {
+		t.Logf("replaytest: injected %s", p.Edit)
+		x.body(t, r)
+		for _, e := range r.Edits() {
+			fired = fired || e.Fired > 0
+		}
+		if t.Failed() {
+			return
+		}
+		w, err := worldOf(r, x.ignore)
+		if err != nil {
+			t.Fatalf("replaytest: the world after %s: %v", p.Name, err)
+		}
+		if d := cmp.Diff(string(x.ref.world), string(w)); d != "" {
+			t.Errorf("replaytest: with %s (%s) the world ends unlike the reference run's: the code under test did not converge (-reference +this run):\n%s", p.Name, p.Edit, d)
+		}
+	})
 }
 
 // faultPoints lists the points of the kinds faults selects: after each
@@ -206,68 +221,8 @@ func faultPoints(changes []replay.Change, requests []replay.RequestCount, faults
 	if kinds == nil {
 		kinds = AllFaults
 	}
-	want := func(k FaultKind) bool { return slices.Contains(kinds, k) }
-	made := func(verb, group, resource string) int {
-		for _, c := range requests {
-			if c.Verb == verb && c.Group == group && c.Resource == resource {
-				return c.N
-			}
-		}
-		return 0
-	}
-	var out []Point
-	for _, c := range changes {
-		if made("watch", c.Group, c.Resource) == 0 {
-			continue
-		}
-		where := fmt.Sprintf("%s/%s:rv=%d", resourceName(c.Group, c.Resource), c.Namespace, c.RV)
-		if c.Namespace == "" {
-			where = fmt.Sprintf("%s:rv=%d", resourceName(c.Group, c.Resource), c.RV)
-		}
-		at := replay.Edit{Resource: c.Resource, Group: c.Group, Namespace: c.Namespace, RV: c.RV}
-		if want(FaultExpired) {
-			e := at
-			e.Kind, e.Status = replay.EditWatchError, 410
-			out = append(out, Point{Name: "410@" + where, Edit: e})
-		}
-		if want(FaultBehind) {
-			e := at
-			e.Kind, e.Status, e.Skip = replay.EditWatchError, 410, 1
-			out = append(out, Point{Name: "410behind@" + where, Edit: e})
-		}
-		if want(FaultReset) {
-			e := at
-			e.Kind = replay.EditReset
-			out = append(out, Point{Name: "reset@" + where, Edit: e})
-		}
-	}
-	errorAt := func(status, retryAfter int, c replay.RequestCount) {
-		for n := 1; n <= c.N; n++ {
-			e := replay.Edit{Kind: replay.EditError, Resource: c.Resource, Group: c.Group, Verb: c.Verb, Nth: n, Status: status, RetryAfter: retryAfter}
-			out = append(out, Point{Name: fmt.Sprintf("%d@%s:%s:nth=%d", status, c.Verb, resourceName(c.Group, c.Resource), n), Edit: e})
-		}
-	}
-	for _, c := range requests {
-		switch c.Verb {
-		case "list":
-			if want(FaultList500) {
-				errorAt(500, 0, c)
-			}
-			if want(FaultList503) {
-				errorAt(503, 0, c)
-			}
-		case "create", "update", "patch", "delete", "deletecollection":
-			if want(FaultConflict) {
-				errorAt(409, 0, c)
-			}
-			if want(FaultWrite500) {
-				errorAt(500, 0, c)
-			}
-			if want(FaultThrottled) {
-				errorAt(429, 1, c)
-			}
-		}
-	}
+	out := watchFaultPoints(nil, changes, requests, kinds)
+	out = requestFaultPoints(out, requests, kinds)
 	if faults.Max > 0 && len(out) > faults.Max {
 		rng := rand.New(rand.NewPCG(faults.Seed, faults.Seed^0x6b77726563))
 		idx := rng.Perm(len(out))[:faults.Max]
@@ -279,6 +234,85 @@ func faultPoints(changes []replay.Change, requests []replay.RequestCount, faults
 		out = sample
 	}
 	return out
+}
+
+// watchFaultPoints appends to out the watch faults of kinds after each
+// change of a resource the requests watched.
+func watchFaultPoints(out []Point, changes []replay.Change, requests []replay.RequestCount, kinds []FaultKind) []Point {
+	for _, c := range changes {
+		if made(requests, "watch", c.Group, c.Resource) == 0 {
+			continue
+		}
+		where := fmt.Sprintf("%s/%s:rv=%d", resourceName(c.Group, c.Resource), c.Namespace, c.RV)
+		if c.Namespace == "" {
+			where = fmt.Sprintf("%s:rv=%d", resourceName(c.Group, c.Resource), c.RV)
+		}
+		at := replay.Edit{Resource: c.Resource, Group: c.Group, Namespace: c.Namespace, RV: c.RV}
+		if slices.Contains(kinds, FaultExpired) {
+			e := at
+			e.Kind, e.Status = replay.EditWatchError, 410
+			out = append(out, Point{Name: "410@" + where, Edit: e})
+		}
+		if slices.Contains(kinds, FaultBehind) {
+			e := at
+			e.Kind, e.Status, e.Skip = replay.EditWatchError, 410, 1
+			out = append(out, Point{Name: "410behind@" + where, Edit: e})
+		}
+		if slices.Contains(kinds, FaultReset) {
+			e := at
+			e.Kind = replay.EditReset
+			out = append(out, Point{Name: "reset@" + where, Edit: e})
+		}
+	}
+	return out
+}
+
+// requestFaultPoints appends to out the list and write faults of kinds
+// on each list and each write of the requests.
+func requestFaultPoints(out []Point, requests []replay.RequestCount, kinds []FaultKind) []Point {
+	for _, c := range requests {
+		switch c.Verb {
+		case "list":
+			if slices.Contains(kinds, FaultList500) {
+				out = errorPoints(out, 500, 0, c)
+			}
+			if slices.Contains(kinds, FaultList503) {
+				out = errorPoints(out, 503, 0, c)
+			}
+		case "create", "update", "patch", "delete", "deletecollection":
+			if slices.Contains(kinds, FaultConflict) {
+				out = errorPoints(out, 409, 0, c)
+			}
+			if slices.Contains(kinds, FaultWrite500) {
+				out = errorPoints(out, 500, 0, c)
+			}
+			if slices.Contains(kinds, FaultThrottled) {
+				out = errorPoints(out, 429, 1, c)
+			}
+		}
+	}
+	return out
+}
+
+// errorPoints appends to out a point answering each of the c.N requests
+// counted in c with status (and Retry-After: retryAfter, when above 0).
+func errorPoints(out []Point, status, retryAfter int, c replay.RequestCount) []Point {
+	for n := 1; n <= c.N; n++ {
+		e := replay.Edit{Kind: replay.EditError, Resource: c.Resource, Group: c.Group, Verb: c.Verb, Nth: n, Status: status, RetryAfter: retryAfter}
+		out = append(out, Point{Name: fmt.Sprintf("%d@%s:%s:nth=%d", status, c.Verb, resourceName(c.Group, c.Resource), n), Edit: e})
+	}
+	return out
+}
+
+// made is how many requests of verb the requests counted for resource of
+// group, 0 for none.
+func made(requests []replay.RequestCount, verb, group, resource string) int {
+	for _, c := range requests {
+		if c.Verb == verb && c.Group == group && c.Resource == resource {
+			return c.N
+		}
+	}
+	return 0
 }
 
 // resourceName is resource.group as kubectl names it, the resource alone

@@ -163,29 +163,10 @@ type memFile struct{ *bytes.Reader }
 
 func (memFile) Close() error { return nil }
 
+// index reads the cassette of x's files in one pass: its header, each
+// interaction and where each of its frames is.
 func (x *Index) index(opts Options) error {
-	// The Reader reads through sc, which tells where each line is and
-	// the seek comments, and how much of a frame it checks.
-	parts := make([]cassettefile.Part, len(x.files))
-	plain := false
-	for k, f := range x.files {
-		parts[k] = cassettefile.Part{R: f, Name: x.names[k]}
-		// Frames are checked as the plainest file needs.
-		var magic [4]byte
-		n, _ := f.ReadAt(magic[:], 0)
-		plain = plain || !cassettefile.IsCompressed(magic[:n])
-	}
-	// An index needs each frame's bounds, not a proof that it is JSON:
-	// kwrec's writer only stores valid JSON frames, lint checks every one,
-	// and a compressed file's zstd checksums already prove its bytes are
-	// the ones written, so only a plain (hand-editable) file's frames are
-	// checked, and only for being whole values. This is most of what
-	// makes an open as fast as decompression.
-	check := cassettefile.CheckBounds
-	if !plain {
-		check = cassettefile.CheckNone
-	}
-	sc := cassettefile.NewScanner(parts, cassettefile.ScanOptions{Check: check, Ahead: true, Borrow: true})
+	sc := x.scanner()
 	c, err := cassettefile.NewReader(sc)
 	if err != nil {
 		return err
@@ -209,32 +190,69 @@ func (x *Index) index(opts Options) error {
 			}
 			return err
 		}
-		switch {
-		case e.Request != nil:
-			in := &Interaction{ID: e.ID, At: e.At, Request: *e.Request}
-			byID[e.ID] = in
-			x.Interactions = append(x.Interactions, in)
-		case e.Response != nil:
-			byID[e.ID].Response = e.Response
-		case e.Frame != nil:
-			in := byID[e.ID]
-			i := in.Frames.Len()
-			line := int32(0)
-			if e.Line <= math.MaxInt32 {
-				line = int32(e.Line)
-			}
-			off, n := sc.Line()
-			in.Frames.Append(Frame{At: e.Frame.At, off: off, n: int32(n), line: line})
-			noteBase(in, i, sc.Base())
-			if opts.Visit != nil {
-				if err := opts.Visit(in, i, *e.Frame); err != nil {
-					return err
-				}
-			}
-		case e.End != nil:
-			byID[e.ID].End = e.End
+		if err := x.add(e, byID, sc, opts); err != nil {
+			return err
 		}
 	}
+}
+
+// scanner is the Scanner the Reader of x's files reads through, which
+// tells where each line is and the seek comments, and how much of a
+// frame it checks.
+func (x *Index) scanner() *cassettefile.Scanner {
+	parts := make([]cassettefile.Part, len(x.files))
+	plain := false
+	for k, f := range x.files {
+		parts[k] = cassettefile.Part{R: f, Name: x.names[k]}
+		// Frames are checked as the plainest file needs.
+		var magic [4]byte
+		n, _ := f.ReadAt(magic[:], 0)
+		plain = plain || !cassettefile.IsCompressed(magic[:n])
+	}
+	// An index needs each frame's bounds, not a proof that it is JSON:
+	// kwrec's writer only stores valid JSON frames, lint checks every one,
+	// and a compressed file's zstd checksums already prove its bytes are
+	// the ones written, so only a plain (hand-editable) file's frames are
+	// checked, and only for being whole values. This is most of what
+	// makes an open as fast as decompression.
+	check := cassettefile.CheckBounds
+	if !plain {
+		check = cassettefile.CheckNone
+	}
+	return cassettefile.NewScanner(parts, cassettefile.ScanOptions{Check: check, Ahead: true, Borrow: true})
+}
+
+// add notes entry e, just read through sc, in x: a request starts an
+// Interaction (kept in byID by its ID), a response or an end completes
+// it, and a frame's place is appended to its Frames and shown to
+// opts.Visit.
+func (x *Index) add(e cassettes.Entry, byID map[int]*Interaction, sc *cassettefile.Scanner, opts Options) error {
+	switch {
+	case e.Request != nil:
+		in := &Interaction{ID: e.ID, At: e.At, Request: *e.Request}
+		byID[e.ID] = in
+		x.Interactions = append(x.Interactions, in)
+	case e.Response != nil:
+		byID[e.ID].Response = e.Response
+	case e.Frame != nil:
+		in := byID[e.ID]
+		i := in.Frames.Len()
+		line := int32(0)
+		if e.Line <= math.MaxInt32 {
+			line = int32(e.Line)
+		}
+		off, n := sc.Line()
+		in.Frames.Append(Frame{At: e.Frame.At, off: off, n: int32(n), line: line})
+		noteBase(in, i, sc.Base())
+		if opts.Visit != nil {
+			if err := opts.Visit(in, i, *e.Frame); err != nil {
+				return err
+			}
+		}
+	case e.End != nil:
+		byID[e.ID].End = e.End
+	}
+	return nil
 }
 
 // finish keeps where the files' texts are and their seek points, and

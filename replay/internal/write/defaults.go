@@ -22,131 +22,168 @@ import (
 func setDefaults(obj runtime.Object) {
 	switch o := obj.(type) {
 	case *corev1.Pod:
-		defaultPodSpec(&o.Spec)
-		if o.Spec.EnableServiceLinks == nil {
-			o.Spec.EnableServiceLinks = ptr(true)
-		}
-		for i := range o.Spec.Containers {
-			defaultResourceRequests(&o.Spec.Containers[i].Resources)
-		}
+		defaultPod(o)
 	case *corev1.PodTemplate:
 		defaultPodSpec(&o.Template.Spec)
 	case *corev1.ReplicationController:
-		if o.Spec.Replicas == nil {
-			o.Spec.Replicas = ptr[int32](1)
-		}
-		if o.Spec.Template != nil {
-			if len(o.Spec.Selector) == 0 {
-				o.Spec.Selector = o.Spec.Template.Labels
-			}
-			if len(o.Labels) == 0 {
-				o.Labels = o.Spec.Template.Labels
-			}
-			defaultPodSpec(&o.Spec.Template.Spec)
-		}
+		defaultReplicationController(o)
 	case *appsv1.Deployment:
-		if o.Spec.Replicas == nil {
-			o.Spec.Replicas = ptr[int32](1)
-		}
-		s := &o.Spec.Strategy
-		if s.Type == "" {
-			s.Type = appsv1.RollingUpdateDeploymentStrategyType
-		}
-		if s.Type == appsv1.RollingUpdateDeploymentStrategyType {
-			if s.RollingUpdate == nil {
-				s.RollingUpdate = &appsv1.RollingUpdateDeployment{}
-			}
-			if s.RollingUpdate.MaxUnavailable == nil {
-				s.RollingUpdate.MaxUnavailable = ptr(intstr.FromString("25%"))
-			}
-			if s.RollingUpdate.MaxSurge == nil {
-				s.RollingUpdate.MaxSurge = ptr(intstr.FromString("25%"))
-			}
-		}
-		if o.Spec.RevisionHistoryLimit == nil {
-			o.Spec.RevisionHistoryLimit = ptr[int32](10)
-		}
-		if o.Spec.ProgressDeadlineSeconds == nil {
-			o.Spec.ProgressDeadlineSeconds = ptr[int32](600)
-		}
-		defaultPodSpec(&o.Spec.Template.Spec)
+		defaultDeployment(o)
 	case *appsv1.ReplicaSet:
 		if o.Spec.Replicas == nil {
 			o.Spec.Replicas = ptr[int32](1)
 		}
 		defaultPodSpec(&o.Spec.Template.Spec)
 	case *appsv1.StatefulSet:
-		if o.Spec.PodManagementPolicy == "" {
-			o.Spec.PodManagementPolicy = appsv1.OrderedReadyPodManagement
-		}
-		if o.Spec.UpdateStrategy.Type == "" {
-			o.Spec.UpdateStrategy.Type = appsv1.RollingUpdateStatefulSetStrategyType
-			if o.Spec.UpdateStrategy.RollingUpdate == nil {
-				o.Spec.UpdateStrategy.RollingUpdate = &appsv1.RollingUpdateStatefulSetStrategy{}
-			}
-		}
-		if ru := o.Spec.UpdateStrategy.RollingUpdate; o.Spec.UpdateStrategy.Type == appsv1.RollingUpdateStatefulSetStrategyType && ru != nil {
-			if ru.Partition == nil {
-				ru.Partition = ptr[int32](0)
-			}
-			if ru.MaxUnavailable == nil {
-				ru.MaxUnavailable = ptr(intstr.FromInt32(1))
-			}
-		}
-		if o.Spec.PersistentVolumeClaimRetentionPolicy == nil {
-			o.Spec.PersistentVolumeClaimRetentionPolicy = &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{}
-		}
-		p := o.Spec.PersistentVolumeClaimRetentionPolicy
-		if p.WhenDeleted == "" {
-			p.WhenDeleted = appsv1.RetainPersistentVolumeClaimRetentionPolicyType
-		}
-		if p.WhenScaled == "" {
-			p.WhenScaled = appsv1.RetainPersistentVolumeClaimRetentionPolicyType
-		}
-		if o.Spec.Replicas == nil {
-			o.Spec.Replicas = ptr[int32](1)
-		}
-		if o.Spec.RevisionHistoryLimit == nil {
-			o.Spec.RevisionHistoryLimit = ptr[int32](10)
-		}
-		defaultPodSpec(&o.Spec.Template.Spec)
+		defaultStatefulSet(o)
 	case *appsv1.DaemonSet:
-		s := &o.Spec.UpdateStrategy
-		if s.Type == "" {
-			s.Type = appsv1.RollingUpdateDaemonSetStrategyType
-		}
-		if s.Type == appsv1.RollingUpdateDaemonSetStrategyType {
-			if s.RollingUpdate == nil {
-				s.RollingUpdate = &appsv1.RollingUpdateDaemonSet{}
-			}
-			if s.RollingUpdate.MaxUnavailable == nil {
-				s.RollingUpdate.MaxUnavailable = ptr(intstr.FromInt32(1))
-			}
-			if s.RollingUpdate.MaxSurge == nil {
-				s.RollingUpdate.MaxSurge = ptr(intstr.FromInt32(0))
-			}
-		}
-		if o.Spec.RevisionHistoryLimit == nil {
-			o.Spec.RevisionHistoryLimit = ptr[int32](10)
-		}
-		defaultPodSpec(&o.Spec.Template.Spec)
+		defaultDaemonSet(o)
 	case *batchv1.Job:
 		defaultJobSpec(&o.Spec)
 	case *batchv1.CronJob:
-		if o.Spec.ConcurrencyPolicy == "" {
-			o.Spec.ConcurrencyPolicy = batchv1.AllowConcurrent
-		}
-		if o.Spec.Suspend == nil {
-			o.Spec.Suspend = ptr(false)
-		}
-		if o.Spec.SuccessfulJobsHistoryLimit == nil {
-			o.Spec.SuccessfulJobsHistoryLimit = ptr[int32](3)
-		}
-		if o.Spec.FailedJobsHistoryLimit == nil {
-			o.Spec.FailedJobsHistoryLimit = ptr[int32](1)
-		}
-		defaultPodSpec(&o.Spec.JobTemplate.Spec.Template.Spec)
+		defaultCronJob(o)
 	}
+}
+
+// defaultPod sets a Pod's defaults: its spec's, service links, and the
+// requests its containers' limits imply.
+func defaultPod(o *corev1.Pod) {
+	defaultPodSpec(&o.Spec)
+	if o.Spec.EnableServiceLinks == nil {
+		o.Spec.EnableServiceLinks = ptr(true)
+	}
+	for i := range o.Spec.Containers {
+		defaultResourceRequests(&o.Spec.Containers[i].Resources)
+	}
+}
+
+// defaultReplicationController sets a ReplicationController's defaults;
+// its selector and labels come from its template's labels.
+func defaultReplicationController(o *corev1.ReplicationController) {
+	if o.Spec.Replicas == nil {
+		o.Spec.Replicas = ptr[int32](1)
+	}
+	if o.Spec.Template != nil {
+		if len(o.Spec.Selector) == 0 {
+			o.Spec.Selector = o.Spec.Template.Labels
+		}
+		if len(o.Labels) == 0 {
+			o.Labels = o.Spec.Template.Labels
+		}
+		defaultPodSpec(&o.Spec.Template.Spec)
+	}
+}
+
+// defaultDeployment sets a Deployment's defaults, its rolling update
+// strategy's included.
+func defaultDeployment(o *appsv1.Deployment) {
+	if o.Spec.Replicas == nil {
+		o.Spec.Replicas = ptr[int32](1)
+	}
+	s := &o.Spec.Strategy
+	if s.Type == "" {
+		s.Type = appsv1.RollingUpdateDeploymentStrategyType
+	}
+	if s.Type == appsv1.RollingUpdateDeploymentStrategyType {
+		if s.RollingUpdate == nil {
+			s.RollingUpdate = &appsv1.RollingUpdateDeployment{}
+		}
+		if s.RollingUpdate.MaxUnavailable == nil {
+			s.RollingUpdate.MaxUnavailable = ptr(intstr.FromString("25%"))
+		}
+		if s.RollingUpdate.MaxSurge == nil {
+			s.RollingUpdate.MaxSurge = ptr(intstr.FromString("25%"))
+		}
+	}
+	if o.Spec.RevisionHistoryLimit == nil {
+		o.Spec.RevisionHistoryLimit = ptr[int32](10)
+	}
+	if o.Spec.ProgressDeadlineSeconds == nil {
+		o.Spec.ProgressDeadlineSeconds = ptr[int32](600)
+	}
+	defaultPodSpec(&o.Spec.Template.Spec)
+}
+
+// defaultStatefulSet sets a StatefulSet's defaults: its pod management
+// and update strategy, its PersistentVolumeClaim retention policy, its
+// replicas and revision history limit.
+func defaultStatefulSet(o *appsv1.StatefulSet) {
+	if o.Spec.PodManagementPolicy == "" {
+		o.Spec.PodManagementPolicy = appsv1.OrderedReadyPodManagement
+	}
+	if o.Spec.UpdateStrategy.Type == "" {
+		o.Spec.UpdateStrategy.Type = appsv1.RollingUpdateStatefulSetStrategyType
+		if o.Spec.UpdateStrategy.RollingUpdate == nil {
+			o.Spec.UpdateStrategy.RollingUpdate = &appsv1.RollingUpdateStatefulSetStrategy{}
+		}
+	}
+	if ru := o.Spec.UpdateStrategy.RollingUpdate; o.Spec.UpdateStrategy.Type == appsv1.RollingUpdateStatefulSetStrategyType && ru != nil {
+		if ru.Partition == nil {
+			ru.Partition = ptr[int32](0)
+		}
+		if ru.MaxUnavailable == nil {
+			ru.MaxUnavailable = ptr(intstr.FromInt32(1))
+		}
+	}
+	if o.Spec.PersistentVolumeClaimRetentionPolicy == nil {
+		o.Spec.PersistentVolumeClaimRetentionPolicy = &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{}
+	}
+	p := o.Spec.PersistentVolumeClaimRetentionPolicy
+	if p.WhenDeleted == "" {
+		p.WhenDeleted = appsv1.RetainPersistentVolumeClaimRetentionPolicyType
+	}
+	if p.WhenScaled == "" {
+		p.WhenScaled = appsv1.RetainPersistentVolumeClaimRetentionPolicyType
+	}
+	if o.Spec.Replicas == nil {
+		o.Spec.Replicas = ptr[int32](1)
+	}
+	if o.Spec.RevisionHistoryLimit == nil {
+		o.Spec.RevisionHistoryLimit = ptr[int32](10)
+	}
+	defaultPodSpec(&o.Spec.Template.Spec)
+}
+
+// defaultDaemonSet sets a DaemonSet's defaults, its rolling update
+// strategy's included.
+func defaultDaemonSet(o *appsv1.DaemonSet) {
+	s := &o.Spec.UpdateStrategy
+	if s.Type == "" {
+		s.Type = appsv1.RollingUpdateDaemonSetStrategyType
+	}
+	if s.Type == appsv1.RollingUpdateDaemonSetStrategyType {
+		if s.RollingUpdate == nil {
+			s.RollingUpdate = &appsv1.RollingUpdateDaemonSet{}
+		}
+		if s.RollingUpdate.MaxUnavailable == nil {
+			s.RollingUpdate.MaxUnavailable = ptr(intstr.FromInt32(1))
+		}
+		if s.RollingUpdate.MaxSurge == nil {
+			s.RollingUpdate.MaxSurge = ptr(intstr.FromInt32(0))
+		}
+	}
+	if o.Spec.RevisionHistoryLimit == nil {
+		o.Spec.RevisionHistoryLimit = ptr[int32](10)
+	}
+	defaultPodSpec(&o.Spec.Template.Spec)
+}
+
+// defaultCronJob sets a CronJob's defaults and those of its job
+// template's Pod spec.
+func defaultCronJob(o *batchv1.CronJob) {
+	if o.Spec.ConcurrencyPolicy == "" {
+		o.Spec.ConcurrencyPolicy = batchv1.AllowConcurrent
+	}
+	if o.Spec.Suspend == nil {
+		o.Spec.Suspend = ptr(false)
+	}
+	if o.Spec.SuccessfulJobsHistoryLimit == nil {
+		o.Spec.SuccessfulJobsHistoryLimit = ptr[int32](3)
+	}
+	if o.Spec.FailedJobsHistoryLimit == nil {
+		o.Spec.FailedJobsHistoryLimit = ptr[int32](1)
+	}
+	defaultPodSpec(&o.Spec.JobTemplate.Spec.Template.Spec)
 }
 
 func defaultJobSpec(s *batchv1.JobSpec) {

@@ -95,37 +95,9 @@ func (w *write) scale() (Result, error) {
 	if w.cur == nil {
 		return Result{}, apierrors.NewNotFound(w.gr, w.req.Name)
 	}
-	cur, err := scaleOf(w.cur)
-	if err != nil {
-		return Result{}, statusError(err)
-	}
-	curJS, err := json.Marshal(cur)
+	next, err := w.requestedScale()
 	if err != nil {
 		return Result{}, err
-	}
-	var next []byte
-	switch w.req.Verb {
-	case VerbUpdate:
-		next = w.req.Body
-	case VerbPatch:
-		switch types.PatchType(w.req.ContentType) {
-		case types.MergePatchType:
-			next, err = jsonpatch.MergePatch(curJS, w.req.Body)
-		case types.JSONPatchType:
-			var ops jsonpatch.Patch
-			if ops, err = jsonpatch.DecodePatch(w.req.Body); err == nil {
-				next, err = ops.Apply(curJS)
-			}
-		case types.StrategicMergePatchType:
-			next, err = strategicpatch.StrategicMergePatch(curJS, w.req.Body, &autoscalingv1.Scale{})
-		default:
-			return Result{}, apierrors.NewBadRequest(fmt.Sprintf("kwrec: %s patches of the scale subresource are not simulated", w.req.ContentType))
-		}
-		if err != nil {
-			return Result{}, apierrors.NewBadRequest(err.Error())
-		}
-	default:
-		return Result{}, apierrors.NewMethodNotSupported(w.gr, w.req.Verb)
 	}
 	var s autoscalingv1.Scale
 	if err := kjson.UnmarshalCaseSensitivePreserveInts(next, &s); err != nil {
@@ -150,6 +122,51 @@ func (w *write) scale() (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	return scaleAnswer(res)
+}
+
+// requestedScale is the JSON of the Scale the request makes of the
+// current object's: the body of an update, or the current Scale patched
+// by the body of a patch.
+func (w *write) requestedScale() ([]byte, error) {
+	cur, err := scaleOf(w.cur)
+	if err != nil {
+		return nil, statusError(err)
+	}
+	curJS, err := json.Marshal(cur)
+	if err != nil {
+		return nil, err
+	}
+	var next []byte
+	switch w.req.Verb {
+	case VerbUpdate:
+		next = w.req.Body
+	case VerbPatch:
+		switch types.PatchType(w.req.ContentType) {
+		case types.MergePatchType:
+			next, err = jsonpatch.MergePatch(curJS, w.req.Body)
+		case types.JSONPatchType:
+			var ops jsonpatch.Patch
+			if ops, err = jsonpatch.DecodePatch(w.req.Body); err == nil {
+				next, err = ops.Apply(curJS)
+			}
+		case types.StrategicMergePatchType:
+			next, err = strategicpatch.StrategicMergePatch(curJS, w.req.Body, &autoscalingv1.Scale{})
+		default:
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("kwrec: %s patches of the scale subresource are not simulated", w.req.ContentType))
+		}
+		if err != nil {
+			return nil, apierrors.NewBadRequest(err.Error())
+		}
+	default:
+		return nil, apierrors.NewMethodNotSupported(w.gr, w.req.Verb)
+	}
+	return next, nil
+}
+
+// scaleAnswer is res, the result of the update of the scaled object,
+// answering with the object's new Scale.
+func scaleAnswer(res Result) (Result, error) {
 	m := map[string]any{}
 	if err := kjson.UnmarshalCaseSensitivePreserveInts(res.Object, &m); err != nil {
 		return Result{}, statusError(err)
