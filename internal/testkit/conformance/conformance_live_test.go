@@ -277,6 +277,12 @@ func TestLiveOverlayAnswersAsTheAPIServer(t *testing.T) {
 		// field errors.
 		{name: "invalid: a ConfigMap name", method: "POST", path: ns + "/configmaps", body: cm("Bad_Name", "")},
 		{name: "invalid: a ConfigMap generateName", method: "POST", path: ns + "/configmaps", body: `{"metadata":{"generateName":"Bad_"}}`},
+		{name: "names: a ClusterRole named as RBAC allows (a path segment, capitals)", method: "POST", path: "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+			body: `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRole","metadata":{"name":"clusterRole-10"}}`},
+		{name: "names: a Role named with a colon", method: "POST", path: "/apis/rbac.authorization.k8s.io/v1/namespaces/conf/roles",
+			body: `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"Role","metadata":{"name":"system:Reader"}}`},
+		{name: "names: a ClusterRole name with a percent sign", method: "POST", path: "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+			body: `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRole","metadata":{"name":"a%b"}}`},
 		{name: "invalid: a label value", method: "POST", path: ns + "/configmaps", body: cm("badlabel", `,"labels":{"app":"a b"}`)},
 		{name: "invalid: a label key", method: "POST", path: ns + "/configmaps", body: cm("badkey", `,"labels":{"-x":"1"}`)},
 		{name: "invalid: an annotation key", method: "POST", path: ns + "/configmaps", body: cm("badann", `,"annotations":{"a b":"1"}`)},
@@ -301,6 +307,14 @@ func TestLiveOverlayAnswersAsTheAPIServer(t *testing.T) {
 		{name: "dryrun: delete", method: "DELETE", path: ns + "/configmaps/a?dryRun=All"},
 		{name: "dryrun: a is untouched", method: "GET", path: ns + "/configmaps/a"},
 		{name: "dryrun: delete a missing ConfigMap", method: "DELETE", path: ns + "/configmaps/nope?dryRun=All"},
+		{name: "dryrun: delete with dryRun in the DeleteOptions body, as client-go sends it", method: "DELETE", path: ns + "/configmaps/a",
+			body: `{"kind":"DeleteOptions","apiVersion":"v1","dryRun":["All"]}`},
+		{name: "dryrun: a is untouched by the body's dry run", method: "GET", path: ns + "/configmaps/a"},
+		{name: "dryrun: deletecollection with dryRun in the body", method: "DELETE", path: ns + "/configmaps",
+			body: `{"kind":"DeleteOptions","apiVersion":"v1","dryRun":["All"]}`},
+		{name: "dryrun: the body's dry run left them", method: "GET", path: ns + "/configmaps"},
+		{name: "dryrun: an unknown dryRun value in the DeleteOptions body", method: "DELETE", path: ns + "/configmaps/a",
+			body: `{"kind":"DeleteOptions","apiVersion":"v1","dryRun":["Some"]}`},
 		{name: "dryrun: an unknown dryRun value", method: "POST", path: ns + "/configmaps?dryRun=Some", body: cm("dry", "")},
 	})
 }

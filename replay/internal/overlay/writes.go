@@ -120,7 +120,7 @@ func (wr *Writer) Write(req *http.Request, body []byte) (a Answer, ok bool) {
 	w := write.Request{Verb: verb, Subresource: sub, Group: rp.Group, Version: rp.Version, Resource: rp.Resource, Kind: info.Kind,
 		Namespaced: info.Namespaced, StatusSubresource: info.Status, Namespace: rp.Namespace, Name: rp.Name, ContentType: ct, Body: body,
 		Query: req.URL.Query(), UserAgent: req.Header.Get("User-Agent")}
-	dry, err := dryRun(verb, req.URL.Query())
+	dry, err := dryRun(verb, req.URL.Query(), body)
 	if err != nil {
 		return errorAnswer(err, proto), true
 	}
@@ -229,10 +229,20 @@ func (wr *Writer) apply(req *http.Request, t *timeline.Timeline, w write.Request
 	return a
 }
 
-// dryRun reads a write's dryRun parameter: true for "All", an error with
-// the server's 422 for any other value.
-func dryRun(verb string, q url.Values) (bool, error) {
+// dryRun reads a write's dryRun: the query parameter, and for a delete
+// the DeleteOptions body's too, where client-go and controller-runtime
+// send it (the server reads both); true for "All", an error with the
+// server's 422 for any other value.
+func dryRun(verb string, q url.Values, body []byte) (bool, error) {
 	vs := q["dryRun"]
+	if (verb == "delete" || verb == "deletecollection") && len(body) > 0 {
+		var opts struct {
+			DryRun []string `json:"dryRun"`
+		}
+		if json.Unmarshal(body, &opts) == nil {
+			vs = append(vs, opts.DryRun...)
+		}
+	}
 	for _, v := range vs {
 		if v != metav1.DryRunAll {
 			kind := map[string]string{"create": "CreateOptions", "update": "UpdateOptions", "patch": "PatchOptions"}[verb]

@@ -4,6 +4,8 @@ import (
 	"maps"
 	"slices"
 
+	"k8s.io/apimachinery/pkg/api/validation/path"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -40,7 +42,7 @@ func (w *write) validate(obj, old *object) error {
 			return nil // the decode reported what is malformed
 		}
 	}
-	errs := apivalidation.ValidateObjectMeta(meta, w.req.Namespaced, nameRule(w.gr.Group, w.gr.Resource), field.NewPath("metadata"))
+	errs := apivalidation.ValidateObjectMeta(meta, w.req.Namespaced, nameRule(w.gr.Group, w.gr.Resource, w.kind.typed), field.NewPath("metadata"))
 	if w.kind.typed {
 		if typed, err := scheme.Scheme.New(w.gvk); err == nil && runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, typed) == nil {
 			var prev runtime.Object
@@ -58,17 +60,40 @@ func (w *write) validate(obj, old *object) error {
 	return apierrors.NewInvalid(w.gvk.GroupKind(), obj.GetName(), errs)
 }
 
-// nameRule is the name validation of a resource.
-func nameRule(group, resource string) apivalidation.ValidateNameFunc {
-	if group == "" {
-		switch resource {
-		case "namespaces":
-			return apivalidation.ValidateNamespaceName
-		case "services":
-			return apivalidation.NameIsDNS1035Label
-		}
+// nameRule is the name validation of a resource (its strategy's in
+// k8s.io/kubernetes, v1.37.2): a DNS-1123 subdomain for the built-in kinds
+// listed in subdomainNamed and every custom resource, a DNS-1035 label for
+// Services, a namespace's own rule; any other built-in kind gets only the
+// rule every name meets, a path segment (no "/" or "%", not "." or ".."),
+// as RBAC's kinds do on the server: kwrec refuses no name the server
+// takes (clusterRole-10 is a valid ClusterRole name).
+func nameRule(group, resource string, builtin bool) apivalidation.ValidateNameFunc {
+	switch {
+	case group == "" && resource == "namespaces":
+		return apivalidation.ValidateNamespaceName
+	case group == "" && resource == "services":
+		return apivalidation.NameIsDNS1035Label
+	case !builtin || subdomainNamed[group+"/"+resource]:
+		return apivalidation.NameIsDNSSubdomain
 	}
-	return apivalidation.NameIsDNSSubdomain
+	return pathSegmentName
+}
+
+// subdomainNamed are the built-in resources (group/resource) whose
+// strategies validate names as DNS-1123 subdomains.
+var subdomainNamed = map[string]bool{
+	"/configmaps": true, "/secrets": true, "/pods": true, "/replicationcontrollers": true,
+	"/serviceaccounts": true, "/persistentvolumeclaims": true, "/persistentvolumes": true,
+	"/podtemplates": true, "/limitranges": true, "/resourcequotas": true, "/nodes": true,
+	"apps/deployments": true, "apps/replicasets": true, "apps/statefulsets": true,
+	"apps/daemonsets": true, "apps/controllerrevisions": true,
+	"batch/jobs": true, "batch/cronjobs": true,
+}
+
+// pathSegmentName is apimachinery's path segment rule as a name
+// validation (k8s.io/apimachinery/pkg/api/validation/path).
+func pathSegmentName(name string, prefix bool) []string {
+	return path.ValidatePathSegmentName(name, prefix)
 }
 
 func validateTyped(obj, old runtime.Object) field.ErrorList {
