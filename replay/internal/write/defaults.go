@@ -21,6 +21,10 @@ import (
 // defaulted) or Nodes.
 func setDefaults(obj runtime.Object) {
 	switch o := obj.(type) {
+	case *corev1.Secret:
+		if o.Type == "" {
+			o.Type = corev1.SecretTypeOpaque
+		}
 	case *corev1.Pod:
 		defaultPod(o)
 	case *corev1.PodTemplate:

@@ -2,6 +2,7 @@ package write
 
 import (
 	"maps"
+	"reflect"
 	"slices"
 
 	"k8s.io/apimachinery/pkg/api/validation/path"
@@ -100,9 +101,17 @@ func validateTyped(obj, old runtime.Object) field.ErrorList {
 	var errs field.ErrorList
 	switch o := obj.(type) {
 	case *corev1.ConfigMap:
+		if p, ok := old.(*corev1.ConfigMap); ok {
+			errs = append(errs, immutableWhenSet(p.Immutable, o.Immutable,
+				immutablePart{"data", reflect.DeepEqual(o.Data, p.Data)}, immutablePart{"binaryData", reflect.DeepEqual(o.BinaryData, p.BinaryData)})...)
+		}
 		errs = append(errs, validateKeys(field.NewPath("data"), slices.Collect(maps.Keys(o.Data)))...)
 		errs = append(errs, validateKeys(field.NewPath("binaryData"), slices.Collect(maps.Keys(o.BinaryData)))...)
 	case *corev1.Secret:
+		if p, ok := old.(*corev1.Secret); ok {
+			errs = append(errs, apivalidation.ValidateImmutableField(o.Type, p.Type, field.NewPath("type"))...)
+			errs = append(errs, immutableWhenSet(p.Immutable, o.Immutable, immutablePart{"data", reflect.DeepEqual(o.Data, p.Data)})...)
+		}
 		errs = append(errs, validateKeys(field.NewPath("data"), slices.Collect(maps.Keys(o.Data)))...)
 	case *corev1.Pod:
 		errs = append(errs, validatePodSpec(&o.Spec, field.NewPath("spec"))...)
@@ -195,6 +204,33 @@ func validatePodSpec(s *corev1.PodSpec, path *field.Path) field.ErrorList {
 		seen[c.Name] = true
 		if c.Image == "" {
 			errs = append(errs, field.Required(p.Child("image"), ""))
+		}
+	}
+	return errs
+}
+
+// immutablePart is a field of a ConfigMap or Secret that `immutable: true`
+// freezes, and whether an update left it equal.
+type immutablePart struct {
+	name  string
+	equal bool
+}
+
+// immutableWhenSet is the server's rule for an object whose old version
+// set `immutable: true` (ValidateConfigMapUpdate, ValidateSecretUpdate):
+// it stays set, and the parts it freezes stay equal.
+func immutableWhenSet(was, is *bool, parts ...immutablePart) field.ErrorList {
+	if was == nil || !*was {
+		return nil
+	}
+	const msg = "field is immutable when `immutable` is set"
+	var errs field.ErrorList
+	if is == nil || !*is {
+		errs = append(errs, field.Forbidden(field.NewPath("immutable"), msg))
+	}
+	for _, p := range parts {
+		if !p.equal {
+			errs = append(errs, field.Forbidden(field.NewPath(p.name), msg))
 		}
 	}
 	return errs
