@@ -188,9 +188,13 @@
 // writes, in one timeline of all namespaces, so what is written in one
 // namespace is listed and watched across all of them. Validation answers
 // 422 Invalid with the server's field errors for what kwrec models:
-// every object's metadata (names by the resource's rule, labels,
-// annotations), ConfigMap and Secret keys, Pod containers (in Pods and
-// templates) and workloads' replicas and selectors (immutable on update);
+// every object's metadata (names by the resource's rule: a DNS subdomain
+// where the server asks one, else only a path segment, as for RBAC's
+// kinds; labels, annotations), ConfigMap and Secret keys, a Secret's type
+// and an immutable ConfigMap's or Secret's data (immutable on update), Pod
+// containers (in Pods and templates) and workloads' replicas and
+// selectors (immutable on update); dryRun is read from the query and, for
+// a delete, from the DeleteOptions body, where client-go sends it;
 // fieldValidation warns of unknown and duplicate fields of built-in kinds
 // (Warning headers, the default) or refuses them (Strict). Not simulated:
 // the rest of the server's validation (such an invalid object is stored),
