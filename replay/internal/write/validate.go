@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"slices"
 
-	"k8s.io/apimachinery/pkg/api/validation/path"
+	"k8s.io/apimachinery/pkg/api/validate/content"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -92,9 +92,13 @@ var subdomainNamed = map[string]bool{
 }
 
 // pathSegmentName is apimachinery's path segment rule as a name
-// validation (k8s.io/apimachinery/pkg/api/validation/path).
+// validation (what k8s.io/apimachinery/pkg/api/validation/path's
+// deprecated ValidatePathSegmentName returns).
 func pathSegmentName(name string, prefix bool) []string {
-	return path.ValidatePathSegmentName(name, prefix)
+	if prefix {
+		return content.IsPathSegmentPrefix(name)
+	}
+	return content.IsPathSegmentName(name)
 }
 
 func validateTyped(obj, old runtime.Object) field.ErrorList {
