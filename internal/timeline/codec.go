@@ -214,16 +214,19 @@ func (c Codec) RecordedError(raw []byte, enc Encoding, proto bool) ([]byte, erro
 
 // List returns the body of list l, raws the recorded bytes of its items.
 func (c Codec) List(t *Timeline, l List, raws [][]byte, proto bool) ([]byte, error) {
+	// A custom resource's list is the server's unstructured one: every
+	// item with its kind and apiVersion.
+	unstructured := !proto && !c.CanProtobuf(t)
 	items := make([][]byte, len(raws))
 	for i, raw := range raws {
-		b, err := c.body(t, &l.Items[i], raw, proto, false)
+		b, err := c.body(t, &l.Items[i], raw, proto, unstructured)
 		if err != nil {
 			return nil, err
 		}
 		items[i] = b
 	}
 	if !proto {
-		return wire.ListJSON(t.ListKind, t.APIVersion, l.RV, l.Continue, l.Remaining, items), nil
+		return wire.ListJSON(t.ListKind, t.APIVersion, l.RV, l.Continue, l.Remaining, unstructured, items), nil
 	}
 	n := 64
 	for _, it := range items {

@@ -94,13 +94,21 @@ func BookmarkObjectJSON(kind, apiVersion string, rv int64, initialEnd bool) []by
 // ListJSON is a list body around items (each an object's JSON as in a
 // list: no kind or apiVersion needed). remaining is written with cont,
 // unless nil (the server omits it when a selector filtered the list).
-func ListJSON(listKind, apiVersion string, rv int64, cont string, remaining *int64, items [][]byte) []byte {
+//
+// With unstructured, the list is a custom resource's, which the server
+// encodes from unstructured objects: its metadata has continue even when
+// empty (the caller gives the items with their kind and apiVersion, as
+// that list has them too).
+func ListJSON(listKind, apiVersion string, rv int64, cont string, remaining *int64, unstructured bool, items [][]byte) []byte {
 	n := 128
 	for _, it := range items {
 		n += len(it) + 1
 	}
 	b := make([]byte, 0, n)
 	b = fmt.Appendf(b, `{"kind":%q,"apiVersion":%q,"metadata":{"resourceVersion":"%d"`, listKind, apiVersion, rv)
+	if cont == "" && unstructured {
+		b = append(b, `,"continue":""`...)
+	}
 	if cont != "" {
 		b = fmt.Appendf(b, `,"continue":%q`, cont)
 		if remaining != nil {

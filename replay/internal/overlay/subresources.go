@@ -266,6 +266,7 @@ func (wr *Writer) deleteCollection(req *http.Request, t *timeline.Timeline, w wr
 		return errorAnswer(err, proto)
 	}
 	var items [][]byte
+	unstructured := w.Custom != nil || !wr.cfg.Codec.CanProtobuf(t) // a custom resource's list keeps each item's kind
 	for _, o := range l.Items {
 		del := w
 		del.Verb, del.Namespace, del.Name = "delete", o.Namespace(), o.Name()
@@ -282,10 +283,14 @@ func (wr *Writer) deleteCollection(req *http.Request, t *timeline.Timeline, w wr
 		}
 		// The answer lists the objects as they were listed, before their
 		// deletes (Store.DeleteCollection).
-		items = append(items, wire.WithoutTypeMeta(listed))
+		item := listed
+		if !unstructured {
+			item = wire.WithoutTypeMeta(listed)
+		}
+		items = append(items, item)
 		wr.note(req, nil, res.Code, listed)
 	}
-	b := wire.ListJSON(t.ListKind, t.APIVersion, l.RV, "", nil, items)
+	b := wire.ListJSON(t.ListKind, t.APIVersion, l.RV, "", nil, unstructured, items)
 	return object(t, http.StatusOK, b, false, false)
 }
 

@@ -59,6 +59,7 @@ type Writer struct {
 	mu      sync.Mutex
 	rand    *rand.Rand // names and uids of writes
 	written []*cassettes.Interaction
+	customs map[customKey]*write.CustomResource // by definition version, read once
 }
 
 // NewWriter returns a Writer of world. Its names and uids come from a
@@ -125,6 +126,9 @@ func (wr *Writer) Write(req *http.Request, body []byte) (a Answer, ok bool) {
 		return errorAnswer(err, proto), true
 	}
 	w.DryRun = dry
+	if w.Custom, err = wr.custom(rp); err != nil {
+		return fail(http.StatusInternalServerError, metav1.StatusReasonInternalError, "kwrec replay: %v", err), true
+	}
 	if a, ok := wr.postSubresource(t, w, proto); ok {
 		return a, true
 	}
@@ -303,4 +307,50 @@ func deleteOptionsJSON(body []byte) ([]byte, error) {
 func IsWrite(req *http.Request) bool {
 	_, _, verb := writeOf(req)
 	return verb != ""
+}
+
+// customKey names one version of a CustomResourceDefinition as the world
+// holds it: a change to the definition is a new key.
+type customKey struct {
+	name, version string
+	rv            int64
+}
+
+// custom returns what the world's CustomResourceDefinition of rp's
+// resource says of rp's version (read with the server's own code, once
+// per version of the definition); nil when the world holds no definition
+// of it (a built-in resource, or a recording without its CRD).
+func (wr *Writer) custom(rp apipath.Path) (*write.CustomResource, error) {
+	if !strings.Contains(rp.Group, ".") {
+		return nil, nil // a CRD's group has a dot, as the server requires
+	}
+	t, _ := wr.world.For(apipath.Path{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
+	if t == nil {
+		return nil, nil
+	}
+	o, ok := t.Current("/" + rp.Resource + "." + rp.Group)
+	if !ok {
+		return nil, nil
+	}
+	key := customKey{name: o.Name(), version: rp.Version, rv: o.RV}
+	wr.mu.Lock()
+	c, ok := wr.customs[key]
+	wr.mu.Unlock()
+	if ok {
+		return c, nil
+	}
+	def, err := wr.world.JSON(t, &o)
+	if err != nil {
+		return nil, err
+	}
+	if c, err = write.NewCustomResource(def, rp.Version); err != nil {
+		return nil, err
+	}
+	wr.mu.Lock()
+	defer wr.mu.Unlock()
+	if wr.customs == nil {
+		wr.customs = map[customKey]*write.CustomResource{}
+	}
+	wr.customs[key] = c
+	return c, nil
 }

@@ -130,6 +130,10 @@ func (w *write) normalize(obj *object) error {
 // object.
 func (w *write) roundTrip(obj *object, change func(runtime.Object)) error {
 	if !w.kind.typed {
+		if w.req.Custom != nil {
+			// The custom resource decoder's pruning and defaulting.
+			w.req.Custom.coerce(obj.Object)
+		}
 		return nil
 	}
 	typed, err := scheme.Scheme.New(w.gvk)

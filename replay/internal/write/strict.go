@@ -22,12 +22,20 @@ func (w *write) fieldValidation() string {
 }
 
 // strictErrors returns the unknown and duplicate fields of data, the JSON
-// of an object of the request's built-in kind, as the server's strict
-// decoder reports them; nil for a custom resource (its schema is not
-// checked) or under fieldValidation=Ignore.
+// of an object of the request's kind, as the server's strict decoder
+// reports them: for a built-in kind by its Go type, for a custom resource
+// by its schema (none without [Request.Custom]); nil under
+// fieldValidation=Ignore.
 func (w *write) strictErrors(data []byte) []error {
-	if !w.kind.typed || w.fieldValidation() == metav1.FieldValidationIgnore {
+	if w.fieldValidation() == metav1.FieldValidationIgnore {
 		return nil
+	}
+	if !w.kind.typed {
+		if w.req.Custom == nil {
+			return nil
+		}
+		errs, _ := kjson.UnmarshalStrict(data, &map[string]any{}, kjson.DisallowDuplicateFields)
+		return append(errs, w.req.Custom.unknownFields(data)...)
 	}
 	obj, err := scheme.Scheme.New(w.gvk)
 	if err != nil {

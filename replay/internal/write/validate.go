@@ -37,6 +37,12 @@ import (
 // Services, Pod update restrictions, ...) is not modelled: such an
 // invalid object is stored.
 func (w *write) validate(obj, old *object) error {
+	if !w.kind.typed && w.req.Custom != nil {
+		if errs := w.req.Custom.validate(obj, old); len(errs) > 0 {
+			return apierrors.NewInvalid(w.gvk.GroupKind(), obj.GetName(), errs)
+		}
+		return nil
+	}
 	meta := &metav1.ObjectMeta{}
 	if m, ok := obj.Object["metadata"].(map[string]any); ok {
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, meta); err != nil {

@@ -69,6 +69,10 @@ type Request struct {
 	// UserAgent is the request's User-Agent; the field manager defaults to
 	// its part before the first "/" when the query has no fieldManager.
 	UserAgent string
+	// Custom is what the resource's CustomResourceDefinition says of it,
+	// for a custom resource whose definition the caller has (see
+	// [NewCustomResource]); nil keeps a custom resource as sent.
+	Custom *CustomResource
 }
 
 // Stamp holds what the server sets on one write.

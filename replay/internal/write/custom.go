@@ -1,0 +1,144 @@
+package write
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
+	apiextensionsinternal "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+	structuralpruning "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
+	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
+	"k8s.io/apiextensions-apiserver/pkg/registry/customresource"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured/unstructuredscheme"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	kjson "sigs.k8s.io/json"
+)
+
+// CustomResource is what kube-apiserver knows of a custom resource from
+// one version of its CustomResourceDefinition, and does with it, through
+// the server's own code (k8s.io/apiextensions-apiserver): the structural
+// schema that unknown fields are pruned by and defaults filled from, and
+// the resource's strategy, whose validation checks the schema (types,
+// minimum, enum, maxItems, required, ...), the x-kubernetes-validations
+// CEL rules and the metadata. Without one a custom resource is kept as
+// sent.
+type CustomResource struct {
+	structural *structuralschema.Structural
+	strategy   customStrategy
+}
+
+// customStrategy is the part of the server's custom resource strategy a
+// write uses.
+type customStrategy interface {
+	Validate(ctx context.Context, obj runtime.Object) field.ErrorList
+	ValidateUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList
+}
+
+// NewCustomResource reads version of crd, a CustomResourceDefinition's
+// JSON, as the API server does when it serves that version. It returns
+// nil and no error for a version without a schema.
+func NewCustomResource(crd []byte, version string) (*CustomResource, error) {
+	var def apiextensionsv1.CustomResourceDefinition
+	if err := json.Unmarshal(crd, &def); err != nil {
+		return nil, fmt.Errorf("reading the CustomResourceDefinition: %w", err)
+	}
+	v1Schema, err := apihelpers.GetSchemaForVersion(&def, version)
+	if err != nil || v1Schema == nil || v1Schema.OpenAPIV3Schema == nil {
+		return nil, err
+	}
+	var internal apiextensionsinternal.CustomResourceValidation
+	if err := apiextensionsv1.Convert_v1_CustomResourceValidation_To_apiextensions_CustomResourceValidation(v1Schema, &internal, nil); err != nil {
+		return nil, fmt.Errorf("%s: converting the schema of %s: %w", def.Name, version, err)
+	}
+	structural, err := structuralschema.NewStructural(internal.OpenAPIV3Schema)
+	if err != nil {
+		return nil, fmt.Errorf("%s: the schema of %s is not structural: %w", def.Name, version, err)
+	}
+	validator, _, err := apiservervalidation.NewSchemaValidator(internal.OpenAPIV3Schema)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", def.Name, err)
+	}
+	status, statusValidator, scale, err := customSubresources(&def, version, &internal)
+	if err != nil {
+		return nil, err
+	}
+	kind := schema.GroupVersionKind{Group: def.Spec.Group, Version: version, Kind: def.Spec.Names.Kind}
+	var selectable []apiextensionsv1.SelectableField
+	for _, v := range def.Spec.Versions {
+		if v.Name == version {
+			selectable = v.SelectableFields
+		}
+	}
+	strategy := customresource.NewStrategy(unstructuredscheme.NewUnstructuredObjectTyper(), def.Spec.Scope == apiextensionsv1.NamespaceScoped,
+		kind, validator, statusValidator, structural, status, scale, selectable)
+	return &CustomResource{structural: structural, strategy: strategy}, nil
+}
+
+// customSubresources returns the status and scale subresources of version
+// of def, and the validator of the status schema, as the server builds
+// them.
+func customSubresources(def *apiextensionsv1.CustomResourceDefinition, version string, internal *apiextensionsinternal.CustomResourceValidation) (
+	*apiextensionsinternal.CustomResourceSubresourceStatus, apiservervalidation.SchemaValidator, *apiextensionsinternal.CustomResourceSubresourceScale, error) {
+	subs, err := apihelpers.GetSubresourcesForVersion(def, version)
+	if err != nil || subs == nil {
+		return nil, nil, nil, err
+	}
+	var status *apiextensionsinternal.CustomResourceSubresourceStatus
+	var statusValidator apiservervalidation.SchemaValidator
+	if subs.Status != nil {
+		status = &apiextensionsinternal.CustomResourceSubresourceStatus{}
+		if s, ok := internal.OpenAPIV3Schema.Properties["status"]; ok {
+			if statusValidator, _, err = apiservervalidation.NewSchemaValidator(&s); err != nil {
+				return nil, nil, nil, err
+			}
+		}
+	}
+	var scale *apiextensionsinternal.CustomResourceSubresourceScale
+	if subs.Scale != nil {
+		scale = &apiextensionsinternal.CustomResourceSubresourceScale{}
+		if err := apiextensionsv1.Convert_v1_CustomResourceSubresourceScale_To_apiextensions_CustomResourceSubresourceScale(subs.Scale, scale, nil); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	return status, statusValidator, scale, nil
+}
+
+// unknownFields returns the fields of data, a custom resource's JSON, that
+// its schema does not know, as the server's decoder reports them under
+// fieldValidation Strict or Warn (`unknown field "spec.bogus"`), sorted.
+func (c *CustomResource) unknownFields(data []byte) []error {
+	m := map[string]any{}
+	if err := kjson.UnmarshalCaseSensitivePreserveInts(data, &m); err != nil {
+		return nil // not a strict error: the non-strict decode reports it
+	}
+	var errs []error
+	for _, p := range structuralpruning.PruneWithOptions(m, c.structural, true, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true}) {
+		errs = append(errs, fmt.Errorf(`unknown field "%s"`, p))
+	}
+	return errs
+}
+
+// coerce prunes the fields obj's schema does not know and fills its
+// defaults, as the server's decoder does to every custom resource it reads
+// (from a request or from storage).
+func (c *CustomResource) coerce(obj map[string]any) {
+	structuralpruning.Prune(obj, c.structural, true)
+	structuraldefaulting.PruneNonNullableNullsWithoutDefaults(obj, c.structural)
+	structuraldefaulting.Default(obj, c.structural)
+}
+
+// validate is the strategy's validation of obj, created (old nil) or
+// updated from old.
+func (c *CustomResource) validate(obj, old *unstructured.Unstructured) field.ErrorList {
+	if old == nil {
+		return c.strategy.Validate(context.Background(), obj)
+	}
+	return c.strategy.ValidateUpdate(context.Background(), obj, old)
+}
