@@ -196,11 +196,17 @@
 // selectors (immutable on update); dryRun is read from the query and, for
 // a delete, from the DeleteOptions body, where client-go sends it;
 // fieldValidation warns of unknown and duplicate fields of built-in kinds
-// (Warning headers, the default) or refuses them (Strict). Not simulated:
-// the rest of the server's validation (such an invalid object is stored),
-// custom resources' schemas, apply to the scale subresource, Services'
-// cluster IP allocation, and other subresources (exec, log, proxy), which
-// answer 405.
+// (Warning headers, the default) or refuses them (Strict). A custom
+// resource whose CustomResourceDefinition the world holds (recorded, or
+// written by the code) is read by its schema with the server's own code
+// (k8s.io/apiextensions-apiserver): unknown fields pruned (warned of, or
+// refused under Strict), defaults filled, and the schema's, the CEL rules'
+// and the metadata's 422s as its strategy answers them. Not simulated: the
+// rest of the server's validation of built-in kinds (such an invalid
+// object is stored), server-side apply by a custom resource's schema (its
+// merges treat every field as atomic), apply to the scale subresource,
+// Services' cluster IP allocation, and other subresources (exec, log,
+// proxy), which answer 405.
 //
 // Garbage collection is kwrec's addition (a bare API server and envtest
 // have none): what a write deletes takes its dependents with it, as
