@@ -277,6 +277,10 @@ func TestLiveOverlayAnswersAsTheAPIServer(t *testing.T) {
 		// field errors.
 		{name: "invalid: a ConfigMap name", method: "POST", path: ns + "/configmaps", body: cm("Bad_Name", "")},
 		{name: "invalid: a ConfigMap generateName", method: "POST", path: ns + "/configmaps", body: `{"metadata":{"generateName":"Bad_"}}`},
+		{name: "defaults: a Secret's stringData merged into its data", method: "POST", path: ns + "/secrets", body: `{"metadata":{"name":"sd"},"data":{"a":"YQ==","b":"Yg=="},"stringData":{"b":"B","c":"C"}}`},
+		{name: "defaults: an update's stringData merged", method: "PATCH", path: ns + "/secrets/sd", body: `{"stringData":{"a":"A2"}}`, ct: "merge"},
+		{name: "defaults: an autoscaling/v2 HPA without metrics", method: "POST", path: "/apis/autoscaling/v2/namespaces/conf/horizontalpodautoscalers",
+			body: `{"apiVersion":"autoscaling/v2","kind":"HorizontalPodAutoscaler","metadata":{"name":"h"},"spec":{"scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"web"},"maxReplicas":3}}`},
 		{name: "immutable: a Secret created without a type is Opaque", method: "POST", path: ns + "/secrets", body: `{"metadata":{"name":"notype"},"data":{"k":"dg=="}}`},
 		{name: "immutable: a Secret's type cannot change", method: "PATCH", path: ns + "/secrets/plain", body: `{"type":"example.com/other"}`, ct: "merge"},
 		{name: "immutable: a frozen ConfigMap", method: "POST", path: ns + "/configmaps", body: `{"metadata":{"name":"frozen"},"data":{"k":"v"},"immutable":true}`},

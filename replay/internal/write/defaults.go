@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,15 +17,16 @@ import (
 // a built-in workload (its SetDefaults_* functions, written here from what
 // the server answers): Pods and the Pod templates of Deployments,
 // ReplicaSets, StatefulSets, DaemonSets, ReplicationControllers, Jobs and
-// CronJobs, and those workloads' own fields. Other kinds are left as they
-// are; kwrec does not default Services (their cluster IP is allocated, not
-// defaulted) or Nodes.
+// CronJobs, and those workloads' own fields; a Secret's type and its
+// stringData; an autoscaling/v2 HorizontalPodAutoscaler's minReplicas and
+// metric. Other kinds are left as they are; kwrec does not default
+// Services (their cluster IP is allocated, not defaulted) or Nodes.
 func setDefaults(obj runtime.Object) {
 	switch o := obj.(type) {
 	case *corev1.Secret:
-		if o.Type == "" {
-			o.Type = corev1.SecretTypeOpaque
-		}
+		defaultSecret(o)
+	case *autoscalingv2.HorizontalPodAutoscaler:
+		defaultHPA(o)
 	case *corev1.Pod:
 		defaultPod(o)
 	case *corev1.PodTemplate:
@@ -431,4 +433,35 @@ func qosClass(s *corev1.PodSpec) corev1.PodQOSClass {
 		return corev1.PodQOSGuaranteed
 	}
 	return corev1.PodQOSBurstable
+}
+
+// defaultSecret is what the server does to a Secret it decodes: its type
+// defaults to Opaque, and stringData, write-only, is merged into data
+// (the v1 to internal conversion), a stringData key winning.
+func defaultSecret(o *corev1.Secret) {
+	if o.Type == "" {
+		o.Type = corev1.SecretTypeOpaque
+	}
+	if len(o.StringData) > 0 {
+		if o.Data == nil {
+			o.Data = map[string][]byte{}
+		}
+		for k, v := range o.StringData {
+			o.Data[k] = []byte(v)
+		}
+	}
+	o.StringData = nil
+}
+
+// defaultHPA is SetDefaults_HorizontalPodAutoscaler of autoscaling/v2: one
+// replica at the least, and with no metric the CPU at 80% utilization.
+func defaultHPA(o *autoscalingv2.HorizontalPodAutoscaler) {
+	if o.Spec.MinReplicas == nil {
+		o.Spec.MinReplicas = ptr[int32](1)
+	}
+	if len(o.Spec.Metrics) == 0 {
+		o.Spec.Metrics = []autoscalingv2.MetricSpec{{Type: autoscalingv2.ResourceMetricSourceType,
+			Resource: &autoscalingv2.ResourceMetricSource{Name: corev1.ResourceCPU,
+				Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr[int32](80)}}}}
+	}
 }
