@@ -267,7 +267,7 @@ func TestLivePagedRecordingReplaysAsLive(t *testing.T) {
 			// replay has played everything, lists the final state in pages
 			// the replay makes, as a second kubectl would live.
 			for run, want := range []string{wantWatch, agesAside(rec.KubectlFinalLive)} {
-				got := kubectlWatchLines(t, s.Kubeconfig, rec.Namespace, strings.Count(want, "\n"))
+				got := kubectlWatchLines(t, s.Kubeconfig, []string{"configmaps", "-n", rec.Namespace}, strings.Count(want, "\n"))
 				if d := cmp.Diff(strings.SplitAfter(want, "\n"), strings.SplitAfter(agesAside(got), "\n")); d != "" {
 					t.Errorf("run %d: kubectl get -w through kwrec serve --speed %s (-live +replayed):\n%s", run+1, speed, d)
 				}
@@ -379,14 +379,14 @@ func TestLivePagedExpiredContinue(t *testing.T) {
 	})
 }
 
-// kubectlWatchLines runs `kubectl get configmaps -w` until it printed n
-// lines and then nothing for half a second (or for 60 s), and returns
-// what it printed.
-func kubectlWatchLines(t *testing.T, kubeconfig, ns string, n int) string {
+// kubectlWatchLines runs `kubectl get -w ARGS` until it printed n lines
+// and then nothing for half a second (or for 60 s), and returns what it
+// printed.
+func kubectlWatchLines(t *testing.T, kubeconfig string, args []string, n int) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
-	cmd := kubectlCmd(ctx, kubeconfig, "get", "configmaps", "-n", ns, "-w")
+	cmd := kubectlCmd(ctx, kubeconfig, append([]string{"get", "-w"}, args...)...)
 	var out, stderr syncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &stderr
 	if err := cmd.Start(); err != nil {

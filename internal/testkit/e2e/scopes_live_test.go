@@ -163,7 +163,7 @@ func TestLiveEveryScopePagesAsLive(t *testing.T) {
 	t.Run("kubectl get -w through kwrec serve", func(t *testing.T) {
 		for _, args := range [][]string{{"clusterroles", "--chunk-size=10"}, {"namespaces", "--chunk-size=2"}, {"configmaps", "-A", "--chunk-size=10"}} {
 			want := agesAside(live["get "+strings.Join(args, " ")])
-			got := agesAside(kubectlWatchOutput(t, s.Kubeconfig, append([]string{"get", "-w"}, args...), strings.Count(want, "\n")))
+			got := agesAside(kubectlWatchLines(t, s.Kubeconfig, args, strings.Count(want, "\n")))
 			if d := cmp.Diff(want, got); d != "" {
 				t.Errorf("kubectl get -w %s through kwrec serve (-live +replayed):\n%s", strings.Join(args, " "), d)
 			}
@@ -345,33 +345,6 @@ func recordedCollections(t *testing.T, path string) []string {
 	}
 	slices.Sort(out)
 	return out
-}
-
-// kubectlWatchOutput runs kubectl ARGS (a get -w) until it printed n lines
-// and then nothing for half a second (or for 30 s), and returns what it
-// printed.
-func kubectlWatchOutput(t *testing.T, kubeconfig string, args []string, n int) string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
-	cmd := kubectlCmd(ctx, kubeconfig, args...)
-	var out, stderr syncBuffer
-	cmd.Stdout, cmd.Stderr = &out, &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	lines := func() int { return strings.Count(out.String(), "\n") }
-	if err := waitFor(ctx, 30*time.Second, func() bool { return lines() >= n }); err != nil {
-		t.Errorf("kubectl %s printed %d lines, want %d:\n%s", strings.Join(args, " "), lines(), n, lastLines(stderr.String(), 4))
-		return out.String()
-	}
-	// Half a second more, for a line the replay should not have sent.
-	select {
-	case <-ctx.Done():
-	case <-time.After(500 * time.Millisecond):
-	}
-	return out.String()
 }
 
 // prefixed returns each of args with verb before it.
