@@ -24,11 +24,10 @@ import (
 func entries(t *testing.T, data []byte, borrow bool) ([]cassettes.Entry, string) {
 	t.Helper()
 	sc := cassettefile.NewScanner([]cassettefile.Part{{R: bytes.NewReader(data), Name: "x"}}, cassettefile.ScanOptions{Borrow: borrow})
-	c, err := cassettefile.NewReader(sc)
+	rd, err := cassettes.NewReader(cassettefile.Scanned{S: sc}, "x")
 	if err != nil {
 		return nil, err.Error()
 	}
-	rd := c.(*cassettes.Reader)
 	defer rd.Close()
 	var out []cassettes.Entry
 	for {

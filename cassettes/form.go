@@ -2,6 +2,7 @@ package cassettes
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -179,7 +180,9 @@ func (p *plainReader) Close() error {
 
 // IsCompressed reports whether data starts like the compressed form (zstd's
 // magic bytes), the test every reader here uses.
-func IsCompressed(data []byte) bool { return cassettefile.IsCompressed(data) }
+func IsCompressed(data []byte) bool {
+	return bytes.HasPrefix(data, []byte(cassettefile.ZstdMagic))
+}
 
 // Plain returns the text form of the cassette bytes in r, decompressing
 // them when they start with zstd's magic bytes and passing them through

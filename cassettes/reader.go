@@ -56,22 +56,14 @@ type readState struct {
 // [ErrTruncated] and names the byte offset of the cut, and no Reader is
 // returned. An empty file also wraps [ErrNotCassette].
 func NewReader(r io.Reader, name string) (*Reader, error) {
+	if s, ok := r.(cassettefile.Scanned); ok {
+		// kwrec's index, reading through a Scanner of its own (which
+		// says how much of a frame is checked and keeps where each line
+		// is); no one outside the module can make one.
+		return newReader(s.S, false)
+	}
 	return newReader(cassettefile.NewScanner([]cassettefile.Part{{R: r, Name: name}}, cassettefile.ScanOptions{}), false)
 }
-
-// newScanReader is the Reader kwrec's index reads a cassette with: sc
-// says how much of a frame is checked and keeps where each line is, which
-// a public Reader has no reason to tell. Package cassettefile hands it to
-// the index (cassettefile.NewReader), as this package cannot export it.
-func newScanReader(sc *cassettefile.Scanner) (io.Closer, error) {
-	rd, err := newReader(sc, false)
-	if err != nil {
-		return nil, err
-	}
-	return rd, nil
-}
-
-func init() { cassettefile.NewReader = newScanReader }
 
 // newReader reads the header of the cassette sc reads; anyPart lets it
 // start at any part of a rotated recording (to read its header).

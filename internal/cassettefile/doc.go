@@ -41,8 +41,6 @@
 //
 // A cassettes.Reader reads through a Scanner. cassettes.NewReader makes
 // one that checks every frame and copies every line; an index makes its
-// Scanner with the options it needs and gets its Reader from
-// [NewReader], which package cassettes sets (it imports this package, so
-// this one cannot call it directly), then asks the Scanner where the
-// Reader's last line was.
+// Scanner with the options it needs, hands it to cassettes.NewReader as a
+// [Scanned], then asks the Scanner where the Reader's last line was.
 package cassettefile

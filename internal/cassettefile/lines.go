@@ -105,23 +105,6 @@ func (l *Lines) fileAt(off int64) *linesFile { return l.files[l.FileAt(off)] }
 // Name returns the name of the file that text offset off is in.
 func (l *Lines) Name(off int64) string { return l.fileAt(off).name }
 
-// SeekStates counts file k's seek points by whether their claims are
-// yet to be checked, were checked and held (good), or did not (bad).
-func (l *Lines) SeekStates(k int) (unknown, good, bad int) {
-	fl := l.files[k]
-	for i := range fl.seeks {
-		switch fl.seeks[i].state.Load() {
-		case seekUnknown:
-			unknown++
-		case seekGood:
-			good++
-		case seekBad:
-			bad++
-		}
-	}
-	return unknown, good, bad
-}
-
 // Cursor returns a cursor at no line; Close it when done.
 func (l *Lines) Cursor() Cursor { return Cursor{l: l, pos: -1} }
 
@@ -248,7 +231,7 @@ func (c *Cursor) start(p SeekPoint, check bool) (bool, error) {
 			}
 			return false, nil // past the end: a claim about another file
 		}
-		if !IsCompressed(magic[:]) {
+		if !compressed(magic[:]) {
 			return false, nil
 		}
 	}

@@ -2,10 +2,10 @@ package cassettefile
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/klauspost/compress/zstd"
 )
@@ -20,11 +20,12 @@ const MaxLineSize = 256 << 20
 // into another buffer first.
 const borrowBufferSize = 4 << 20
 
-var zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
+// ZstdMagic is what a compressed cassette starts with: zstd's magic
+// bytes (cassettes.IsCompressed).
+const ZstdMagic = "\x28\xb5\x2f\xfd"
 
-// IsCompressed reports whether b starts with zstd's magic bytes
-// (cassettes.IsCompressed).
-func IsCompressed(b []byte) bool { return bytes.HasPrefix(b, zstdMagic) }
+// compressed reports whether b starts with [ZstdMagic].
+func compressed(b []byte) bool { return string(b[:min(len(b), len(ZstdMagic))]) == ZstdMagic }
 
 // What [Scanner.Start] and [Scanner.NextFile] report of a file that does
 // not start a cassette's stream; package cassettes words them for users.
@@ -113,14 +114,19 @@ type Scanner struct {
 	base   int
 }
 
-// NewReader returns a cassettes.Reader (as an io.Closer: this package
-// cannot name it) that reads the cassette sc scans, having read its
-// header: what kwrec's index reads a cassette with, which a public
-// Reader, made by cassettes.NewReader from an io.Reader and checking every
-// frame, cannot be. Package cassettes sets it as it is initialised: it
-// imports this package, so this one cannot import it, and it exports only
-// what users call.
-var NewReader func(sc *Scanner) (io.Closer, error)
+// Scanned is a Scanner handed to cassettes.NewReader in place of an
+// io.Reader: the Reader then reads through it as it is, with the options
+// it was made with. It is how kwrec's index gets a cassettes.Reader over
+// a Scanner of its own (checking frames only as far as it needs, lending
+// lines, telling where each line is): package cassettes exports only what
+// users call, and no one outside this module can make a Scanned. Its own
+// Read is never called.
+type Scanned struct{ S *Scanner }
+
+// Read fails: a Scanned is read through its Scanner (cassettes.NewReader).
+func (Scanned) Read([]byte) (int, error) { return 0, errScannedRead }
+
+var errScannedRead = errors.New("cassettefile: a Scanned is read through its Scanner, not as an io.Reader")
 
 // countingReader counts the compressed bytes handed to the zstd decoder.
 type countingReader struct {
@@ -178,11 +184,11 @@ func (s *Scanner) startFile() error {
 		return ErrEmptyFile
 	case err != nil && err != io.EOF:
 		return err
-	case len(magic) < len(zstdMagic) && bytes.HasPrefix(zstdMagic, magic):
+	case len(magic) < len(ZstdMagic) && strings.HasPrefix(ZstdMagic, string(magic)):
 		raw.Discard(len(magic))
 		return ErrCutMagic
 	}
-	if !IsCompressed(magic) {
+	if !compressed(magic) {
 		return nil
 	}
 	dec, err := NewDecoder(raw, s.opts.Ahead)

@@ -31,7 +31,8 @@
 // that it checks a JSON frame only for being one whole value, and in the
 // compressed form (whose zstd checksums prove its bytes) not at all. It
 // reads with a cassettes.Reader over a cassettefile.Scanner of its own
-// (cassettefile.NewReader), which lends it each line uncopied (hence
+// (handed to cassettes.NewReader as a cassettefile.Scanned), which lends
+// it each line uncopied (hence
 // Visit's f.Data, valid only during the call) and tells it where each
 // line is and the compressed form's seek comments; frames are read back
 // with the cassettefile.Lines it places there. A frame read back is

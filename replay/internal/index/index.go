@@ -167,11 +167,10 @@ func (memFile) Close() error { return nil }
 // interaction and where each of its frames is.
 func (x *Index) index(opts Options) error {
 	sc := x.scanner()
-	c, err := cassettefile.NewReader(sc)
+	rd, err := cassettes.NewReader(cassettefile.Scanned{S: sc}, sc.Name())
 	if err != nil {
 		return err
 	}
-	rd := c.(*cassettes.Reader) // what NewReader makes
 	defer rd.Close()
 	x.Header = rd.Header()
 	if len(x.files) > 1 {
@@ -207,7 +206,7 @@ func (x *Index) scanner() *cassettefile.Scanner {
 		// Frames are checked as the plainest file needs.
 		var magic [4]byte
 		n, _ := f.ReadAt(magic[:], 0)
-		plain = plain || !cassettefile.IsCompressed(magic[:n])
+		plain = plain || !cassettes.IsCompressed(magic[:n])
 	}
 	// An index needs each frame's bounds, not a proof that it is JSON:
 	// kwrec's writer only stores valid JSON frames, lint checks every one,
