@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kwrec/kwrec/cmd/kwrec/internal/cut"
+	"github.com/kwrec/kwrec/internal/timepoint"
 )
 
 func newCutCmd() *cobra.Command {
@@ -60,14 +61,14 @@ type cutFlags struct {
 
 // register adds the flags of kwrec cut to cmd, bound to f.
 func (f *cutFlags) register(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.from, "from", "", "where the cut starts: a duration from the recording's start (55m), an RFC 3339 time or rv=RESOURCEVERSION (default: the start)")
+	cmd.Flags().StringVar(&f.from, "from", "", "where the cut starts: a duration from the recording's start (55m), an RFC 3339 time, rv=RESOURCEVERSION or end (default: the start)")
 	cmd.Flags().StringVar(&f.to, "to", "", "where the cut ends, as --from (default: the end)")
 	cmd.Flags().StringVarP(&f.out, "output", "o", "", "the cassette to write (.zst: compressed)")
 }
 
 // validate checks that f names an output and returns the window's points
 // --from and --to give.
-func (f *cutFlags) validate() (p1, p2 cut.Point, err error) {
+func (f *cutFlags) validate() (p1, p2 timepoint.Point, err error) {
 	if f.out == "" {
 		return p1, p2, errors.New("cut needs -o OUT")
 	}
@@ -100,14 +101,14 @@ func cutRun(cmd *cobra.Command, f *cutFlags, in string) error {
 }
 
 // parseWindow parses --from and --to, "" for the start and the end.
-func parseWindow(from, to string) (p1, p2 cut.Point, err error) {
+func parseWindow(from, to string) (p1, p2 timepoint.Point, err error) {
 	if from != "" {
-		if p1, err = cut.ParsePoint(from); err != nil {
+		if p1, err = timepoint.Parse(from); err != nil {
 			return p1, p2, fmt.Errorf("--from: %v", err)
 		}
 	}
 	if to != "" {
-		if p2, err = cut.ParsePoint(to); err != nil {
+		if p2, err = timepoint.Parse(to); err != nil {
 			return p1, p2, fmt.Errorf("--to: %v", err)
 		}
 	}

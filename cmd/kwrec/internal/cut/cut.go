@@ -15,6 +15,7 @@ import (
 	"github.com/kwrec/kwrec/internal/apipath"
 	"github.com/kwrec/kwrec/internal/table"
 	"github.com/kwrec/kwrec/internal/timeline"
+	"github.com/kwrec/kwrec/internal/timepoint"
 	"github.com/kwrec/kwrec/internal/wire"
 )
 
@@ -34,7 +35,7 @@ type Result struct {
 // Cut returns the window of rec from from to to (see the package doc):
 // the start moved to from, interactions open at to ended there as
 // stopped.
-func Cut(rec *Recording, from, to Point) (*Result, error) {
+func Cut(rec *Recording, from, to timepoint.Point) (*Result, error) {
 	w, err := rec.window(from, to)
 	if err != nil {
 		return nil, err

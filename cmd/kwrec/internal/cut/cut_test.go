@@ -12,6 +12,7 @@ import (
 
 	"github.com/kwrec/kwrec/cassettes"
 	"github.com/kwrec/kwrec/cmd/kwrec/internal/cut"
+	"github.com/kwrec/kwrec/internal/timepoint"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden cuts in testdata")
@@ -35,12 +36,12 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 }
 
-func point(t *testing.T, s string) cut.Point {
+func point(t *testing.T, s string) timepoint.Point {
 	t.Helper()
 	if s == "" {
-		return cut.Point{}
+		return timepoint.Point{}
 	}
-	p, err := cut.ParsePoint(s)
+	p, err := timepoint.Parse(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,18 +134,18 @@ func TestCutRefuses(t *testing.T) {
 	}, {
 		name: "a duration past the recording's end",
 		from: "1h",
-		want: "outside the recording: 1h is 1h0m0s after its start, and it lasts 5.026s",
-		is:   cut.ErrOutside,
+		want: "outside the recording: 1h is 1h0m0s after its start (2026-12-01T07:00:00Z), and it lasts 5.026s (to 2026-12-01T07:00:05.026Z)",
+		is:   timepoint.ErrOutside,
 	}, {
 		name: "a time before the recording's start",
 		from: "2026-12-01T06:00:00Z",
 		want: "outside the recording: 2026-12-01T06:00:00Z is before its start (2026-12-01T07:00:00Z)",
-		is:   cut.ErrOutside,
+		is:   timepoint.ErrOutside,
 	}, {
 		name: "a resourceVersion nothing recorded",
 		to:   "rv=99",
 		want: "resourceVersion not recorded: rv=99: no recorded list or watch event has resourceVersion 99",
-		is:   cut.ErrUnknownRV,
+		is:   timepoint.ErrUnknownRV,
 	}, {
 		name: "a resourceVersion window backwards",
 		from: "rv=104", to: "rv=101",
@@ -159,33 +160,6 @@ func TestCutRefuses(t *testing.T) {
 			_, err = cut.Cut(rec, point(t, tc.from), point(t, tc.to))
 			if err == nil || err.Error() != tc.want || !errors.Is(err, tc.is) {
 				t.Fatalf("got %v, want %q (wrapping %v)", err, tc.want, tc.is)
-			}
-		})
-	}
-}
-
-func TestParsePoint(t *testing.T) {
-	for _, tc := range []struct {
-		name, in, want string
-	}{
-		{"a duration", "55m", ""},
-		{"a time", "2026-12-01T07:55:00Z", ""},
-		{"a resourceVersion", "rv=12345", ""},
-		{"a word", "soon", `bad point "soon": want a duration from the recording's start (55m), an RFC 3339 time (2026-12-01T07:55:00Z) or rv=RESOURCEVERSION`},
-		{"a negative duration", "-5m", `bad point "-5m": want a duration from the recording's start (55m), an RFC 3339 time (2026-12-01T07:55:00Z) or rv=RESOURCEVERSION`},
-		{"a resourceVersion that is no number", "rv=abc", `bad point "rv=abc": want a duration from the recording's start (55m), an RFC 3339 time (2026-12-01T07:55:00Z) or rv=RESOURCEVERSION`},
-		{"a time without a zone", "2026-12-01T07:55:00", `bad point "2026-12-01T07:55:00": want a duration from the recording's start (55m), an RFC 3339 time (2026-12-01T07:55:00Z) or rv=RESOURCEVERSION`},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			p, err := cut.ParsePoint(tc.in)
-			if tc.want == "" {
-				if err != nil || p.String() != tc.in {
-					t.Fatalf("ParsePoint(%q) = %v, %v", tc.in, p, err)
-				}
-				return
-			}
-			if err == nil || err.Error() != tc.want || !errors.Is(err, cut.ErrBadPoint) {
-				t.Fatalf("got %v, want %q", err, tc.want)
 			}
 		})
 	}

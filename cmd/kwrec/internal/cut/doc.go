@@ -10,8 +10,8 @@
 // # Recipe
 //
 //	rec, err := cut.Read("rec-*.kwrec.zst")          // one cassette or a rotated recording's parts
-//	from, err := cut.ParsePoint("55m")                // or "2026-12-01T07:55:00Z", or "rv=12345"
-//	to, err := cut.ParsePoint("rv=13000")
+//	from, err := timepoint.Parse("55m")               // or "2026-12-01T07:55:00Z", "rv=12345", "end"
+//	to, err := timepoint.Parse("rv=13000")
 //	res, err := cut.Cut(rec, from, to)                // res.Dropped: the header edits outside the window
 //	err = res.Save("window.kwrec.zst")
 //

@@ -3,21 +3,22 @@ package cut
 import (
 	"fmt"
 	"time"
+
+	"github.com/kwrec/kwrec/internal/timepoint"
 )
 
 // place resolves p as a window's start (start true) or end: the index of
 // the first line after it and its offset from the recording's start.
-func (r *Recording) place(p Point, start bool) (idx int, at time.Duration, err error) {
-	d := p.d
-	switch p.kind {
-	case pointNone:
+func (r *Recording) place(p timepoint.Point, start bool) (idx int, at time.Duration, err error) {
+	switch p.Kind {
+	case timepoint.None:
 		if start {
 			return 0, 0, nil
 		}
 		return len(r.lines), r.end, nil
-	case pointRV:
+	case timepoint.RV:
 		for i := range r.lines {
-			if r.rvOf(i) != p.rv {
+			if r.rvOf(i) != p.RV {
 				continue
 			}
 			if v := r.lines[i].in; !v.watch && v.end > i {
@@ -25,15 +26,11 @@ func (r *Recording) place(p Point, start bool) (idx int, at time.Duration, err e
 			}
 			return i + 1, r.lines[i].mono, nil
 		}
-		return 0, 0, fmt.Errorf("%w: %s: no recorded list or watch event has resourceVersion %d", ErrUnknownRV, p, p.rv)
-	case pointTime:
-		if p.t.Before(r.Header.RecordedAt) {
-			return 0, 0, fmt.Errorf("%w: %s is before its start (%s)", ErrOutside, p, r.Header.RecordedAt.UTC().Format(time.RFC3339Nano))
-		}
-		d = p.t.Sub(r.Header.RecordedAt)
+		return 0, 0, fmt.Errorf("%w: %s: no recorded list or watch event has resourceVersion %d", timepoint.ErrUnknownRV, p, p.RV)
 	}
-	if d > r.end {
-		return 0, 0, fmt.Errorf("%w: %s is %v after its start, and it lasts %v", ErrOutside, p, d, r.end)
+	d, err := p.Within(r.Header.RecordedAt, r.end)
+	if err != nil {
+		return 0, 0, err
 	}
 	idx = len(r.lines)
 	for i := range r.lines {
@@ -46,7 +43,7 @@ func (r *Recording) place(p Point, start bool) (idx int, at time.Duration, err e
 }
 
 // window resolves from and to.
-func (r *Recording) window(from, to Point) (w span, err error) {
+func (r *Recording) window(from, to timepoint.Point) (w span, err error) {
 	if w.from, w.t1, err = r.place(from, true); err != nil {
 		return w, err
 	}
