@@ -15,6 +15,7 @@ import (
 	"github.com/kwrec/kwrec/internal/timeline"
 	"github.com/kwrec/kwrec/internal/wire"
 	"github.com/kwrec/kwrec/replay/internal/pace"
+	"github.com/kwrec/kwrec/replay/internal/worldclock"
 )
 
 // serving is what a served body asks of its replay: the clock and the
@@ -31,6 +32,9 @@ type serving struct {
 	views   *views
 	settle  time.Duration // Options.Settle
 	exhaust bool          // Options.ErrorWhenExhausted
+	// worldClock is the world's clock (Options.WorldClock), nil on the
+	// consumption clock.
+	worldClock *worldclock.Clock
 }
 
 // body serves a plan as an http.Response body. It is a state machine
@@ -54,6 +58,7 @@ type body struct {
 	due    time.Time
 	played bool     // Options.Hold no longer holds this watch
 	lag    pace.Lag // kube-apiserver's rule for a watch that cannot keep up
+	back   uint64   // the world clock's seeks back when the body started
 
 	src       frameSource
 	tableSent bool // a Table watch event went out: the next carries no columns
@@ -64,6 +69,9 @@ type body struct {
 func newBody(s *serving, ctx context.Context, p *plan, start time.Time, gzipped bool) *body {
 	b := &body{s: s, p: p, ctx: ctx, start: start, due: start, closed: make(chan struct{}),
 		state: atFrame{}, src: frameSource{cursor: cursor{src: s.src}}}
+	if s.worldClock != nil {
+		b.back = s.worldClock.State().Back
+	}
 	if gzipped {
 		b.gzbuf = new(bytes.Buffer)
 		// Level 1, kube-apiserver's (gzipContentEncodingLevel): most of
@@ -124,9 +132,9 @@ func (b *body) ready() bool {
 }
 
 // waitUntil blocks until t on the clock, the request is cancelled, the body
-// is closed, (with exhausted non-nil) the replay is done, or (with wake
-// non-nil) wake is closed, returning errWoken.
-func (b *body) waitUntil(t time.Time, forever bool, exhausted, wake <-chan struct{}) error {
+// is closed, (with exhausted non-nil) the replay is done, or wake or
+// moved (a write, the world clock) is closed, returning errWoken.
+func (b *body) waitUntil(t time.Time, forever bool, exhausted, wake, moved <-chan struct{}) error {
 	var timer <-chan time.Time
 	var fired <-chan struct{}
 	if !forever {
@@ -156,6 +164,8 @@ func (b *body) waitUntil(t time.Time, forever bool, exhausted, wake <-chan struc
 		return ErrExhausted
 	case <-wake:
 		return errWoken
+	case <-moved:
+		return errWoken
 	}
 }
 
@@ -182,7 +192,7 @@ func (b *body) settle(wake <-chan struct{}) error {
 		if idle >= s.settle {
 			break
 		}
-		if err := b.waitUntil(s.clock.Now().Add(s.settle-idle), false, nil, wake); err != nil {
+		if err := b.waitUntil(s.clock.Now().Add(s.settle-idle), false, nil, wake, nil); err != nil {
 			return err
 		}
 	}

@@ -177,6 +177,14 @@ func (h *History) Replayer(opts Options) (*Replayer, error) {
 		return nil, err
 	}
 	r.views.pace = r.pacing(nil)
+	if opts.WorldClock {
+		if err := r.newWorldClock(); err != nil {
+			if h.path != "" {
+				return nil, fmt.Errorf("%s: %w", h.path, err)
+			}
+			return nil, err
+		}
+	}
 	return r, nil
 }
 

@@ -78,6 +78,29 @@ type Options struct {
 	// (ownerReferences with background, foreground and orphan
 	// propagation); see the package documentation, "Writes".
 	DisableGarbageCollection bool
+	// WorldClock puts every client of the replay on one clock, the
+	// world's, as on a real cluster: the world is at At plus Speed times
+	// the wall time since the replay began (Speed 0 holds it there), and
+	// every get, list, watch start and write is answered as the recorded
+	// cluster was at that time, from its timelines (recorded lists are not
+	// replayed byte for byte). A watch sends each recorded change once the
+	// world reaches the time it was recorded. [Replayer.WorldClock] plays,
+	// pauses, seeks and sets the speed; a seek back ends every open watch
+	// with a 410 Expired, as a real server never goes back. Default false:
+	// the consumption clock, where "now" moves as each client consumes the
+	// recording, which a controller test wants (see the package
+	// documentation, "Time"). It excludes Hold and Settle, which pace the
+	// consumption clock.
+	WorldClock bool
+	// At is where a WorldClock replay's world starts, as kwrec cut takes a
+	// point: a duration from the recording's start ("90s"), an RFC 3339
+	// time, "rv=N" (just after the recorded change N) or "end". Default
+	// "": the start. One outside the recording is refused with an error
+	// naming its range.
+	At string
+	// Paused holds a WorldClock replay's world at At until
+	// [WorldClock.Play].
+	Paused bool
 	// WritesOut, in [WritesOverlay] mode, receives every write applied, as
 	// an interaction with its request and answer (see [Replayer.Writes]).
 	// The Replayer does not close it. Default nil.
@@ -88,6 +111,15 @@ type Options struct {
 func (opts Options) check() error {
 	if !(opts.Speed >= 0) || math.IsInf(opts.Speed, 0) { // NaN too
 		return fmt.Errorf("speed %v is not a finite number >= 0; use 0 for as fast as possible, 1 for real time", opts.Speed)
+	}
+	if opts.WorldClock && (opts.Hold || opts.Settle > 0) {
+		return errors.New("option WorldClock excludes Hold and Settle: the world's clock paces every client alike")
+	}
+	if !opts.WorldClock && (opts.At != "" || opts.Paused) {
+		return errors.New("options At and Paused need WorldClock")
+	}
+	if opts.Strict && opts.WorldClock {
+		return errors.New("options Strict and WorldClock exclude each other: the world is answered from the timelines Strict turns off")
 	}
 	if opts.Strict && opts.Writes == WritesOverlay {
 		return errors.New("options Strict and WritesOverlay exclude each other: writes are applied to the timelines Strict turns off")

@@ -149,6 +149,9 @@ func (r *Replayer) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	r.prog.activity.Store(r.clock.Now().UnixNano())
 	r.counts.add(req)
+	if r.worldClock != nil {
+		r.syncWorld()
+	}
 	p, err := r.planFor(req, got)
 	if err != nil {
 		return nil, err
@@ -272,9 +275,10 @@ func (r *Replayer) recordedMatch(req *http.Request, got *cassettes.Request) (*pl
 	r.prog.mu.Lock()
 	var cands []match.Candidate
 	for _, iv := range r.ivs {
-		if r.opts.overlay() && (iv.stream != nil || iv.table != nil) {
-			// The world has the code's writes: every read of a recorded
-			// collection is a view of its timeline.
+		if (r.opts.overlay() || r.opts.WorldClock) && (iv.stream != nil || iv.table != nil) {
+			// The world has the code's writes, or is at the world
+			// clock's time: every read of a recorded collection is a
+			// view of its timeline.
 			continue
 		}
 		diffs := r.opts.Matcher(got, iv.in)

@@ -2,9 +2,13 @@ package replay
 
 import (
 	"io"
+	"net/http"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/kwrec/kwrec/internal/timeline"
+	"github.com/kwrec/kwrec/internal/wire"
 )
 
 // The states of a served response body. The head (status and headers) is
@@ -49,6 +53,10 @@ type (
 	settling struct{ f *outFrame }
 	// waiting: frame f waits for its recorded gap, paced.
 	waiting struct{ f *outFrame }
+	// atWorldTime: frame f, a recorded change a watch sends, waits for
+	// the world clock to reach the time it was recorded at
+	// (Options.WorldClock).
+	atWorldTime struct{ f *outFrame }
 	// emitting: frame f is due; its bytes are made next.
 	emitting struct{ f *outFrame }
 	// crossing: the body is at mark m on its stream.
@@ -100,6 +108,9 @@ func (atFrame) ready(b *body) bool {
 func afterHold(b *body, f *outFrame) state {
 	if m, ok := f.payload.(markFailure); ok {
 		return crossing{m.Mark}
+	}
+	if s, ok := f.step(); ok && s.Kind == timeline.StepEvent && b.s.worldClock != nil {
+		return atWorldTime{f}
 	}
 	if b.s.settle > 0 && b.p.watch && b.unsent(f) {
 		return settling{f}
@@ -209,12 +220,12 @@ func (w waiting) step(b *body) state {
 		b.due = b.due.Add(d)
 		if end, ok := b.deadline(); ok && b.due.After(end) {
 			// The client's timeoutSeconds comes first: a clean end then.
-			if err := b.waitUntil(end, false, nil, nil); err != nil {
+			if err := b.waitUntil(end, false, nil, nil, nil); err != nil {
 				return ended{err}
 			}
 			return ended{io.EOF}
 		}
-		if err := b.waitUntil(b.due, false, nil, nil); err != nil {
+		if err := b.waitUntil(b.due, false, nil, nil, nil); err != nil {
 			return ended{err}
 		}
 	}
@@ -222,6 +233,70 @@ func (w waiting) step(b *body) state {
 		b.keepUp(b.next)
 	}
 	return emitting{f}
+}
+
+func (w atWorldTime) ready(b *body) bool {
+	s, _ := w.f.step()
+	d, ok := b.s.worldClock.Wait(s.At)
+	return ok && d == 0 && !b.wentBack() && w.f.payload.ready(b)
+}
+
+// step waits until the world is at the time f was recorded at, sending
+// the writes made meanwhile first, and ends the watch with a 410 Expired
+// if the world is sought back meanwhile.
+func (w atWorldTime) step(b *body) state {
+	s, _ := w.f.step()
+	wc := b.s.worldClock
+	for {
+		if b.wentBack() {
+			return b.expire()
+		}
+		moved := wc.Changed()
+		d, ok := wc.Wait(s.At)
+		if ok && d == 0 {
+			return emitting(w)
+		}
+		var wake <-chan struct{}
+		if b.p.follow != nil {
+			wake = b.p.tl.Changed()
+			if ev, ok := b.p.follow.Before(w.f.rv); ok {
+				return b.sendWrite(ev, atFrame{})
+			}
+		}
+		end, timeout := b.deadline()
+		if !ok && !timeout {
+			end = b.s.clock.Now()
+		} else if ok && (!timeout || b.s.clock.Now().Add(d).Before(end)) {
+			end = b.s.clock.Now().Add(d)
+		}
+		switch err := b.waitUntil(end, !ok && !timeout, nil, wake, moved); {
+		case err == errWoken:
+			return atFrame{} // a write to send, or the world moved
+		case err != nil:
+			return ended{err}
+		case timeout && !b.s.clock.Now().Before(end):
+			return ended{io.EOF} // the client's timeoutSeconds: a clean end
+		}
+	}
+}
+
+// wentBack reports whether the world clock was sought back since the body
+// started.
+func (b *body) wentBack() bool {
+	return b.s.worldClock != nil && b.s.worldClock.State().Back != b.back
+}
+
+// expire ends a watch the world left behind with the 410 Expired ERROR
+// event a server sends a watch whose resourceVersion it no longer has.
+func (b *body) expire() state {
+	st := wire.Status(http.StatusGone, metav1.StatusReasonExpired,
+		"too old resource version: the world clock was sought back (kwrec)", 0)
+	b.frame = outFrame{payload: watchStep{&timeline.Step{Kind: timeline.StepExpired, Status: st}}}
+	data, err := b.frame.payload.bytes(b)
+	if err != nil {
+		return ended{err}
+	}
+	return b.emit(data, ending{cut: true})
 }
 
 func (e emitting) ready(b *body) bool { return e.f.payload.ready(b) }
@@ -300,7 +375,7 @@ func (e ending) step(b *body) state {
 	}
 	if w := p.pace.Wait(p.endGap); w > 0 && !e.cut {
 		b.due = b.due.Add(w)
-		if err := b.waitUntil(b.due, false, nil, nil); err != nil {
+		if err := b.waitUntil(b.due, false, nil, nil, nil); err != nil {
 			return ended{err}
 		}
 	}
@@ -326,10 +401,20 @@ func (idling) step(b *body) state {
 			return ending{}
 		}
 	}
-	switch err := b.waitUntil(b.start.Add(p.pace.Idle(p.timeout)), p.timeout <= 0, exhausted, wake); err {
+	var moved <-chan struct{}
+	if b.s.worldClock != nil {
+		if b.wentBack() {
+			return b.expire()
+		}
+		moved = b.s.worldClock.Changed()
+	}
+	switch err := b.waitUntil(b.start.Add(p.pace.Idle(p.timeout)), p.timeout <= 0, exhausted, wake, moved); err {
 	case nil:
 		return b.eof()
 	case errWoken:
+		if b.wentBack() {
+			return b.expire()
+		}
 		return ending{}
 	default:
 		return ended{err}

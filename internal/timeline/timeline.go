@@ -224,11 +224,14 @@ type Timeline struct {
 	// and this replay's edits'.
 	marks []*Mark
 
-	mu       sync.Mutex // guards progress and the writes
+	mu       sync.Mutex // guards progress, the writes and ats
 	progress int64
 	writes   []Event  // the writes, in resourceVersion order
 	written  [][]byte // their objects' JSON
 	changed  chan struct{}
+	// ats[i] is the latest time any of events 0..i was recorded at, made
+	// at the first RVAt (a replay on a world clock asks at every request).
+	ats []time.Duration
 }
 
 // recording is what was recorded about one collection: built while the
@@ -380,21 +383,6 @@ func (t *Timeline) AddMark(m *Mark) {
 	t.marks = append(t.marks, nil)
 	copy(t.marks[i+1:], t.marks[i:])
 	t.marks[i] = m
-}
-
-// RVAt returns the resourceVersion the timeline had reached at recorded
-// time at: that of the last event recorded at or before it, else the
-// oldest.
-func (t *Timeline) RVAt(at time.Duration) int64 {
-	rv := t.oldest
-	for i := range t.events.Len() {
-		r := t.events.at(i)
-		if t.at(r) > at {
-			break
-		}
-		rv = t.events.rv(r)
-	}
-	return rv
 }
 
 // atOf returns when the timeline reached rv in the recording.

@@ -508,6 +508,9 @@ type Step struct {
 	// Gap is the recorded time since the previous step (or since the watch
 	// started, for the first event).
 	Gap time.Duration
+	// At is when a StepEvent was recorded, from the recording's start: a
+	// watch on a world clock sends it once the world is there.
+	At time.Duration
 	// Status is a StepExpired's Status.
 	Status *metav1.Status
 }
@@ -702,7 +705,7 @@ func (w *Steps) advance() bool {
 		}
 		w.ev1 = out
 		at := t.at(r)
-		w.step = Step{Kind: StepEvent, N: n, Ev: &w.ev1, RV: w.lastRV, Gap: at - w.prevAt}
+		w.step = Step{Kind: StepEvent, N: n, Ev: &w.ev1, RV: w.lastRV, Gap: at - w.prevAt, At: at}
 		w.prevAt = at
 		return true
 	}

@@ -217,6 +217,28 @@ func (w *World) recordedSome(rp apipath.Path) bool {
 	return false
 }
 
+// All returns every timeline of the world: the recorded ones, the
+// all-namespaces ones assembled from them, and those made since.
+func (w *World) All() []*timeline.Timeline {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	tls := slices.Clone(w.cfg.Recorded)
+	seen := make(map[*timeline.Timeline]bool, len(tls))
+	for _, t := range tls {
+		seen[t] = true
+	}
+	for _, d := range w.cfg.AllOf {
+		if !seen[d] {
+			seen[d] = true
+			tls = append(tls, d)
+		}
+	}
+	for _, path := range slices.Sorted(maps.Keys(w.empties)) {
+		tls = append(tls, w.empties[path])
+	}
+	return tls
+}
+
 // Distinct returns the timelines that hold every object of the world once:
 // the recorded ones and those made since, without a namespace's timeline
 // whose objects (and writes) an all-namespaces one holds.

@@ -1,0 +1,165 @@
+package replay
+
+import (
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/kwrec/kwrec/internal/timeline"
+	"github.com/kwrec/kwrec/internal/timepoint"
+	"github.com/kwrec/kwrec/replay/internal/worldclock"
+)
+
+// WorldClock controls the world clock of a replay made with
+// [Options.WorldClock]: every client of the replay sees the recorded
+// cluster as it was at the time the world is at. Its methods are safe for
+// concurrent use.
+type WorldClock struct {
+	r *Replayer
+	c *worldclock.Clock
+}
+
+// WorldState is where a replay's world is and how it moves.
+type WorldState struct {
+	// At is where the world is, from the recording's start; Time is the
+	// same as a wall-clock time of the recording.
+	At   time.Duration
+	Time time.Time
+	// Length is the recording's length: the world stops at its end.
+	Length time.Duration
+	// Speed is how many recorded seconds pass in a wall second; 0 holds
+	// the world.
+	Speed  float64
+	Paused bool
+}
+
+// WorldClock returns the control of r's world clock, nil for a replay on
+// the consumption clock (without [Options.WorldClock]).
+func (r *Replayer) WorldClock() *WorldClock {
+	if r.world == nil || r.serving.worldClock == nil {
+		return nil
+	}
+	return &WorldClock{r: r, c: r.serving.worldClock}
+}
+
+// State returns where the world is and how it moves.
+func (w *WorldClock) State() WorldState {
+	s := w.c.State()
+	return WorldState{At: s.At, Time: w.r.hist.header.RecordedAt.Add(s.At), Length: s.Length, Speed: s.Speed, Paused: s.Paused}
+}
+
+// Play lets the world run on at its speed.
+func (w *WorldClock) Play() { w.c.Play() }
+
+// Pause holds the world where it is.
+func (w *WorldClock) Pause() { w.c.Pause() }
+
+// SetSpeed sets how many recorded seconds pass in a wall second; 0 holds
+// the world where it is.
+func (w *WorldClock) SetSpeed(s float64) error { return w.c.SetSpeed(s) }
+
+// Seek moves the world to point (see [Options.At] for its syntax),
+// forward or back, and returns the writes the move back drops: in
+// [WritesOverlay] mode, those made after the last change recorded by the
+// new time, as "VERB path" lines. Moving forward, every open watch sends
+// the recorded changes it passes at once; moving back, every open watch
+// ends with a 410 Expired ERROR event, and its client re-lists at the new
+// time.
+func (w *WorldClock) Seek(point string) (dropped []string, err error) {
+	at, err := w.r.resolvePoint(point)
+	if err != nil {
+		return nil, err
+	}
+	if err := w.c.Seek(at); err != nil {
+		return nil, err
+	}
+	return w.r.syncWorld(), nil
+}
+
+// newWorldClock sets r's world clock up (Options.WorldClock).
+func (r *Replayer) newWorldClock() error {
+	at, err := r.resolvePoint(r.opts.At)
+	if err != nil {
+		return err
+	}
+	r.serving.worldClock = worldclock.New(r.clock, at, r.length(), r.opts.Speed, r.opts.Paused)
+	r.syncWorld()
+	return nil
+}
+
+// length is the recording's: the latest time anything in it was recorded.
+func (r *Replayer) length() time.Duration {
+	var end time.Duration
+	for _, t := range r.world.Distinct() {
+		end = max(end, t.Span())
+	}
+	for _, iv := range r.ivs {
+		in := iv.in
+		at := in.At
+		if in.Response != nil {
+			at += in.Response.Latency
+		}
+		if in.End != nil {
+			at += in.End.At
+		}
+		end = max(end, at)
+	}
+	return end
+}
+
+// resolvePoint resolves point, as Options.At takes it, to a time in the
+// recording.
+func (r *Replayer) resolvePoint(point string) (time.Duration, error) {
+	if point == "" {
+		return 0, nil
+	}
+	p, err := timepoint.Parse(point)
+	if err != nil {
+		return 0, fmt.Errorf("kwrec replay: %w", err)
+	}
+	length := r.length()
+	if p.Kind != timepoint.RV {
+		d, err := p.Within(r.hist.header.RecordedAt, length)
+		if err != nil {
+			return 0, fmt.Errorf("kwrec replay: %w", err)
+		}
+		return d, nil
+	}
+	at, found := time.Duration(0), false
+	for _, t := range r.world.Distinct() {
+		if a, ok := t.AtOfRV(p.RV); ok && (!found || a < at) {
+			at, found = a, true
+		}
+	}
+	if !found {
+		return 0, fmt.Errorf("kwrec replay: %w: %s: no recorded list or watch event has resourceVersion %d", timepoint.ErrUnknownRV, p, p.RV)
+	}
+	return at, nil
+}
+
+// syncWorld moves every timeline's now to where the world is, and returns
+// the writes a move back dropped.
+func (r *Replayer) syncWorld() (dropped []string) {
+	at := r.serving.worldClock.Now()
+	for _, t := range r.world.All() {
+		if t.Broken() != "" {
+			continue
+		}
+		for _, ev := range t.SetNow(at) {
+			dropped = append(dropped, droppedWrite(t, ev))
+		}
+	}
+	return dropped
+}
+
+// droppedWrite names a write a seek back dropped.
+func droppedWrite(t *timeline.Timeline, ev timeline.Event) string {
+	verb := http.MethodPut
+	switch ev.Type {
+	case "ADDED":
+		verb = http.MethodPost
+	case "DELETED":
+		verb = http.MethodDelete
+	}
+	return fmt.Sprintf("%s %s %s (resourceVersion %d)", verb, t.Path, ev.Obj.Key, ev.Obj.RV)
+}
