@@ -121,11 +121,13 @@ replay_410() {
 }
 
 # kubectl_watch CASSETTE: serve CASSETTE at ten times its speed and watch its
-# ConfigMaps with kubectl through the served kubeconfig.
+# ConfigMaps with kubectl through the served kubeconfig, on the consumption
+# clock: kubectl's watch is paced from its own start, so it meets the
+# edit's point however late it joins.
 kubectl_watch() {
 	local kc="$out/replay.kubeconfig"
-	echo "\$ kwrec serve $1 --speed 10 --kubeconfig-out $kc &"
-	start '^kubeconfig:' "$out/serve.log" "$kwrec" serve "$1" --speed 10 --kubeconfig-out "$kc"
+	echo "\$ kwrec serve $1 --speed 10 --clock consumption --kubeconfig-out $kc &"
+	start '^kubeconfig:' "$out/serve.log" "$kwrec" serve "$1" --speed 10 --clock consumption --kubeconfig-out "$kc"
 	echo "\$ kubectl get configmaps -w --output-watch-events"
 	kubectl --kubeconfig "$kc" --cache-dir "$out/kubectl-cache" get configmaps -w --output-watch-events --request-timeout 10s || true
 	stop "$started"

@@ -257,6 +257,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		}
 		return
 	}
+	if req.URL.Path == ClockPath {
+		serveClock(w, out, r)
+		return
+	}
 	resp, err := r.RoundTrip(out)
 	if err != nil {
 		refuse(w, req, err)

@@ -93,7 +93,7 @@ inject failures.`,
 		newVersionCmd(),
 		newShowCmd(), newCatCmd(), newTextconvCmd(),
 		newLintCmd(), newConvertCmd(), newEditCmd(),
-		newRecordCmd(), newReplayCmd(), newServeCmd(), newInjectCmd(), newCompactCmd(),
+		newRecordCmd(), newReplayCmd(), newServeCmd(), newCtlCmd(), newInjectCmd(), newCompactCmd(),
 		newReportCmd(),
 		newExportCmd(), newDiffCmd(), newCutCmd(),
 	)

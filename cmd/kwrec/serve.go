@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kwrec/kwrec/cassettes"
+	"github.com/kwrec/kwrec/internal/timepoint"
 	"github.com/kwrec/kwrec/replay"
 )
 
@@ -26,6 +27,10 @@ type serveFlags struct {
 	writes      string
 	writesOut   string
 	noGC        bool
+	clock       string
+	at          string
+	paused      bool
+	clockSet    bool // --clock was given
 }
 
 func newServeCmd() *cobra.Command {
@@ -44,6 +49,18 @@ flags and --speed apply as for kwrec replay; an edit reaches every client
 whose watch crosses its point, whatever its request, and when the server
 stops it warns about every edit that never fired. It stops on Ctrl-C or
 SIGTERM.
+
+Every client shares one world clock (--clock world, the default): the
+world starts at --at (a duration from the recording's start, an RFC 3339
+time, rv=RESOURCEVERSION or end; default the start) and plays on at
+--speed, so a kubectl get issued t seconds after the start shows the
+cluster as it was at --at plus speed times t, with no watch open, and a
+watch sends each recorded change once the world reaches it. --speed 0 and
+--paused hold the world where it is; kwrec ctl plays, pauses, seeks and
+sets the speed while it serves. --clock consumption is the clock of
+controller tests (replaytest): "now" moves as each client consumes the
+recording, a watch is paced from its own start, and --speed 0 serves every
+recorded change as fast as the client reads.
 
 With --writes overlay, a write that matches no recorded one (create,
 update, patch including server-side apply, delete, deletecollection, the
@@ -77,7 +94,10 @@ func (f *serveFlags) register(cmd *cobra.Command) {
 	fs.StringVar(&f.listen, "listen", "127.0.0.1:0", "address to listen on; loopback only unless --allow-remote")
 	fs.BoolVar(&f.allowRemote, "allow-remote", false, "allow a --listen address other hosts can reach (dangerous)")
 	fs.StringVar(&f.kubeconfig, "kubeconfig-out", "", "write a kubeconfig for the server here once it is ready")
-	fs.Float64Var(&f.speed, "speed", 1, "replay speed: 1 real time, 10 ten times faster, 0 as fast as the client reads")
+	fs.Float64Var(&f.speed, "speed", 1, "replay speed: 1 real time, 10 ten times faster; 0 holds the world clock, or on the consumption clock serves as fast as the client reads")
+	fs.StringVar(&f.clock, "clock", "world", "world: every client sees the cluster at the world's time, which plays at --speed from --at; consumption: now moves as each client consumes the recording (controller tests)")
+	fs.StringVar(&f.at, "at", "", "with --clock world, where the world starts: a duration from the recording's start (14m), an RFC 3339 time, rv=RESOURCEVERSION or end")
+	fs.BoolVar(&f.paused, "paused", false, "with --clock world, hold the world at --at until kwrec ctl play")
 	fs.BoolVar(&f.plainHTTP, "plain-http", false, "serve plain HTTP without the token check")
 	fs.BoolVar(&f.strict, "strict", false, "answer recorded requests only (no Kubernetes-aware recovery)")
 	fs.StringVar(&f.writes, "writes", "strict", "what a write that matches no recorded one does: strict (fails) or overlay (is applied to the recorded world)")
@@ -106,13 +126,39 @@ func (f *serveFlags) options() (replay.Options, error) {
 	if f.noGC && mode != replay.WritesOverlay {
 		return replay.Options{}, errors.New("--no-garbage-collection needs --writes overlay")
 	}
-	return replay.Options{Speed: f.speed, Edits: es, Strict: f.strict, Writes: mode, DisableGarbageCollection: f.noGC}, nil
+	opts := replay.Options{Speed: f.speed, Edits: es, Strict: f.strict, Writes: mode, DisableGarbageCollection: f.noGC}
+	clock := f.clock
+	if f.strict && !f.clockSet {
+		clock = "consumption" // --strict replays the recorded requests as they came
+	}
+	switch clock {
+	case "world":
+		if f.strict {
+			return replay.Options{}, errors.New("--strict needs --clock consumption: the world clock answers from the recorded timelines that --strict turns off")
+		}
+		if f.at != "" {
+			// Its syntax now, before anything is served; its range once
+			// the recording is read.
+			if _, err := timepoint.Parse(f.at); err != nil {
+				return replay.Options{}, fmt.Errorf("--at: %w", err)
+			}
+		}
+		opts.WorldClock, opts.At, opts.Paused = true, f.at, f.paused
+	case "consumption":
+		if f.at != "" || f.paused {
+			return replay.Options{}, errors.New("--at and --paused need --clock world")
+		}
+	default:
+		return replay.Options{}, fmt.Errorf("--clock %q: want world or consumption", f.clock)
+	}
+	return opts, nil
 }
 
 // serveRun is serve's RunE: it checks f, creates the cassette of
 // --writes-out, tells at once what can be told of the cassette name, then
 // serves it until the command's context is done.
 func serveRun(cmd *cobra.Command, f *serveFlags, name string) error {
+	f.clockSet = cmd.Flags().Changed("clock")
 	opts, err := f.options()
 	if err != nil {
 		return err
@@ -180,6 +226,11 @@ func serveCassette(cmd *cobra.Command, f *serveFlags, name string, opts replay.O
 		return err
 	}
 	endStartGC()
+	if wc := r.WorldClock(); wc != nil {
+		s := wc.State()
+		fmt.Fprintf(cmd.OutOrStdout(), "world clock at %v of %v (%s), speed %v%s: kwrec ctl play|pause|seek POINT|speed X\n",
+			s.At, s.Length, s.Time.UTC().Format(time.RFC3339), s.Speed, map[bool]string{true: ", paused"}[s.Paused])
+	}
 	<-cmd.Context().Done()
 	err = srv.Close()
 	warnUnfired(cmd.ErrOrStderr(), r)

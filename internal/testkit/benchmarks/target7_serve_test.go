@@ -105,12 +105,12 @@ func serveRound(b *testing.B, bin, path string, final map[string]string) (ready,
 	return ready, toFinal, rusageCPU(ru)
 }
 
-// startServe runs `kwrec serve --speed 0` of path and returns it, a
+// startServe runs `kwrec serve --speed 0 --clock consumption` of path and returns it, a
 // config from the kubeconfig it wrote, when it was started and how long
 // it took to print its "kubeconfig:" line.
 func startServe(b *testing.B, bin, path string) (cmd *exec.Cmd, cfg *rest.Config, start time.Time, ready time.Duration) {
 	kc := filepath.Join(b.TempDir(), "kubeconfig")
-	cmd = exec.Command(bin, "serve", path, "--speed", "0", "--kubeconfig-out", kc)
+	cmd = exec.Command(bin, "serve", path, "--speed", "0", "--clock", "consumption", "--kubeconfig-out", kc)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		b.Fatal(err)

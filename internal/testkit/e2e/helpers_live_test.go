@@ -141,13 +141,14 @@ type served struct {
 	waitErr    error
 }
 
-// serve starts `kwrec serve CASSETTE --speed 0 ARGS...` and waits until it
+// serve starts `kwrec serve CASSETTE --speed 0 --clock consumption ARGS...`
+// (a later --clock in ARGS wins) and waits until it
 // is ready; it is stopped (SIGTERM) in t.Cleanup. A serve that exits before
 // it is ready fails t with its first stderr line.
 func serve(t *testing.T, fx *fixtures, cassette string, args ...string) *served {
 	t.Helper()
 	s := &served{Kubeconfig: filepath.Join(t.TempDir(), "replay.kubeconfig"), exited: make(chan struct{})}
-	s.cmd = exec.Command(fx.kwrec, append([]string{"serve", cassette, "--speed", "0", "--kubeconfig-out", s.Kubeconfig}, args...)...)
+	s.cmd = exec.Command(fx.kwrec, append([]string{"serve", cassette, "--speed", "0", "--clock", "consumption", "--kubeconfig-out", s.Kubeconfig}, args...)...)
 	s.cmd.Stderr = &s.stderr
 	stdout, err := s.cmd.StdoutPipe()
 	if err != nil {
