@@ -158,6 +158,12 @@ func TestPausedThenPlayedSoughtForwardAndBack(t *testing.T) {
 		if got := listed(t, r); got != "100: a=1 b=2" {
 			t.Fatalf("list after the seek back = %q", got)
 		}
+		// A client that saw the world ahead asks for what is now the
+		// future: the server's 504, after which client-go lists from now.
+		_, err = clientset(t, r.Config()).CoreV1().ConfigMaps("default").List(t.Context(), metav1.ListOptions{ResourceVersion: "103"})
+		if want := "Too large resource version: 103, current: 100"; err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("a list at 103 after the seek back: %v, want %q", err, want)
+		}
 	})
 }
 

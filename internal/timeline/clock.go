@@ -1,8 +1,11 @@
 package timeline
 
 import (
+	"net/http"
 	"sort"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // A replay on a world clock (replay.WorldClock) sets every timeline's now
@@ -51,6 +54,7 @@ func (t *Timeline) SetNow(at time.Duration) (dropped []Event) {
 	rv := t.RVAt(at)
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.clocked = true
 	if rv >= t.progress {
 		t.advanceLocked(rv)
 		return nil
@@ -101,4 +105,28 @@ func (t *Timeline) AtOfRV(rv int64) (time.Duration, bool) {
 		}
 	}
 	return at, ok
+}
+
+// isClocked reports whether now is set by a world clock ([Timeline.SetNow]).
+func (t *Timeline) isClocked() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.clocked
+}
+
+// tooNew returns the server's 504 for a request of resourceVersion rv
+// newer than the timeline can answer, nil when it can: newer than
+// anything recorded or written, or on a world clock newer than now (a
+// client that saw the world before a seek back; kube-apiserver answers
+// the same to a resourceVersion etcd has not reached, and client-go then
+// lists again from now).
+func (t *Timeline) tooNew(rv int64) error {
+	current := t.Newest()
+	if t.isClocked() {
+		current = t.Progress()
+	}
+	if rv <= current {
+		return nil
+	}
+	return statusErr(http.StatusGatewayTimeout, metav1.StatusReasonTimeout, 1, "Too large resource version: %d, current: %d", rv, current)
 }

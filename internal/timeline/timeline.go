@@ -232,6 +232,8 @@ type Timeline struct {
 	// ats[i] is the latest time any of events 0..i was recorded at, made
 	// at the first RVAt (a replay on a world clock asks at every request).
 	ats []time.Duration
+	// clocked: a world clock sets now (SetNow), not what was served.
+	clocked bool
 }
 
 // recording is what was recorded about one collection: built while the

@@ -365,8 +365,8 @@ func (t *Timeline) List(q url.Values, sel Selector) (List, error) {
 			return List{}, statusErr(http.StatusBadRequest, metav1.StatusReasonBadRequest, 0, "invalid continue token: %v", err)
 		case rv != 0:
 			return List{}, statusErr(http.StatusBadRequest, metav1.StatusReasonBadRequest, 0, "specifying resource version is not allowed when using continue")
-		case crv > t.Newest():
-			return List{}, statusErr(http.StatusGatewayTimeout, metav1.StatusReasonTimeout, 1, "Too large resource version: %d, current: %d", crv, t.Newest())
+		case t.tooNew(crv) != nil:
+			return List{}, t.tooNew(crv)
 		case crv > 0:
 			at = crv
 		}
@@ -375,8 +375,8 @@ func (t *Timeline) List(q url.Values, sel Selector) (List, error) {
 		}
 	} else if rv != 0 {
 		switch {
-		case rv > t.Newest():
-			return List{}, statusErr(http.StatusGatewayTimeout, metav1.StatusReasonTimeout, 1, "Too large resource version: %d, current: %d", rv, t.Newest())
+		case t.tooNew(rv) != nil:
+			return List{}, t.tooNew(rv)
 		case q.Get("resourceVersionMatch") == string(metav1.ResourceVersionMatchExact),
 			q.Get("resourceVersionMatch") == "" && limit > 0:
 			at = rv
@@ -552,6 +552,9 @@ func (t *Timeline) WatchSteps(q url.Values, sel Selector) (w *Steps, from int64,
 		return nil, 0, err
 	}
 	from = rv
+	if err := t.tooNew(rv); err != nil && t.isClocked() {
+		return nil, 0, err
+	}
 	w = &Steps{t: t, sel: sel, cur: -1}
 	initial := q.Get("sendInitialEvents") == "true"
 	if v := q.Get("resourceVersion"); initial || v == "" || v == "0" {
