@@ -2,7 +2,7 @@ package replay
 
 import (
 	"fmt"
-	"net/http"
+	"strings"
 	"time"
 
 	"github.com/kwrec/kwrec/internal/timeline"
@@ -61,7 +61,8 @@ func (w *WorldClock) SetSpeed(s float64) error { return w.c.SetSpeed(s) }
 // Seek moves the world to point (see [Options.At] for its syntax),
 // forward or back, and returns the writes the move back drops: in
 // [WritesOverlay] mode, those made after the last change recorded by the
-// new time, as "VERB path" lines. Moving forward, every open watch sends
+// new time, as kubectl names them ("create configmaps default/w
+// (resourceVersion 102001)"). Moving forward, every open watch sends
 // the recorded changes it passes at once; moving back, every open watch
 // ends with a 410 Expired ERROR event, and its client re-lists at the new
 // time.
@@ -152,14 +153,16 @@ func (r *Replayer) syncWorld() (dropped []string) {
 	return dropped
 }
 
-// droppedWrite names a write a seek back dropped.
+// droppedWrite names a write a seek back dropped, as kubectl would:
+// "create configmaps default/w (resourceVersion 102001)".
 func droppedWrite(t *timeline.Timeline, ev timeline.Event) string {
-	verb := http.MethodPut
-	switch ev.Type {
-	case "ADDED":
-		verb = http.MethodPost
-	case "DELETED":
-		verb = http.MethodDelete
+	verb := map[string]string{"ADDED": "create", "DELETED": "delete"}[ev.Type]
+	if verb == "" {
+		verb = "update"
 	}
-	return fmt.Sprintf("%s %s %s (resourceVersion %d)", verb, t.Path, ev.Obj.Key, ev.Obj.RV)
+	res := t.Res.Resource
+	if t.Res.Group != "" {
+		res += "." + t.Res.Group
+	}
+	return fmt.Sprintf("%s %s %s (resourceVersion %d)", verb, res, strings.TrimPrefix(ev.Obj.Key, "/"), ev.Obj.RV)
 }

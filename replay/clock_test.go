@@ -3,12 +3,14 @@ package replay_test
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	testclock "k8s.io/utils/clock/testing"
@@ -188,3 +190,37 @@ func TestAWorldClockPointOutsideTheRecordingIsRefused(t *testing.T) {
 
 // worldT0 is when a world clock test's wall clock starts.
 var worldT0 = time.Date(2026, 12, 4, 0, 0, 0, 0, time.UTC)
+
+func TestASeekBackDropsTheOverlaysWritesMadeAfterTheNewTime(t *testing.T) {
+	fc := testclock.NewFakeClock(worldT0)
+	r := fromFile.replayer(t, fixture(t, "configmaps.kwrec"), replay.Options{WorldClock: true, At: "250ms", Writes: replay.WritesOverlay, Clock: fc})
+	cs := clientset(t, r.Config())
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "w"}, Data: map[string]string{"k": "w"}}
+	created, err := cs.CoreV1().ConfigMaps("default").Create(t.Context(), cm, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Written at the world's now: after a's change (102), before b's
+	// deletion (103), in the overlay's scaled resourceVersions.
+	if got, want := created.ResourceVersion, "102001"; got != want {
+		t.Fatalf("the write got resourceVersion %s, want %s", got, want)
+	}
+	if got := listed(t, r); got != "102001: a=1b b=2 c=3 w=w" {
+		t.Fatalf("list after the write = %q", got)
+	}
+	wc := r.WorldClock()
+	dropped, err := wc.Seek("end")
+	if err != nil || dropped != nil {
+		t.Fatalf("a seek forward dropped %v (%v)", dropped, err)
+	}
+	if got := listed(t, r); got != "104000: a=1b c=3 d=4 w=w" {
+		t.Fatalf("list at the end = %q", got)
+	}
+	dropped, err = wc.Seek("150ms")
+	if want := []string{"create configmaps default/w (resourceVersion 102001)"}; err != nil || !slices.Equal(dropped, want) {
+		t.Fatalf("a seek back dropped %q (%v), want %q", dropped, err, want)
+	}
+	if got := listed(t, r); got != "101000: a=1 b=2 c=3" {
+		t.Fatalf("list after the seek back = %q", got)
+	}
+}

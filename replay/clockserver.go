@@ -43,7 +43,7 @@ type clockAction struct {
 }
 
 // serveClock answers a request for ClockPath.
-func serveClock(w http.ResponseWriter, req *http.Request, r *Replayer) {
+func serveClock(w http.ResponseWriter, req *http.Request, r *Replayer, logf func(string, ...any)) {
 	wc := r.WorldClock()
 	switch {
 	case wc == nil:
@@ -55,6 +55,11 @@ func serveClock(w http.ResponseWriter, req *http.Request, r *Replayer) {
 		if err != nil {
 			clockError(w, http.StatusBadRequest, err)
 			return
+		}
+		for _, d := range dropped {
+			if logf != nil {
+				logf("world clock sought back to %v: dropped the overlay's write %s, made after it", wc.State().At, d)
+			}
 		}
 		writeClock(w, wc.State(), dropped)
 		return

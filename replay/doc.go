@@ -125,6 +125,30 @@
 // stream, no ERROR event; client-go's reflector then watches again from
 // the last resourceVersion it got. No other watch ever waits for it.
 //
+// # Two clocks
+//
+// By default a replay runs on the consumption clock: "now" is the highest
+// resourceVersion any client has been served, each watch is paced from
+// its own start, and a list is answered at that "now". A controller test
+// wants this: the world waits for the controller ([Options.Hold],
+// [Options.Settle]) and moves as it consumes the recording.
+//
+// With [Options.WorldClock] every client shares the world clock instead,
+// as on a real cluster: the world is at [Options.At] plus Speed times the
+// wall time since the replay began (Speed 0 and [Options.Paused] hold it),
+// every get, list, watch start and write is answered as the recorded
+// cluster was at that time, from the timelines (recorded lists are not
+// replayed byte for byte, so a list recorded at another time never
+// answers), and a watch sends each recorded change once the world reaches
+// the time it was recorded at. [Replayer.WorldClock] plays, pauses, sets
+// the speed and seeks: forward, every open watch sends the changes it
+// passes at once, in order; back, every open watch ends with a 410
+// Expired, a request for a resourceVersion newer than the world's now is
+// answered 504 "Too large resource version" (client-go then lists again
+// from now), and the overlay's writes made after the new time are
+// dropped. kwrec serve runs on the world clock by default and serves its
+// control at [ClockPath].
+//
 // # Edits
 //
 // An [Edit] changes how a cassette replays: an HTTP error on a request, a

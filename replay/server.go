@@ -72,6 +72,10 @@ type Server struct {
 	// closed, so that clients trickling headers (slowloris) cannot hold
 	// connections open. Default 10s.
 	ReadHeaderTimeout time.Duration
+	// Logf, when set, is told what the server does that no client is
+	// answered: the overlay's writes a seek back of the world clock
+	// dropped (see [ClockPath]). Default nil: nothing is told.
+	Logf func(format string, args ...any)
 
 	mu      sync.Mutex
 	srv     *serve.Server
@@ -258,7 +262,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	if req.URL.Path == ClockPath {
-		serveClock(w, out, r)
+		serveClock(w, out, r, s.Logf)
 		return
 	}
 	resp, err := r.RoundTrip(out)

@@ -18,6 +18,9 @@ import (
 //	atFrame ──► holding ──► settling ──► waiting ──► emitting ──► atFrame (the next frame)
 //	   │           (a watch's recorded changes wait for Play, then for Settle,
 //	   │            then for their recorded gap)
+//	   ├──► atWorldTime ──► emitting, or ending{cut} after a 410 when the
+//	   │       (on the world clock, a watch's recorded change    world clock
+//	   │        waits for the world to reach its time)             went back
 //	   └──► crossing ──► atFrame, or ending{cut} when the mark fires
 //
 //	ending ──► ended (io.EOF after the recorded end, or a reset)
@@ -30,9 +33,11 @@ import (
 // A state's step does one thing: it makes the body's next bytes (b.cur)
 // and names the state that follows, or only names it. A timeline watch
 // sends the writes made meanwhile in front of the frame it is at: from
-// holding, settling and crossing it then starts the frame over (atFrame),
-// as the write may have changed what the frame waits for; emitting and
-// ending come back to themselves. ended is final.
+// holding, settling, atWorldTime and crossing it then starts the frame
+// over (atFrame), as the write (or the world clock's move) may have
+// changed what the frame waits for; emitting and ending come back to
+// themselves. idling on the world clock ends a watch the world went back
+// from with a 410, as atWorldTime does. ended is final.
 //
 // A state's ready answers for it whether its step would make bytes now,
 // without waiting (see body.ready); it changes nothing but b.frame, which

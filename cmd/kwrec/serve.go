@@ -195,7 +195,8 @@ func serveCassette(cmd *cobra.Command, f *serveFlags, name string, opts replay.O
 	// kubeconfig is written: clients may connect at once, and
 	// their requests wait for the read.
 	srv := &replay.Server{Open: func() (*replay.Replayer, error) { return replay.Open(name, opts) },
-		PlainHTTP: f.plainHTTP, Addr: f.listen, AllowRemote: f.allowRemote}
+		PlainHTTP: f.plainHTTP, Addr: f.listen, AllowRemote: f.allowRemote,
+		Logf: func(format string, args ...any) { fmt.Fprintf(cmd.ErrOrStderr(), "kwrec: "+format+"\n", args...) }}
 	if f.allowRemote {
 		fmt.Fprintln(cmd.ErrOrStderr(), "kwrec: warning: --allow-remote: anyone who reaches the port with the token can read this cassette")
 	}
