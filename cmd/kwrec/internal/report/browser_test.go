@@ -32,6 +32,7 @@ type selftest struct {
 	DiffLines       int            `json:"diffLines"`
 	HistoryVersions int            `json:"historyVersions"`
 	TextsMs         int            `json:"textsMs"`
+	Serve           string         `json:"serve"`
 }
 
 // chromium returns the headless browser's path, skipping the test when
@@ -128,6 +129,9 @@ func TestReportRendersInChromium(t *testing.T) {
 	}
 	if s.DiffLines == 0 || s.HistoryVersions < 2 {
 		t.Errorf("selected %q: %d diff lines, history of %d versions; want a diff and a history", s.Selected, s.DiffLines, s.HistoryVersions)
+	}
+	if want := regexp.MustCompile(`^kwrec serve 'live-410.kwrec.zst' --at rv=\d+ --paused --kubeconfig-out at.kubeconfig$`); !want.MatchString(s.Serve) {
+		t.Errorf("the selected mark offers %q, want the kwrec serve command that opens the recording at its resourceVersion", s.Serve)
 	}
 	t.Logf("selftest: %+v", s)
 

@@ -3,7 +3,9 @@
 // collection, each frame a mark coloured by its watch event type, each end
 // with its reason, and the replay edits drawn where they sit; hover a mark
 // for its object, click it for the object's JSON and the diff against its
-// previous version, or pick an object for its whole history.
+// previous version, or pick an object for its whole history. A clicked
+// mark offers the command that opens the recording at it, paused, on
+// kwrec serve's world clock (`kwrec serve FILE --at rv=N --paused`).
 //
 //	r, err := report.Build("cm.kwrec.zst", report.Options{Edits: edits})
 //	...
