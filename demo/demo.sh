@@ -136,6 +136,31 @@ kubectl_watch() {
 	echo "printing) and still met the 410 where the edit put it, once."
 }
 
+# world_clock CASSETTE: serve CASSETTE paused at its start on the world
+# clock, which every client shares, and read the same ConfigMaps with
+# kubectl at the start, just after the change with resourceVersion 215
+# (the example's second ConfigMap created) and at the end, as kwrec ctl
+# moves the world.
+world_clock() {
+	local kc="$out/world.kubeconfig"
+	echo "\$ kwrec serve $1 --paused --kubeconfig-out $kc &"
+	start '^world clock at' "$out/world.log" "$kwrec" serve "$1" --paused --kubeconfig-out "$kc"
+	kget() { echo "\$ kubectl get configmaps -o custom-columns=NAME:.metadata.name,COLOR:.data.color"; kubectl --kubeconfig "$kc" --cache-dir "$out/kubectl-cache" get configmaps -o custom-columns=NAME:.metadata.name,COLOR:.data.color; }
+	echo "\$ kwrec ctl now"
+	"$kwrec" ctl --kubeconfig "$kc" now
+	kget
+	echo "\$ kwrec ctl seek rv=215"
+	"$kwrec" ctl --kubeconfig "$kc" seek rv=215
+	kget
+	echo "\$ kwrec ctl seek end"
+	"$kwrec" ctl --kubeconfig "$kc" seek end
+	kget
+	stop "$started"
+	echo
+	echo "No watch was open: a kubectl get shows the cluster as it was at the world's"
+	echo "time, which kwrec ctl plays, pauses and seeks (an RFC 3339 time, rv=N, end)."
+}
+
 offline_example() {
 	step "Part 1, offline: $example ($(wc -c <"$example" | awk '{ printf "%.1f KB", $1 / 1000 }')), recorded earlier from a real control plane"
 	echo "kwrec record configmaps recorded it while kubectl changed ConfigMaps;"
@@ -149,6 +174,9 @@ offline_example() {
 
 	step "3. Any client crosses the same point: kubectl through kwrec serve"
 	kubectl_watch "$example"
+
+	step "4. The cluster at a moment: kwrec serve's world clock, moved by kwrec ctl"
+	world_clock "$example"
 }
 
 # controlplane: say whether the control plane is cached, build it if not, and
@@ -169,31 +197,31 @@ controlplane() {
 live() {
 	local cassette="$out/configmaps.kwrec.zst" kc="$out/kubeconfig" watch_id
 
-	step "4. Start a real control plane: $(controlplane_name "$KUBEBUILDER_ASSETS")"
+	step "5. Start a real control plane: $(controlplane_name "$KUBEBUILDER_ASSETS")"
 	start_controlplane "$kc"
 	kubectl --kubeconfig "$kc" version 2>/dev/null | grep -i server || true
 
-	step "5. Record ConfigMaps in namespace default while a script creates, updates and deletes some"
+	step "6. Record ConfigMaps in namespace default while a script creates, updates and deletes some"
 	record_configmaps "$kc" "$cassette"
 
-	step "6. Stop the control plane: everything from here on is offline"
+	step "7. Stop the control plane: everything from here on is offline"
 	stop "$cp_pid"
 	echo "control plane stopped"
 
-	step "7. The cassette as a timeline (kwrec show)"
+	step "8. The cassette as a timeline (kwrec show)"
 	"$kwrec" show "$cassette"
 	"$kwrec" lint "$cassette" && echo "kwrec lint: ok"
 
-	step "8. Replay it offline through the watcher (kwrec replay)"
+	step "9. Replay it offline through the watcher (kwrec replay)"
 	"$kwrec" replay "$cassette"
 
-	step "9. Replay with a 410 Expired injected after the first watch event"
+	step "10. Replay with a 410 Expired injected after the first watch event"
 	watch_id=$(watcher_watch "$cassette")
 	echo "\$ kwrec inject $cassette -o $out/configmaps-410.kwrec.zst --watch-error request=$watch_id,after=1,code=410"
 	"$kwrec" inject "$cassette" -o "$out/configmaps-410.kwrec.zst" --watch-error "request=$watch_id,after=1,code=410"
 	replay_410 "$out/configmaps-410.kwrec.zst"
 
-	step "10. Any client crosses the same point: kubectl through kwrec serve"
+	step "11. Any client crosses the same point: kubectl through kwrec serve"
 	kubectl_watch "$out/configmaps-410.kwrec.zst"
 	echo "Cassettes are in $out."
 }
