@@ -241,7 +241,11 @@ func (vw *views) statusPlan(st *metav1.Status, retryAfter int, proto bool) *plan
 // metadata-only form).
 func (vw *views) answerPlan(a overlay.Answer) *plan {
 	if a.Status != nil {
-		return vw.statusPlan(a.Status, a.RetryAfter, a.Proto)
+		p := vw.statusPlan(a.Status, a.RetryAfter, a.Proto)
+		for _, w := range a.Warnings {
+			p.header.Add("Warning", w)
+		}
+		return p
 	}
 	b, ct, proto := a.Body, wire.MediaJSON, a.Proto
 	if a.Partial {

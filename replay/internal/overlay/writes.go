@@ -98,6 +98,9 @@ const writeRetries = 16
 // answers it as the API server would; ok is false for a request that is
 // not a write of a resource.
 func (wr *Writer) Write(req *http.Request, body []byte) (a Answer, ok bool) {
+	if a, ok := wr.nameless(req); ok {
+		return a, true
+	}
 	rp, sub, verb := writeOf(req)
 	if verb == "" {
 		return Answer{}, false
@@ -136,6 +139,41 @@ func (wr *Writer) Write(req *http.Request, body []byte) (a Answer, ok bool) {
 		return wr.deleteCollection(req, t, w, proto), true
 	}
 	return wr.apply(req, t, w, proto, partial), true
+}
+
+// nameless answers an update or a patch whose path has an empty name
+// (".../configmaps/", ".../widgets//status") as kube-apiserver does: a
+// custom resource's handler reads the path and wants a name (400), a
+// built-in resource's routes have no such method on a collection (405).
+func (wr *Writer) nameless(req *http.Request) (Answer, bool) {
+	if req.Method != http.MethodPut && req.Method != http.MethodPatch {
+		return Answer{}, false
+	}
+	p := req.URL.Path
+	var rp apipath.Path
+	switch i := strings.Index(p, "//"); {
+	case i > 0:
+		var ok bool
+		if rp, ok = apipath.Parse(p[:i]); !ok || rp.Name != "" {
+			return Answer{}, false
+		}
+	case strings.HasSuffix(p, "/"):
+		var ok bool
+		if rp, ok = apipath.Parse(strings.TrimSuffix(p, "/")); !ok || rp.Name != "" {
+			return Answer{}, false
+		}
+	default:
+		return Answer{}, false
+	}
+	if c, err := wr.custom(rp); err == nil && c != nil {
+		return fail(http.StatusBadRequest, metav1.StatusReasonBadRequest, "name must be provided"), true
+	}
+	if strings.Contains(p, "//") {
+		return Answer{}, false
+	}
+	return Answer{Code: http.StatusMethodNotAllowed, Status: &metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
+		Status: metav1.StatusFailure, Message: "the server does not allow this method on the requested resource",
+		Reason: metav1.StatusReasonMethodNotAllowed, Details: &metav1.StatusDetails{}, Code: http.StatusMethodNotAllowed}}, true
 }
 
 // fail answers a write with a Status of code and reason.
@@ -210,7 +248,10 @@ func writeJSON(codec timeline.Codec, t *timeline.Timeline, verb, sub string, bod
 func (wr *Writer) apply(req *http.Request, t *timeline.Timeline, w write.Request, proto, partial bool) Answer {
 	res, stored, err := wr.applyWrite(t, w)
 	if err != nil {
-		return errorAnswer(err, proto)
+		// The body was decoded before the write failed: its warnings
+		// (unknown and duplicate fields) come with the error, as the
+		// server's do.
+		return withWarnings(errorAnswer(err, proto), res.Warnings)
 	}
 	answer := res.Body
 	if stored != nil {
@@ -224,8 +265,12 @@ func (wr *Writer) apply(req *http.Request, t *timeline.Timeline, w write.Request
 		}
 		wr.note(req, w.Body, res.Code, answer)
 	}
-	a := object(t, res.Code, answer, proto, partial)
-	for _, w := range res.Warnings {
+	return withWarnings(object(t, res.Code, answer, proto, partial), res.Warnings)
+}
+
+// withWarnings returns a with a Warning header for each of warnings.
+func withWarnings(a Answer, warnings []string) Answer {
+	for _, w := range warnings {
 		if h, err := utilnet.NewWarningHeader(299, "-", w); err == nil {
 			a.Warnings = append(a.Warnings, h)
 		}

@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // maxGeneratedNameLength is names.maxGeneratedNameLength: 63 - 5 random
@@ -59,11 +58,9 @@ func (w *write) beforeCreate(obj *object) error {
 	if err := w.ensureNamespace(obj); err != nil {
 		return err
 	}
-	if obj.GetName() == "" {
-		return apierrors.NewInvalid(w.gvk.GroupKind(), "", field.ErrorList{
-			field.Required(field.NewPath("metadata", "name"), "name or generateName is required"),
-		})
-	}
+	// A missing name is one of the validation's errors ("name or
+	// generateName is required"), reported with the others, as the
+	// strategy's Validate does.
 	if w.kind.status {
 		unstructured.RemoveNestedField(obj.Object, "status")
 	}
