@@ -28,16 +28,18 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
-	"github.com/google/go-cmp/cmp"
 	"io"
 	"maps"
 	"net/http"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"sort"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -407,6 +409,21 @@ func normalize(v any) any {
 		}
 		if msg, ok := x["message"].(string); ok {
 			x["message"] = numberRE.ReplaceAllString(uidRE.ReplaceAllString(msg, "UID"), "N")
+		}
+		if causes, ok := x["causes"].([]any); ok {
+			// The server validates a custom resource's fields in map
+			// order: the same errors come in any order, each in causes
+			// (sorted here) and in the message's list (left out).
+			sort.Slice(causes, func(i, j int) bool {
+				a, _ := json.Marshal(causes[i])
+				b, _ := json.Marshal(causes[j])
+				return string(a) < string(b)
+			})
+		}
+		if msg, ok := x["message"].(string); ok {
+			if head, _, ok := strings.Cut(msg, " is invalid: ["); ok && strings.HasSuffix(msg, "]") {
+				x["message"] = head + " is invalid: [the causes]"
+			}
 		}
 	case []any:
 		for i := range x {

@@ -8,10 +8,12 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
@@ -100,8 +102,13 @@ func stampManagedFields(obj, old *object, now metav1.Time) {
 		t := now
 		mf[i].Time = &t
 	}
-	// The server's order: applies first, then by time (none first),
-	// manager, apiVersion and subresource.
+	sortManagedFields(mf)
+	obj.SetManagedFields(mf)
+}
+
+// sortManagedFields puts mf in the server's order: applies first, then by
+// time (none first), manager, apiVersion and subresource.
+func sortManagedFields(mf []metav1.ManagedFieldsEntry) {
 	slices.SortStableFunc(mf, func(p, q metav1.ManagedFieldsEntry) int {
 		sec := func(e metav1.ManagedFieldsEntry) int64 {
 			if e.Time == nil {
@@ -112,7 +119,6 @@ func stampManagedFields(obj, old *object, now metav1.Time) {
 		return cmp.Or(cmp.Compare(p.Operation, q.Operation), cmp.Compare(sec(p), sec(q)), cmp.Compare(p.Manager, q.Manager),
 			cmp.Compare(p.APIVersion, q.APIVersion), cmp.Compare(p.Subresource, q.Subresource))
 	})
-	obj.SetManagedFields(mf)
 }
 
 func fieldsEqual(a, b *metav1.FieldsV1) bool {
@@ -173,4 +179,37 @@ func (d serverDefaulter) Default(obj runtime.Object) {
 	if u, ok := obj.(*object); ok {
 		_ = d.w.normalize(u)
 	}
+}
+
+// isApply reports whether the write is a server-side apply.
+func (w *write) isApply() bool {
+	return w.req.Verb == VerbPatch && types.PatchType(w.req.ContentType) == types.ApplyYAMLPatchType
+}
+
+// equalContent reports whether a and b are equal but for their
+// managedFields.
+func equalContent(a, b *object) bool {
+	a, b = a.DeepCopy(), b.DeepCopy()
+	a.SetManagedFields(nil)
+	b.SetManagedFields(nil)
+	return equality.Semantic.DeepEqual(a.Object, b.Object)
+}
+
+// keepApplyTime gives manager's Apply entry in obj the time it has in old,
+// none when old has no such entry.
+func keepApplyTime(obj, old *object, manager string) {
+	var prev *metav1.Time
+	for _, e := range old.GetManagedFields() {
+		if e.Manager == manager && e.Operation == metav1.ManagedFieldsOperationApply && e.Subresource == "" {
+			prev = e.Time
+		}
+	}
+	mf := obj.GetManagedFields()
+	for i := range mf {
+		if mf[i].Manager == manager && mf[i].Operation == metav1.ManagedFieldsOperationApply && mf[i].Subresource == "" {
+			mf[i].Time = prev
+		}
+	}
+	sortManagedFields(mf)
+	obj.SetManagedFields(mf)
 }

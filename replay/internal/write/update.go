@@ -109,6 +109,12 @@ func (w *write) updated(obj *object) (Result, error) {
 		return w.unchanged(cur, cur)
 	}
 	stampManagedFields(obj, cur, metav1.NewTime(w.st.Now))
+	if w.isApply() && equalContent(obj, cur) {
+		// An apply that changed nothing but managedFields: the server's
+		// field manager returns no new object, so the applier's entry
+		// keeps the time it had (none when it is new).
+		keepApplyTime(obj, cur, w.req.Query.Get("fieldManager"))
+	}
 	obj.SetResourceVersion(w.st.RV)
 	data, err := encode(obj)
 	if err != nil {
