@@ -291,4 +291,3 @@ func (w *world) resolveRV(t *testing.T, hc *http.Client, host string, r row) row
 	r.body = strings.ReplaceAll(r.body, rvToken, rv)
 	return r
 }
-
