@@ -1,7 +1,9 @@
 package e2e_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os/exec"
 	"sort"
@@ -20,7 +22,9 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kwrec/kwrec/cassettes"
 	"github.com/kwrec/kwrec/internal/testkit/controlplanetest"
+	"github.com/kwrec/kwrec/replay"
 )
 
 // The world clock scenario: a shop namespace recorded with record --all
@@ -114,6 +118,33 @@ func TestLiveAKubectlGetThroughServeSeesTheClusterAtTheWorldsTime(t *testing.T) 
 			})
 		}
 	}
+
+	t.Run("at speed 1 a get at wall time t shows the world at t, within 100ms", func(t *testing.T) {
+		// The world starts at before.at and plays: the scale to 4 comes
+		// at the wall time it was recorded after it, give or take 100ms.
+		s := serve(t, fx, cassette, "--clock", "world", "--at", before.at, "--speed", "1")
+		cfg := s.Config(t)
+		c := kubernetes.NewForConfigOrDie(cfg)
+		w0, a0 := worldNow(t, cfg)
+		// When the world reaches the time the scale was recorded at, on
+		// the wall.
+		due := w0.Add(scaleRecordedAt(t, cassette) - a0)
+		replicas := func() int32 {
+			d, err := c.AppsV1().Deployments(clockNS).Get(ctx, "web", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return *d.Spec.Replicas
+		}
+		time.Sleep(time.Until(due.Add(-100 * time.Millisecond)))
+		if got := replicas(); got != 2 {
+			t.Errorf("100ms before the scale's time, web has %d replicas, want 2", got)
+		}
+		time.Sleep(time.Until(due.Add(100 * time.Millisecond)))
+		if got := replicas(); got != 4 {
+			t.Errorf("100ms after the scale's time, web has %d replicas, want 4", got)
+		}
+	})
 
 	t.Run("kwrec ctl moves a paused world under an informer", func(t *testing.T) {
 		s := serve(t, fx, cassette, "--clock", "world", "--at", before.at, "--paused")
@@ -257,4 +288,53 @@ func storeConfigMaps(s cache.Store) map[string]string {
 		out[cm.Name] = configMapSummary(cm)
 	}
 	return out
+}
+
+// worldNow asks the served replay where its world is: the wall time of
+// the answer and the world's offset then.
+func worldNow(t *testing.T, cfg *rest.Config) (time.Time, time.Duration) {
+	t.Helper()
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := hc.Get(strings.TrimSuffix(cfg.Host, "/") + replay.ClockPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	now := time.Now()
+	var st struct {
+		At string `json:"at"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		t.Fatal(err)
+	}
+	at, err := time.ParseDuration(st.At)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return now, at
+}
+
+// scaleRecordedAt returns when the recording's first watch event of
+// Deployment web with 4 replicas was recorded, from its start.
+func scaleRecordedAt(t *testing.T, cassette string) time.Duration {
+	t.Helper()
+	c, err := cassettes.Load(cassette)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range c.Interactions {
+		if !strings.Contains(in.Request.URL, "deployments") || !strings.Contains(in.Request.URL, "watch=") || in.Response == nil {
+			continue
+		}
+		for _, f := range in.Frames {
+			if bytes.Contains(f.Data, []byte(`"name":"web"`)) && bytes.Contains(f.Data, []byte(`"replicas":4`)) {
+				return in.At + in.Response.Latency + f.At
+			}
+		}
+	}
+	t.Fatal("the recording has no watch event of web scaled to 4")
+	return 0
 }
