@@ -5,6 +5,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kwrec/kwrec/cassettes"
+	"github.com/kwrec/kwrec/replay/internal/overlay"
+
 	"github.com/kwrec/kwrec/internal/timeline"
 	"github.com/kwrec/kwrec/internal/timepoint"
 	"github.com/kwrec/kwrec/replay/internal/worldclock"
@@ -15,8 +18,10 @@ import (
 // cluster as it was at the time the world is at. Its methods are safe for
 // concurrent use.
 type WorldClock struct {
-	r *Replayer
-	c *worldclock.Clock
+	c      *worldclock.Clock
+	world  *overlay.World
+	ivs    []*ivState
+	header cassettes.Header
 }
 
 // WorldState is where a replay's world is and how it moves.
@@ -35,17 +40,12 @@ type WorldState struct {
 
 // WorldClock returns the control of r's world clock, nil for a replay on
 // the consumption clock (without [Options.WorldClock]).
-func (r *Replayer) WorldClock() *WorldClock {
-	if r.world == nil || r.serving.worldClock == nil {
-		return nil
-	}
-	return &WorldClock{r: r, c: r.serving.worldClock}
-}
+func (r *Replayer) WorldClock() *WorldClock { return r.wc }
 
 // State returns where the world is and how it moves.
 func (w *WorldClock) State() WorldState {
 	s := w.c.State()
-	return WorldState{At: s.At, Time: w.r.hist.header.RecordedAt.Add(s.At), Length: s.Length, Speed: s.Speed, Paused: s.Paused}
+	return WorldState{At: s.At, Time: w.header.RecordedAt.Add(s.At), Length: s.Length, Speed: s.Speed, Paused: s.Paused}
 }
 
 // Play lets the world run on at its speed.
@@ -67,34 +67,36 @@ func (w *WorldClock) SetSpeed(s float64) error { return w.c.SetSpeed(s) }
 // ends with a 410 Expired ERROR event, and its client re-lists at the new
 // time.
 func (w *WorldClock) Seek(point string) (dropped []string, err error) {
-	at, err := w.r.resolvePoint(point)
+	at, err := w.resolvePoint(point)
 	if err != nil {
 		return nil, err
 	}
 	if err := w.c.Seek(at); err != nil {
 		return nil, err
 	}
-	return w.r.syncWorld(), nil
+	return w.sync(), nil
 }
 
-// newWorldClock sets r's world clock up (Options.WorldClock).
-func (r *Replayer) newWorldClock() error {
-	at, err := r.resolvePoint(r.opts.At)
+// newWorldClock sets r's world clock up (Options.WorldClock): the world at
+// opts.At, which its bodies wait on.
+func newWorldClock(r *Replayer) (*WorldClock, error) {
+	w := &WorldClock{world: r.world, ivs: r.ivs, header: r.hist.header}
+	at, err := w.resolvePoint(r.opts.At)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	r.serving.worldClock = worldclock.New(r.clock, at, r.length(), r.opts.Speed, r.opts.Paused)
-	r.syncWorld()
-	return nil
+	w.c = worldclock.New(r.clock, at, w.length(), r.opts.Speed, r.opts.Paused)
+	w.sync()
+	return w, nil
 }
 
 // length is the recording's: the latest time anything in it was recorded.
-func (r *Replayer) length() time.Duration {
+func (w *WorldClock) length() time.Duration {
 	var end time.Duration
-	for _, t := range r.world.Distinct() {
+	for _, t := range w.world.Distinct() {
 		end = max(end, t.Span())
 	}
-	for _, iv := range r.ivs {
+	for _, iv := range w.ivs {
 		in := iv.in
 		at := in.At
 		if in.Response != nil {
@@ -110,7 +112,7 @@ func (r *Replayer) length() time.Duration {
 
 // resolvePoint resolves point, as Options.At takes it, to a time in the
 // recording.
-func (r *Replayer) resolvePoint(point string) (time.Duration, error) {
+func (w *WorldClock) resolvePoint(point string) (time.Duration, error) {
 	if point == "" {
 		return 0, nil
 	}
@@ -118,16 +120,16 @@ func (r *Replayer) resolvePoint(point string) (time.Duration, error) {
 	if err != nil {
 		return 0, fmt.Errorf("kwrec replay: %w", err)
 	}
-	length := r.length()
+	length := w.length()
 	if p.Kind != timepoint.RV {
-		d, err := p.Within(r.hist.header.RecordedAt, length)
+		d, err := p.Within(w.header.RecordedAt, length)
 		if err != nil {
 			return 0, fmt.Errorf("kwrec replay: %w", err)
 		}
 		return d, nil
 	}
 	at, found := time.Duration(0), false
-	for _, t := range r.world.Distinct() {
+	for _, t := range w.world.Distinct() {
 		if a, ok := t.AtOfRV(p.RV); ok && (!found || a < at) {
 			at, found = a, true
 		}
@@ -138,11 +140,11 @@ func (r *Replayer) resolvePoint(point string) (time.Duration, error) {
 	return at, nil
 }
 
-// syncWorld moves every timeline's now to where the world is, and returns
+// sync moves every timeline's now to where the world is, and returns
 // the writes a move back dropped.
-func (r *Replayer) syncWorld() (dropped []string) {
-	at := r.serving.worldClock.Now()
-	for _, t := range r.world.All() {
+func (w *WorldClock) sync() (dropped []string) {
+	at := w.c.Now()
+	for _, t := range w.world.All() {
 		if t.Broken() != "" {
 			continue
 		}

@@ -171,21 +171,24 @@ func (h *History) Replayer(opts Options) (*Replayer, error) {
 	}
 	h.fork(r, b)
 	if err := resolveEdits(r, opts); err != nil {
-		if h.path != "" {
-			return nil, fmt.Errorf("%s: %w", h.path, err)
-		}
-		return nil, err
+		return nil, h.named(err)
 	}
 	r.views.pace = r.pacing(nil)
 	if opts.WorldClock {
-		if err := r.newWorldClock(); err != nil {
-			if h.path != "" {
-				return nil, fmt.Errorf("%s: %w", h.path, err)
-			}
-			return nil, err
+		if r.wc, err = newWorldClock(r); err != nil {
+			return nil, h.named(err)
 		}
+		r.serving.worldClock = r.wc.c
 	}
 	return r, nil
+}
+
+// named returns err naming the cassette file, when h was read from one.
+func (h *History) named(err error) error {
+	if h.path != "" {
+		return fmt.Errorf("%s: %w", h.path, err)
+	}
+	return err
 }
 
 // withSkeletons makes every interaction hold its frames, once.

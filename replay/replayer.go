@@ -36,7 +36,8 @@ type Replayer struct {
 	writer *overlay.Writer
 
 	started time.Time
-	closed  signal // fired by Close
+	closed  signal      // fired by Close
+	wc      *WorldClock // Options.WorldClock, else nil
 
 	counts requestCounts
 }
@@ -149,8 +150,8 @@ func (r *Replayer) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	r.prog.activity.Store(r.clock.Now().UnixNano())
 	r.counts.add(req)
-	if r.worldClock != nil {
-		r.syncWorld()
+	if r.wc != nil {
+		r.wc.sync()
 	}
 	p, err := r.planFor(req, got)
 	if err != nil {
