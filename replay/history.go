@@ -10,6 +10,7 @@ import (
 
 	"github.com/kwrec/kwrec/cassettes"
 	"github.com/kwrec/kwrec/internal/timeline"
+	"github.com/kwrec/kwrec/recorder"
 	"github.com/kwrec/kwrec/replay/internal/index"
 	"github.com/kwrec/kwrec/replay/internal/overlay"
 	"github.com/kwrec/kwrec/replay/internal/write"
@@ -248,7 +249,8 @@ func (h *History) fork(r *Replayer, b *base) {
 	r.views.world = r.world
 	if r.opts.overlay() {
 		r.writer = overlay.NewWriter(r.world, overlay.Config{Engine: h.writes, Codec: r.views.codec, Docs: r.views.discoveryDocs,
-			Clock: r.clock, Started: r.started, DisableGarbageCollection: r.opts.DisableGarbageCollection, Out: r.opts.WritesOut})
+			Clock: r.clock, Started: r.started, DisableGarbageCollection: r.opts.DisableGarbageCollection, Out: r.opts.WritesOut,
+			Redact: func(in *cassettes.Interaction) { recorder.RedactInteraction(in, recorder.Options{}) }})
 	}
 	ivs := slices.Clone(b.ivs)
 	r.ivs = make([]*ivState, len(ivs))

@@ -12,7 +12,6 @@ import (
 	"github.com/kwrec/kwrec/cassettes"
 	"github.com/kwrec/kwrec/internal/timeline"
 	"github.com/kwrec/kwrec/internal/wire"
-	"github.com/kwrec/kwrec/recorder"
 	"github.com/kwrec/kwrec/replay/internal/write"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -186,7 +185,7 @@ func (wr *Writer) note(req *http.Request, body []byte, code int, answer []byte) 
 	}
 	// As in any cassette: no Secret data, no token (the answers here do
 	// not come from a real server, but the code's bodies may hold them).
-	recorder.RedactInteraction(in, recorder.Options{})
+	wr.cfg.Redact(in)
 	wr.mu.Lock()
 	defer wr.mu.Unlock()
 	in.ID = len(wr.written) + 1

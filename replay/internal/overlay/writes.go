@@ -44,6 +44,10 @@ type Config struct {
 	DisableGarbageCollection bool
 	// Out, when set, receives every write applied, as it is noted.
 	Out *cassettes.Writer
+	// Redact takes what must never land in a cassette (Secret data,
+	// tokens) out of each write kept, as a recorder does, before it is
+	// kept or written to Out. Required.
+	Redact func(*cassettes.Interaction)
 }
 
 // Writer applies writes to a [World] as kube-apiserver would. Its lock
