@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"os"
 	"sort"
 	"strings"
 	"testing"
@@ -224,6 +225,8 @@ func TestLiveDifferentialFuzz(t *testing.T) {
 
 	differ := map[string]int{}
 	total := map[string]int{}
+	fc := fakeClient(fuzzSeeds)
+	fakeTotal, fakeDiff := map[string]int{}, map[string]map[string]int{}
 	var first []string
 	var liveTime, overTime time.Duration
 	for s := range fuzzSeeds {
@@ -237,6 +240,19 @@ func TestLiveDifferentialFuzz(t *testing.T) {
 			t1 := time.Now()
 			over := w.do(t, w.overlay, w.oHost, or)
 			liveTime, overTime = liveTime+t1.Sub(t0), overTime+time.Since(t1)
+			if fakeComparable(r) {
+				fakeTotal[r.name]++
+				fk := fakeDo(t.Context(), fc, lr)
+				if how := fakeDiffers(live, fk, r); how != "" {
+					if os.Getenv("KWREC_FAKE_SAMPLES") != "" && fakeDiff[r.name][how] < 2 {
+						t.Logf("fake %s %s: %s %s %s\n(-server +fake):\n%s", r.name, how, r.method, r.path, r.body, diffAnswers(live, fk))
+					}
+					if fakeDiff[r.name] == nil {
+						fakeDiff[r.name] = map[string]int{}
+					}
+					fakeDiff[r.name][how]++
+				}
+			}
 			if d := diffAnswers(live, over); d != "" {
 				differ[r.name]++
 				if len(first) < 12 {
@@ -262,6 +278,7 @@ func TestLiveDifferentialFuzz(t *testing.T) {
 	t.Logf("differential fuzz, %d seeds: %d requests, %d differ%s", fuzzSeeds, n, bad, b.String())
 	t.Logf("requests a second, one at a time: kube-apiserver %.0f, the overlay (in process) %.0f",
 		float64(n)/liveTime.Seconds(), float64(n)/overTime.Seconds())
+	logFake(t, fakeTotal, fakeDiff)
 	for _, f := range first {
 		t.Error(f)
 	}
@@ -297,4 +314,24 @@ func (w *world) resolveRV(t *testing.T, hc *http.Client, host string, r row) row
 	}
 	r.body = strings.ReplaceAll(r.body, rvToken, rv)
 	return r
+}
+
+// logFake logs how many of the fake client's answers differ from the
+// server's, by request and by how.
+func logFake(t *testing.T, total map[string]int, differ map[string]map[string]int) {
+	var b strings.Builder
+	n, bad := 0, 0
+	names := make([]string, 0, len(total))
+	for k := range total {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		d := differ[k]
+		m := d["status"] + d["reason"] + d["identity"] + d["object"]
+		fmt.Fprintf(&b, "\n  %-34s %5d requests, %4d differ (status %d, reason %d, no uid or creationTimestamp %d, object %d)", k, total[k], m, d["status"], d["reason"], d["identity"], d["object"])
+		n += total[k]
+		bad += m
+	}
+	t.Logf("controller-runtime's fake client on the same requests (ConfigMaps and Secrets): %d requests, %d differ from kube-apiserver%s", n, bad, b.String())
 }
