@@ -377,6 +377,9 @@ func (w *world) protobuf(t *testing.T, b []byte) []byte {
 var (
 	uidRE    = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
 	numberRE = regexp.MustCompile(`\b[0-9]{3,}\b`)
+	// timeRE is a timestamp an error message quotes (a patched object's
+	// creationTimestamp): the server's clock.
+	timeRE = regexp.MustCompile(`[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?Z`)
 )
 
 // masked are the keys whose values the server's clock, etcd or random
@@ -408,7 +411,7 @@ func normalize(v any) any {
 			}
 		}
 		if msg, ok := x["message"].(string); ok {
-			x["message"] = numberRE.ReplaceAllString(uidRE.ReplaceAllString(msg, "UID"), "N")
+			x["message"] = numberRE.ReplaceAllString(uidRE.ReplaceAllString(timeRE.ReplaceAllString(msg, "TIME"), "UID"), "N")
 		}
 		if causes, ok := x["causes"].([]any); ok {
 			// The server validates a custom resource's fields in map
