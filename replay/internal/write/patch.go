@@ -230,10 +230,23 @@ func (w *write) strategicMergePatch() (*object, error) {
 	if err := w.checkKind(obj); err != nil {
 		return nil, err
 	}
-	if err := w.normalize(obj); err != nil {
-		return nil, apierrors.NewInvalid(schema.GroupKind{}, "", field.ErrorList{
+	badPatch := func(err error) error {
+		return apierrors.NewInvalid(schema.GroupKind{}, "", field.ErrorList{
 			field.Invalid(field.NewPath("patch"), fmt.Sprintf("%+v", patchMap), err.Error()),
 		})
+	}
+	if w.kind.typed {
+		// The server turns the patched map into its Go type with the
+		// unstructured converter, whose words a wrong type gets ("cannot
+		// restore map from string").
+		if typed, err := scheme.Scheme.New(w.gvk); err == nil {
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(patched, typed); err != nil {
+				return nil, badPatch(err)
+			}
+		}
+	}
+	if err := w.normalize(obj); err != nil {
+		return nil, badPatch(err)
 	}
 	return obj, nil
 }
