@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os/exec"
 	"sort"
@@ -71,20 +72,25 @@ func TestLiveAKubectlGetThroughServeSeesTheClusterAtTheWorldsTime(t *testing.T) 
 	stop := recordUntilListed(t, fx, cp.Kubeconfig, "record", "--all", "-o", cassette)
 	// Each moment is followed by a quiet time longer than its comparisons
 	// take at speed 1, so that the world does not reach the next change.
+	// The recording is timed by the real recorder and server, so its gaps
+	// are wall time: no fake clock can stand in here (replay's own tests
+	// check the clock's timing exactly, on one). A moment is captured
+	// once the recording holds its last change, so the world at the
+	// capture's time holds it too.
 	const quiet = 8 * time.Second
-	time.Sleep(time.Second)
 	before := capture(t, cp, "before the changes")
 	time.Sleep(quiet)
-	if err := changeShop(ctx, cs, 1); err != nil {
+	rv, err := changeShop(ctx, cs, 1)
+	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(time.Second)
+	waitEventRecorded(t, cassette, rv)
 	after := capture(t, cp, "after the first changes")
 	time.Sleep(quiet)
-	if err := changeShop(ctx, cs, 2); err != nil {
+	if rv, err = changeShop(ctx, cs, 2); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(time.Second)
+	waitEventRecorded(t, cassette, rv)
 	stop()
 	end := capture(t, cp, "at the end")
 	end.at = "end"
@@ -103,15 +109,15 @@ func TestLiveAKubectlGetThroughServeSeesTheClusterAtTheWorldsTime(t *testing.T) 
 						t.Errorf("%v", err)
 						continue
 					}
-					if d := cmp.Diff(agesAside(m.kubectl[name]), agesAside(got)); d != "" {
+					if d := cmp.Diff(columnsAside(m.kubectl[name]), columnsAside(got)); d != "" {
 						t.Errorf("kubectl %s (-live +replayed):\n%s", name, d)
 					}
 				}
 				if d := cmp.Diff(m.proto, protoConfigMaps(t, s.Config(t))); d != "" {
 					t.Errorf("client-go's protobuf list (-live +replayed):\n%s", d)
 				}
-				want := agesAside(m.kubectl["get configmaps -n "+clockNS])
-				got := agesAside(kubectlWatchLines(t, s.Kubeconfig, []string{"configmaps", "-n", clockNS}, strings.Count(want, "\n")))
+				want := columnsAside(m.kubectl["get configmaps -n "+clockNS])
+				got := columnsAside(kubectlWatchLines(t, s.Kubeconfig, []string{"configmaps", "-n", clockNS}, strings.Count(want, "\n")))
 				if d := cmp.Diff(want, got); d != "" {
 					t.Errorf("kubectl get -w starts from (-live +replayed):\n%s", d)
 				}
@@ -136,6 +142,9 @@ func TestLiveAKubectlGetThroughServeSeesTheClusterAtTheWorldsTime(t *testing.T) 
 			}
 			return *d.Spec.Replicas
 		}
+		// What is checked is the wall clock itself, of a kwrec serve
+		// process: the waits are the check (replay's tests hold the
+		// world clock to the nanosecond on a fake clock).
 		time.Sleep(time.Until(due.Add(-100 * time.Millisecond)))
 		if got := replicas(); got != 2 {
 			t.Errorf("100ms before the scale's time, web has %d replicas, want 2", got)
@@ -222,20 +231,62 @@ func makeShop(ctx context.Context, cs kubernetes.Interface) error {
 }
 
 // changeShop makes the scenario's changes: 1 scales web to 4 and labels
-// cfg tier=gold; 2 deletes the Secret and changes cfg's data.
-func changeShop(ctx context.Context, cs kubernetes.Interface, n int) error {
+// cfg tier=gold; 2 deletes the Secret and changes cfg's data. It returns
+// cfg's resourceVersion after them, the last change.
+func changeShop(ctx context.Context, cs kubernetes.Interface, n int) (string, error) {
+	patch := `{"data":{"mode":"alert"}}`
 	if n == 1 {
 		if _, err := cs.AppsV1().Deployments(clockNS).Patch(ctx, "web", types.MergePatchType, []byte(`{"spec":{"replicas":4}}`), metav1.PatchOptions{}); err != nil {
-			return err
+			return "", err
 		}
-		_, err := cs.CoreV1().ConfigMaps(clockNS).Patch(ctx, "cfg", types.MergePatchType, []byte(`{"metadata":{"labels":{"tier":"gold"}}}`), metav1.PatchOptions{})
-		return err
+		patch = `{"metadata":{"labels":{"tier":"gold"}}}`
+	} else if err := cs.CoreV1().Secrets(clockNS).Delete(ctx, "token", metav1.DeleteOptions{}); err != nil {
+		return "", err
 	}
-	if err := cs.CoreV1().Secrets(clockNS).Delete(ctx, "token", metav1.DeleteOptions{}); err != nil {
-		return err
+	cm, err := cs.CoreV1().ConfigMaps(clockNS).Patch(ctx, "cfg", types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	if err != nil {
+		return "", err
 	}
-	_, err := cs.CoreV1().ConfigMaps(clockNS).Patch(ctx, "cfg", types.MergePatchType, []byte(`{"data":{"mode":"alert"}}`), metav1.PatchOptions{})
-	return err
+	return cm.ResourceVersion, nil
+}
+
+// waitEventRecorded waits until the recording being written (read as far
+// as the recorder flushed it) holds a watch event of resourceVersion rv.
+func waitEventRecorded(t *testing.T, cassette, rv string) {
+	t.Helper()
+	want := []byte(`"resourceVersion":"` + rv + `"`)
+	err := waitFor(t.Context(), 30*time.Second, func() bool {
+		c, err := cassettes.Load(cassette)
+		if c == nil || err != nil && !errors.Is(err, cassettes.ErrTruncated) {
+			return false
+		}
+		_, ok := watchEventAt(c, "", want)
+		return ok
+	})
+	if err != nil {
+		t.Fatalf("the recording holds no watch event of resourceVersion %s after 30s: %v", rv, err)
+	}
+}
+
+// watchEventAt returns when the first recorded watch event holding every
+// one of needles, of a watch whose URL holds path, was recorded, from the
+// recording's start.
+func watchEventAt(c *cassettes.Cassette, path string, needles ...[]byte) (time.Duration, bool) {
+	for _, in := range c.Interactions {
+		if !strings.Contains(in.Request.URL, path) || !strings.Contains(in.Request.URL, "watch=") || in.Response == nil {
+			continue
+		}
+	frames:
+		for _, f := range in.Frames {
+			for _, n := range needles {
+				if !bytes.Contains(f.Data, n) {
+					continue frames
+				}
+			}
+			return in.At + in.Response.Latency + f.At, true
+		}
+	}
+	return 0, false
 }
 
 // capture runs clockReads and the protobuf list live, and names the
@@ -325,16 +376,23 @@ func scaleRecordedAt(t *testing.T, cassette string) time.Duration {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, in := range c.Interactions {
-		if !strings.Contains(in.Request.URL, "deployments") || !strings.Contains(in.Request.URL, "watch=") || in.Response == nil {
-			continue
-		}
-		for _, f := range in.Frames {
-			if bytes.Contains(f.Data, []byte(`"name":"web"`)) && bytes.Contains(f.Data, []byte(`"replicas":4`)) {
-				return in.At + in.Response.Latency + f.At
-			}
+	at, ok := watchEventAt(c, "deployments", []byte(`"name":"web"`), []byte(`"replicas":4`))
+	if !ok {
+		t.Fatal("the recording has no watch event of web scaled to 4")
+	}
+	return at
+}
+
+// columnsAside is agesAside with each line's runs of spaces made one: an
+// age one character longer (9s live, 12s replayed) widens its column.
+func columnsAside(s string) string {
+	lines := strings.SplitAfter(agesAside(s), "\n")
+	for i, l := range lines {
+		nl := strings.HasSuffix(l, "\n")
+		lines[i] = strings.Join(strings.Fields(l), " ")
+		if nl {
+			lines[i] += "\n"
 		}
 	}
-	t.Fatal("the recording has no watch event of web scaled to 4")
-	return 0
+	return strings.Join(lines, "")
 }

@@ -217,8 +217,9 @@ func (w *World) recordedSome(rp apipath.Path) bool {
 	return false
 }
 
-// All returns every timeline of the world: the recorded ones, the
-// all-namespaces ones assembled from them, and those made since.
+// All returns every timeline of the world, in no set order: the recorded
+// ones, the all-namespaces ones assembled from them, and those made since.
+// A world clock replay calls it at every request.
 func (w *World) All() []*timeline.Timeline {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -233,8 +234,8 @@ func (w *World) All() []*timeline.Timeline {
 			tls = append(tls, d)
 		}
 	}
-	for _, path := range slices.Sorted(maps.Keys(w.empties)) {
-		tls = append(tls, w.empties[path])
+	for _, t := range w.empties {
+		tls = append(tls, t)
 	}
 	return tls
 }
