@@ -51,17 +51,41 @@ type moment struct {
 	at      string            // as serve --at takes it
 	kubectl map[string]string // by command
 	proto   map[string]string // the ConfigMaps of clockNS by client-go in protobuf: name -> rv labels data
+	python  string            // the same listed by python3-kubernetes (pyList)
+}
+
+// pyList lists a namespace's ConfigMaps with python3-kubernetes, as JSON:
+// name -> [resourceVersion, labels, data].
+const pyList = `import json, sys
+from kubernetes import client, config
+config.load_kube_config(sys.argv[1])
+l = client.CoreV1Api().list_namespaced_config_map(sys.argv[2])
+print(json.dumps({i.metadata.name: [i.metadata.resource_version, i.metadata.labels, i.data] for i in l.items}, sort_keys=True))`
+
+// pythonConfigMaps runs pyList against kubeconfig.
+func pythonConfigMaps(t *testing.T, kubeconfig string) string {
+	t.Helper()
+	out, err := exec.CommandContext(t.Context(), python, "-c", pyList, kubeconfig, clockNS).Output()
+	if err != nil {
+		t.Fatalf("python3-kubernetes list: %v\n%s", err, out)
+	}
+	return string(out)
 }
 
 // TestLiveAKubectlGetThroughServeSeesTheClusterAtTheWorldsTime records the
 // scenario, then serves the recording at each captured moment (at speed 1
-// and 0) and compares what kubectl and a protobuf client-go list print with
-// what they printed live then, ages aside; a kubectl get -w opened there
+// and 0) and compares what kubectl, a protobuf client-go list and a
+// python3-kubernetes list print with what they printed live then, ages
+// aside; a kubectl get -w opened there
 // starts from that state. Then kwrec ctl moves a paused world while a
 // client-go informer watches: it ends in the state at each seek, a seek
 // back included.
 func TestLiveAKubectlGetThroughServeSeesTheClusterAtTheWorldsTime(t *testing.T) {
 	fx := fixture(t)
+	if out, err := exec.Command(python, "-c", "import kubernetes").CombinedOutput(); err != nil {
+		// .ci/run installs it; without it this test proves less.
+		t.Fatalf("%s has no python3-kubernetes: %v\n%s", python, err, out)
+	}
 	cp := controlplanetest.Start(t)
 	ctx := t.Context()
 	cs := kubernetes.NewForConfigOrDie(cp.Config)
@@ -115,6 +139,9 @@ func TestLiveAKubectlGetThroughServeSeesTheClusterAtTheWorldsTime(t *testing.T) 
 				}
 				if d := cmp.Diff(m.proto, protoConfigMaps(t, s.Config(t))); d != "" {
 					t.Errorf("client-go's protobuf list (-live +replayed):\n%s", d)
+				}
+				if d := cmp.Diff(m.python, pythonConfigMaps(t, s.Kubeconfig)); d != "" {
+					t.Errorf("python3-kubernetes's list (-live +replayed):\n%s", d)
 				}
 				want := columnsAside(m.kubectl["get configmaps -n "+clockNS])
 				got := columnsAside(kubectlWatchLines(t, s.Kubeconfig, []string{"configmaps", "-n", clockNS}, strings.Count(want, "\n")))
@@ -302,6 +329,7 @@ func capture(t *testing.T, cp *controlplanetest.ControlPlane, name string) *mome
 		m.kubectl[strings.Join(args, " ")] = out
 	}
 	m.proto = protoConfigMaps(t, cp.Config)
+	m.python = pythonConfigMaps(t, cp.Kubeconfig)
 	return m
 }
 
