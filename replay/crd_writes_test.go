@@ -1,7 +1,10 @@
 package replay_test
 
 import (
+	"bytes"
+	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/kwrec/kwrec/cassettes"
@@ -74,6 +77,104 @@ func TestACustomResourceDefinedInTheCassetteTakesWrites(t *testing.T) {
 		}
 		if up.GetGeneration() != 2 {
 			t.Errorf("generation %d after a spec change, want 2", up.GetGeneration())
+		}
+	})
+}
+
+// gadgetsCRD is a CustomResourceDefinition the code under test creates:
+// names, categories, a schema with a minimum, status and scale.
+const gadgetsCRD = `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"gadgets.example.com"},
+"spec":{"group":"example.com","scope":"Namespaced","names":{"plural":"gadgets","singular":"gadget","kind":"Gadget","shortNames":["gd"],"categories":["all"]},
+"versions":[{"name":"v1","served":true,"storage":true,"subresources":{"status":{},"scale":{"specReplicasPath":".spec.replicas","statusReplicasPath":".status.replicas"}},
+"schema":{"openAPIV3Schema":{"type":"object","properties":{"spec":{"type":"object","properties":{"size":{"type":"integer","minimum":1},"replicas":{"type":"integer"}}},"status":{"type":"object","properties":{"replicas":{"type":"integer"}}}}}}}]}}`
+
+func TestACustomResourceDefinitionWrittenIsServed(t *testing.T) {
+	forEachSource(t, func(t *testing.T, src source) {
+		r := src.replayer(t, crdCassette(), replay.Options{Writes: replay.WritesOverlay})
+		cfg := r.Config()
+		ctx := ctxT(t)
+		crds := dynamic.NewForConfigOrDie(cfg).Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
+		var def unstructured.Unstructured
+		if err := def.UnmarshalJSON([]byte(gadgetsCRD)); err != nil {
+			t.Fatal(err)
+		}
+		created, err := crds.Create(ctx, &def, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st, _, _ := unstructured.NestedStringSlice(created.Object, "status", "storedVersions"); created.GetGeneration() != 1 || len(st) != 1 || st[0] != "v1" {
+			t.Errorf("created: generation %d, storedVersions %v; want 1 and [v1]", created.GetGeneration(), st)
+		}
+		if conds, found, _ := unstructured.NestedSlice(created.Object, "status", "conditions"); found {
+			t.Errorf("the create's answer has conditions %v; the server's has none yet", conds)
+		}
+		got, err := crds.Get(ctx, "gadgets.example.com", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		conds, _, _ := unstructured.NestedSlice(got.Object, "status", "conditions")
+		var states []string
+		for _, c := range conds {
+			m := c.(map[string]any)
+			states = append(states, fmt.Sprint(m["type"], "=", m["status"], "/", m["reason"]))
+		}
+		if want := "[NamesAccepted=True/NoConflicts Established=True/InitialNamesAccepted]"; fmt.Sprint(states) != want {
+			t.Errorf("conditions %v, want %s", states, want)
+		}
+		if kind, _, _ := unstructured.NestedString(got.Object, "status", "acceptedNames", "kind"); kind != "Gadget" {
+			t.Errorf("acceptedNames.kind %q, want Gadget", kind)
+		}
+
+		dc := discovery.NewDiscoveryClientForConfigOrDie(cfg)
+		res, err := dc.ServerResourcesForGroupVersion("example.com/v1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, a := range res.APIResources {
+			names = append(names, fmt.Sprint(a.Name, a.ShortNames, a.Categories))
+		}
+		if want := "[gadgets[gd] [all] gadgets/status[] [] gadgets/scale[] [] widgets[] [] widgets/status[] []]"; fmt.Sprint(names) != want {
+			t.Errorf("discovery of example.com/v1: %v, want %s", names, want)
+		}
+		paths, err := dc.OpenAPIV3().Paths()
+		if err != nil {
+			t.Fatal(err)
+		}
+		gv, ok := paths["apis/example.com/v1"]
+		if !ok {
+			t.Fatalf("the OpenAPI v3 index has no apis/example.com/v1")
+		}
+		doc, err := gv.Schema("application/json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(doc, []byte(`"com.example.v1.Gadget"`)) || !bytes.Contains(doc, []byte(`"minimum":1`)) {
+			t.Errorf("the OpenAPI v3 document of example.com/v1 lacks the Gadget schema: %.300s", doc)
+		}
+
+		gadgets := dynamic.NewForConfigOrDie(cfg).Resource(schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "gadgets"}).Namespace("default")
+		g := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "example.com/v1", "kind": "Gadget",
+			"metadata": map[string]any{"name": "g"}, "spec": map[string]any{"size": int64(0)}}}
+		_, err = gadgets.Create(ctx, g, metav1.CreateOptions{})
+		if want := `Gadget.example.com "g" is invalid: spec.size: Invalid value: 0: spec.size in body should be greater than or equal to 1`; err == nil || err.Error() != want {
+			t.Errorf("a gadget of size 0: %v, want %s", err, want)
+		}
+	})
+}
+
+func TestAnInvalidCustomResourceDefinitionGetsTheServersError(t *testing.T) {
+	forEachSource(t, func(t *testing.T, src source) {
+		r := src.replayer(t, crdCassette(), replay.Options{Writes: replay.WritesOverlay})
+		crds := dynamic.NewForConfigOrDie(r.Config()).Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
+		var def unstructured.Unstructured
+		if err := def.UnmarshalJSON([]byte(strings.Replace(gadgetsCRD, `"name":"gadgets.example.com"`, `"name":"gizmos.example.com"`, 1))); err != nil {
+			t.Fatal(err)
+		}
+		_, err := crds.Create(ctxT(t), &def, metav1.CreateOptions{})
+		want := `CustomResourceDefinition.apiextensions.k8s.io "gizmos.example.com" is invalid: metadata.name: Invalid value: "gizmos.example.com": must be spec.names.plural+"."+spec.group`
+		if err == nil || err.Error() != want {
+			t.Errorf("got %v, want %s", err, want)
 		}
 	})
 }

@@ -8,8 +8,15 @@ import (
 	"strconv"
 	"strings"
 
+	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	openapibuilder "k8s.io/apiextensions-apiserver/pkg/controller/openapi/builder"
+	"k8s.io/kube-openapi/pkg/spec3"
+
+	"github.com/kwrec/kwrec/internal/timeline"
 	"github.com/kwrec/kwrec/internal/wire"
 	"github.com/kwrec/kwrec/replay/internal/discovery"
+	"github.com/kwrec/kwrec/replay/internal/overlay"
 )
 
 // discoveryPlan answers a GET of a discovery path (/version, /api, /apis,
@@ -25,7 +32,7 @@ func (vw *views) discoveryPlan(req *http.Request) *plan {
 		return nil
 	}
 	accept := req.Header.Get("Accept")
-	if p := vw.recordedDiscovery(req.URL.Path, accept); p != nil {
+	if p := vw.recordedDiscovery(req.URL.Path, accept); p != nil && !vw.definitionsWritten() {
 		return p
 	}
 	if strings.TrimSuffix(req.URL.Path, "/") == "/version" && vw.header.Server != "" {
@@ -76,32 +83,147 @@ func (vw *views) recordedDiscovery(path, accept string) *plan {
 	return nil
 }
 
-// discoveryDocs builds the discovery answered when the cassette did not
-// record it, once per Replayer.
+// discoveryDocs returns the discovery answered when the cassette did not
+// record it: the built-in one, plus the resources of the world's
+// CustomResourceDefinitions (recorded or written by the code under test,
+// with their OpenAPI v3 documents), plus every other collection recorded.
+// It is built again only when the definitions change.
 func (vw *views) discoveryDocs() (*discovery.Docs, error) {
-	vw.discOnce.Do(func() {
-		d, err := discovery.Builtin()
-		if err != nil {
-			vw.discErr = err
-			return
+	crds, key := vw.worldCRDs()
+	vw.discMu.Lock()
+	defer vw.discMu.Unlock()
+	if vw.discBuilt && vw.discKey == key {
+		return vw.disc, vw.discErr
+	}
+	vw.disc, vw.discErr = vw.buildDiscovery(crds)
+	vw.discKey, vw.discBuilt = key, true
+	return vw.disc, vw.discErr
+}
+
+func (vw *views) buildDiscovery(crds []apiextensionsv1.CustomResourceDefinition) (*discovery.Docs, error) {
+	d, err := discovery.Builtin()
+	if err != nil {
+		return nil, err
+	}
+	var verbs []string // get, list, watch
+	if vw.writes {
+		verbs = []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+	}
+	// The definitions first: they know the scope, names and subresources
+	// of resources that were perhaps never listed.
+	extra := crdResources(crds, verbs)
+	for _, t := range vw.world.Recorded() {
+		if t.Kind == "" {
+			continue
 		}
-		var verbs []string // get, list, watch
-		if vw.writes {
-			verbs = []string{"create", "delete", "get", "list", "patch", "update", "watch"}
+		extra = append(extra, discovery.Resource{Group: t.Res.Group, Version: t.Res.Version, Resource: t.Res.Resource,
+			Kind: t.Kind, Namespaced: t.Namespaced(), Verbs: verbs})
+	}
+	if d, err = d.With(extra); err != nil {
+		return nil, err
+	}
+	return d.WithOpenAPI(crdOpenAPI(crds))
+}
+
+// definitionsWritten reports whether the code under test wrote a
+// CustomResourceDefinition: the recorded discovery no longer says what
+// is served then, and kwrec's own is answered instead.
+func (vw *views) definitionsWritten() bool {
+	t, _ := vw.world.For(overlay.CRDPath)
+	return t != nil && t.Takes() && len(t.Writes()) > 0
+}
+
+// crdsKey names one state of the world's CustomResourceDefinitions.
+type crdsKey struct {
+	t              *timeline.Timeline
+	newest, writes int64
+}
+
+// worldCRDs returns the world's CustomResourceDefinitions: every one
+// recorded, as of the end of the recording, with every write made to
+// them so far.
+func (vw *views) worldCRDs() ([]apiextensionsv1.CustomResourceDefinition, crdsKey) {
+	t, _ := vw.world.For(overlay.CRDPath)
+	if t == nil || t.Broken() != "" {
+		return nil, crdsKey{}
+	}
+	key := crdsKey{t: t, newest: t.Newest(), writes: int64(len(t.Writes()))}
+	sel, err := t.Selector(url.Values{}, "", nil)
+	if err != nil {
+		return nil, key
+	}
+	l, err := t.List(url.Values{"resourceVersion": {strconv.FormatInt(max(t.Last(), key.newest), 10)}, "resourceVersionMatch": {"Exact"}}, sel)
+	if err != nil {
+		return nil, key
+	}
+	var out []apiextensionsv1.CustomResourceDefinition
+	for i := range l.Items {
+		b, err := vw.world.JSON(t, &l.Items[i])
+		var crd apiextensionsv1.CustomResourceDefinition
+		if err != nil || json.Unmarshal(b, &crd) != nil {
+			continue
 		}
-		// The definitions first: they know the scope and the status
-		// subresource of resources that were perhaps never listed.
-		extra := vw.recordedCRDs(verbs)
-		for _, t := range vw.world.Recorded() {
-			if t.Kind == "" {
+		out = append(out, crd)
+	}
+	return out, key
+}
+
+// crdResources returns the resources crds define, one per served version
+// of each definition that is Established (or carries no conditions at
+// all, as one written by hand for a test).
+func crdResources(crds []apiextensionsv1.CustomResourceDefinition, verbs []string) []discovery.Resource {
+	var out []discovery.Resource
+	for _, crd := range crds {
+		if len(crd.Status.Conditions) > 0 && !apihelpers.IsCRDConditionTrue(&crd, apiextensionsv1.Established) {
+			continue // the server serves a definition once it is Established
+		}
+		n := crd.Spec.Names
+		for _, v := range crd.Spec.Versions {
+			if !v.Served {
 				continue
 			}
-			extra = append(extra, discovery.Resource{Group: t.Res.Group, Version: t.Res.Version, Resource: t.Res.Resource,
-				Kind: t.Kind, Namespaced: t.Namespaced(), Verbs: verbs})
+			r := discovery.Resource{Group: crd.Spec.Group, Version: v.Name, Resource: n.Plural, Kind: n.Kind, Singular: n.Singular,
+				ShortNames: n.ShortNames, Categories: n.Categories, Namespaced: crd.Spec.Scope == apiextensionsv1.NamespaceScoped, Verbs: verbs}
+			if v.Subresources != nil {
+				r.Status, r.Scale = v.Subresources.Status != nil, v.Subresources.Scale != nil
+			}
+			out = append(out, r)
 		}
-		vw.disc, vw.discErr = d.With(extra)
-	})
-	return vw.disc, vw.discErr
+	}
+	return out
+}
+
+// crdOpenAPI returns the OpenAPI v3 documents of the served versions of
+// crds by group version ("apis/example.com/v1"), built and merged as the
+// apiextensions-apiserver's OpenAPI v3 controller does
+// (k8s.io/apiextensions-apiserver/pkg/controller/openapiv3). A definition
+// the builder refuses is left out of its document, as there.
+func crdOpenAPI(crds []apiextensionsv1.CustomResourceDefinition) map[string][]byte {
+	specs := map[string][]*spec3.OpenAPI{}
+	for i := range crds {
+		for _, v := range crds[i].Spec.Versions {
+			if !v.Served {
+				continue
+			}
+			doc, err := openapibuilder.BuildOpenAPIV3(&crds[i], v.Name, openapibuilder.Options{IncludeSelectableFields: true})
+			if err != nil {
+				continue
+			}
+			gv := "apis/" + crds[i].Spec.Group + "/" + v.Name
+			specs[gv] = append(specs[gv], doc)
+		}
+	}
+	out := map[string][]byte{}
+	for gv, docs := range specs {
+		merged, err := openapibuilder.MergeSpecsV3(docs...)
+		if err != nil {
+			continue
+		}
+		if b, err := json.Marshal(merged); err == nil {
+			out[gv] = b
+		}
+	}
+	return out
 }
 
 // versionJSON is /version for the recorded server's gitVersion.
@@ -112,59 +234,4 @@ func versionJSON(server string) []byte {
 	}
 	b, _ := json.Marshal(map[string]string{"major": major, "minor": minor, "gitVersion": server, "platform": "linux/amd64"})
 	return append(b, '\n')
-}
-
-// crdJSON is what discovery needs of a CustomResourceDefinition.
-type crdJSON struct {
-	Spec struct {
-		Group    string
-		Names    struct{ Plural, Kind string }
-		Scope    string
-		Versions []struct {
-			Name         string
-			Served       bool
-			Subresources struct {
-				Status *struct{}
-			}
-		}
-	}
-}
-
-// recordedCRDs returns the resources the CustomResourceDefinitions the
-// cassette recorded define, as of the end of the recording, for writes and
-// reads of their objects even where none was recorded.
-func (vw *views) recordedCRDs(verbs []string) []discovery.Resource {
-	var out []discovery.Resource
-	for _, t := range vw.world.Recorded() {
-		if t.Res.Group != "apiextensions.k8s.io" || t.Res.Resource != "customresourcedefinitions" || t.Broken() != "" {
-			continue
-		}
-		sel, err := t.Selector(url.Values{}, "", nil)
-		if err != nil {
-			continue
-		}
-		l, err := t.List(url.Values{"resourceVersion": {strconv.FormatInt(t.Last(), 10)}, "resourceVersionMatch": {"Exact"}}, sel)
-		if err != nil {
-			continue
-		}
-		raws, err := objects{vw.src}.raws(t, l.Items)
-		if err != nil {
-			continue
-		}
-		for i, raw := range raws {
-			b, err := vw.codec.Object(t, &l.Items[i], raw, false)
-			var crd crdJSON
-			if err != nil || json.Unmarshal(b, &crd) != nil {
-				continue
-			}
-			for _, v := range crd.Spec.Versions {
-				if !v.Served {
-					continue
-				}
-				out = append(out, discovery.Resource{Group: crd.Spec.Group, Version: v.Name, Resource: crd.Spec.Names.Plural,
-					Kind: crd.Spec.Names.Kind, Namespaced: crd.Spec.Scope == "Namespaced", Verbs: verbs, Status: v.Subresources.Status != nil})
-			}
-		}
-	}
-	return out
 }

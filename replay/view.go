@@ -37,9 +37,11 @@ type views struct {
 	clock  clock.Clock
 	pace   pace.Pacing // how a view's waits are scaled: Options and the global warps
 
-	discOnce sync.Once // builds disc on the first discovery request
-	disc     *discovery.Docs
-	discErr  error
+	discMu    sync.Mutex // guards the discovery built for the world's definitions
+	discKey   crdsKey
+	discBuilt bool
+	disc      *discovery.Docs
+	discErr   error
 }
 
 // viewPlan answers a GET list, watch or get of a recorded collection from

@@ -1,6 +1,8 @@
 package discovery
 
 import (
+	"crypto/sha512"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,8 +34,13 @@ type Resource struct {
 	// (what a replay answers).
 	Verbs []string
 	// Status says the resource has a status subresource (a CRD's
-	// subresources.status).
-	Status bool
+	// subresources.status), Scale a scale subresource.
+	Status, Scale bool
+	// Singular is the singular name; "" means the lower-case Kind.
+	Singular string
+	// ShortNames and Categories are a CRD's names.shortNames and
+	// names.categories (kubectl get wd, kubectl get all).
+	ShortNames, Categories []string
 }
 
 // ErrInvalidResource means a [Resource] lacks a field discovery needs.
@@ -54,6 +61,19 @@ func (r Resource) check() error {
 func (r Resource) gv() schema.GroupVersion {
 	return schema.GroupVersion{Group: r.Group, Version: r.Version}
 }
+
+func (r Resource) singular() string {
+	if r.Singular != "" {
+		return r.Singular
+	}
+	return strings.ToLower(r.Kind)
+}
+
+// scaleKind is what the scale subresource answers with.
+var scaleKind = metav1.GroupVersionKind{Group: "autoscaling", Version: "v1", Kind: "Scale"}
+
+// subresourceVerbs are the verbs of the status and scale subresources.
+var subresourceVerbs = []string{"get", "patch", "update"}
 
 func (r Resource) verbs() []string {
 	if r.Verbs == nil {
@@ -140,12 +160,18 @@ func (m merger) addLegacy(r Resource) (added bool, err error) {
 			return false
 		}
 		list.APIResources = append(list.APIResources, metav1.APIResource{
-			Name: r.Resource, SingularName: strings.ToLower(r.Kind), Namespaced: r.Namespaced,
-			Kind: r.Kind, Verbs: r.verbs(),
+			Name: r.Resource, SingularName: r.singular(), Namespaced: r.Namespaced,
+			Kind: r.Kind, Verbs: r.verbs(), ShortNames: r.ShortNames, Categories: r.Categories,
 		})
 		if r.Status {
 			list.APIResources = append(list.APIResources, metav1.APIResource{
-				Name: r.Resource + "/status", Namespaced: r.Namespaced, Kind: r.Kind, Verbs: []string{"get", "patch", "update"},
+				Name: r.Resource + "/status", Namespaced: r.Namespaced, Kind: r.Kind, Verbs: subresourceVerbs,
+			})
+		}
+		if r.Scale {
+			list.APIResources = append(list.APIResources, metav1.APIResource{
+				Name: r.Resource + "/scale", Namespaced: r.Namespaced, Group: scaleKind.Group, Version: scaleKind.Version,
+				Kind: scaleKind.Kind, Verbs: subresourceVerbs,
 			})
 		}
 		added = true
@@ -218,14 +244,22 @@ func (m merger) addAggregated(r Resource) error {
 			scope = apidiscoveryv2.ScopeNamespace
 		}
 		rd := apidiscoveryv2.APIResourceDiscovery{
-			Resource: r.Resource, SingularResource: strings.ToLower(r.Kind), Scope: scope, Verbs: r.verbs(),
+			Resource: r.Resource, SingularResource: r.singular(), Scope: scope, Verbs: r.verbs(),
 			ResponseKind: &metav1.GroupVersionKind{Group: r.Group, Version: r.Version, Kind: r.Kind},
+			ShortNames:   r.ShortNames, Categories: r.Categories,
 		}
 		if r.Status {
-			rd.Subresources = []apidiscoveryv2.APISubresourceDiscovery{{Subresource: "status", Verbs: []string{"get", "patch", "update"},
-				ResponseKind: &metav1.GroupVersionKind{Group: r.Group, Version: r.Version, Kind: r.Kind}}}
+			rd.Subresources = append(rd.Subresources, apidiscoveryv2.APISubresourceDiscovery{Subresource: "status", Verbs: subresourceVerbs,
+				ResponseKind: &metav1.GroupVersionKind{Group: r.Group, Version: r.Version, Kind: r.Kind}})
+		}
+		if r.Scale {
+			rd.Subresources = append(rd.Subresources, apidiscoveryv2.APISubresourceDiscovery{Subresource: "scale", Verbs: subresourceVerbs,
+				ResponseKind: &scaleKind})
 		}
 		g.Versions[j].Resources = append(g.Versions[j].Resources, rd)
+		// The apiextensions-apiserver lists a group version's resources
+		// by name.
+		slices.SortStableFunc(g.Versions[j].Resources, func(a, b apidiscoveryv2.APIResourceDiscovery) int { return strings.Compare(a.Resource, b.Resource) })
 		return true
 	})
 }
@@ -235,3 +269,40 @@ func (m merger) addAggregated(r Resource) error {
 func byPriority(a, b string) int {
 	return -version.CompareKubeAwareVersionStrings(a, b)
 }
+
+// WithOpenAPI returns Docs that also serve docs, OpenAPI v3 documents by
+// their group version ("apis/example.com/v1"), each listed in the
+// /openapi/v3 index with the hash the server gives it (its SHA-512, in
+// upper-case hex). A group version the snapshot serves already is
+// replaced. d is unchanged.
+func (d *Docs) WithOpenAPI(docs map[string][]byte) (*Docs, error) {
+	if len(docs) == 0 {
+		return d, nil
+	}
+	m := merger{files: maps.Clone(d.files)}
+	types := maps.Clone(d.types)
+	var index struct {
+		Paths map[string]struct {
+			ServerRelativeURL string `json:"serverRelativeURL"`
+		} `json:"paths"`
+	}
+	if err := json.Unmarshal(m.files[openAPIIndex], &index); err != nil {
+		return nil, fmt.Errorf("discovery: %s: %w", openAPIIndex, err)
+	}
+	for _, gv := range slices.Sorted(maps.Keys(docs)) {
+		name := openAPIIndex + "/" + gv
+		m.files[name] = docs[gv]
+		types[name] = types[openAPIIndex+"/api/v1"]
+		sum := sha512.Sum512(docs[gv])
+		index.Paths[gv] = struct {
+			ServerRelativeURL string `json:"serverRelativeURL"`
+		}{"/" + name + "?hash=" + strings.ToUpper(hex.EncodeToString(sum[:]))}
+	}
+	if err := m.put(openAPIIndex, index); err != nil {
+		return nil, err
+	}
+	return &Docs{files: m.files, types: types}, nil
+}
+
+// openAPIIndex is the archive name of the OpenAPI v3 index.
+const openAPIIndex = "openapi/v3"

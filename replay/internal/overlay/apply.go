@@ -27,6 +27,10 @@ import (
 // deleted an object or marked it for deletion with its dependents.
 func (wr *Writer) applyWrite(t *timeline.Timeline, w write.Request) (res write.Result, stored []byte, err error) {
 	res, stored, err = wr.applyOnce(t, w)
+	if err == nil && stored != nil && w.Subresource == "" && res.Event != write.EventDeleted &&
+		w.Group == CRDPath.Group && w.Resource == CRDPath.Resource {
+		wr.establish(t, stored)
+	}
 	if err != nil || stored == nil || wr.cfg.DisableGarbageCollection {
 		return res, stored, err
 	}

@@ -373,7 +373,7 @@ func (wr *Writer) custom(rp apipath.Path) (*write.CustomResource, error) {
 	if !strings.Contains(rp.Group, ".") {
 		return nil, nil // a CRD's group has a dot, as the server requires
 	}
-	t, _ := wr.world.For(apipath.Path{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
+	t, _ := wr.world.For(CRDPath)
 	if t == nil {
 		return nil, nil
 	}

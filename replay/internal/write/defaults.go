@@ -8,6 +8,7 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -23,6 +24,8 @@ import (
 // Services (their cluster IP is allocated, not defaulted) or Nodes.
 func setDefaults(obj runtime.Object) {
 	switch o := obj.(type) {
+	case *apiextensionsv1.CustomResourceDefinition:
+		serverTypes().Default(o)
 	case *corev1.Secret:
 		defaultSecret(o)
 	case *autoscalingv2.HorizontalPodAutoscaler:
@@ -345,6 +348,8 @@ func ptr[T any](v T) *T { return &v }
 // DefaultTolerationSeconds for Pods). uid is the new object's uid.
 func prepareForCreate(obj runtime.Object, uid string) {
 	switch o := obj.(type) {
+	case *apiextensionsv1.CustomResourceDefinition:
+		prepareCRD(o)
 	case *corev1.Pod:
 		if o.Spec.Priority == nil {
 			o.Spec.Priority = ptr(systemPriorities[o.Spec.PriorityClassName])

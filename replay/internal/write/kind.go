@@ -2,10 +2,27 @@ package write
 
 import (
 	"slices"
+	"sync"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsv1beta1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1beta1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/kubernetes/scheme"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 )
+
+// serverTypes returns the Go types of the kinds kube-apiserver serves
+// itself: client-go's, and CustomResourceDefinitions (the
+// apiextensions-apiserver's, which client-go's scheme leaves out). It is
+// built at the first call and never changed.
+var serverTypes = sync.OnceValue(func() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(s))
+	utilruntime.Must(apiextensionsv1.AddToScheme(s))
+	utilruntime.Must(apiextensionsv1beta1.AddToScheme(s))
+	return s
+})
 
 // kindFacts are the per-type behaviours of the API server's registry
 // strategies (k8s.io/kubernetes/pkg/registry/*/strategy.go) that a write
@@ -61,6 +78,7 @@ var (
 		"deviceclasses.resource.k8s.io", "devicetaintrules.resource.k8s.io",
 		"resourceslices.resource.k8s.io",
 		"priorityclasses.scheduling.k8s.io",
+		"customresourcedefinitions.apiextensions.k8s.io",
 	})...)
 	createOnUpdateResources = set(
 		"runtimeclasses.node.k8s.io",
@@ -70,6 +88,7 @@ var (
 		"limitranges", "events", "services", "endpoints",
 	)
 	conditionalUpdateResources = set(slices.Concat(admissionResources, []string{
+		"customresourcedefinitions.apiextensions.k8s.io",
 		"podcertificaterequests.certificates.k8s.io", "clustertrustbundles.certificates.k8s.io",
 		"runtimeclasses.node.k8s.io",
 		"storageversionmigrations.storagemigration.k8s.io",
@@ -102,7 +121,7 @@ func set(names ...string) map[string]bool {
 // not know are treated as custom resources: generation always, no
 // create-on-update, unconditional updates allowed, a Status on delete.
 func factsFor(gvk schema.GroupVersionKind, gr schema.GroupResource, status bool) kindFacts {
-	if !scheme.Scheme.Recognizes(gvk) {
+	if !serverTypes().Recognizes(gvk) {
 		return kindFacts{generation: true, status: status}
 	}
 	name := gr.String()

@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/kubernetes/scheme"
 	kjson "sigs.k8s.io/json"
 )
 
@@ -75,7 +74,7 @@ func (w *write) decodeBody() (*object, error) {
 		if got.Kind == "" {
 			got.Kind = w.gvk.Kind
 		}
-		if !scheme.Scheme.Recognizes(got) {
+		if !serverTypes().Recognizes(got) {
 			// The server's decoder looks the body's kind up in its scheme.
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: no kind %q is registered for version %q in scheme \"pkg/runtime/scheme.go:111\"", got.Kind, got.Version, w.gvk.Kind, got.Kind, got.GroupVersion()))
 		}
@@ -108,7 +107,7 @@ func (w *write) encodeTyped(obj *object) ([]byte, error) {
 	if !w.kind.typed {
 		return encode(obj)
 	}
-	typed, err := scheme.Scheme.New(w.gvk)
+	typed, err := serverTypes().New(w.gvk)
 	if err != nil {
 		return encode(obj)
 	}
@@ -136,7 +135,7 @@ func (w *write) roundTrip(obj *object, change func(runtime.Object)) error {
 		}
 		return nil
 	}
-	typed, err := scheme.Scheme.New(w.gvk)
+	typed, err := serverTypes().New(w.gvk)
 	if err != nil {
 		return err
 	}

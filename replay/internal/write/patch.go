@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/mergepatch"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"k8s.io/client-go/kubernetes/scheme"
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 )
@@ -190,7 +189,7 @@ func (w *write) checkKind(obj *object) error {
 // strategicMergePatch applies a strategic merge patch with the Go type of
 // a built-in kind as its schema.
 func (w *write) strategicMergePatch() (*object, error) {
-	ref, err := scheme.Scheme.New(w.gvk)
+	ref, err := serverTypes().New(w.gvk)
 	if err != nil {
 		return nil, statusError(err)
 	}
@@ -239,7 +238,7 @@ func (w *write) strategicMergePatch() (*object, error) {
 		// The server turns the patched map into its Go type with the
 		// unstructured converter, whose words a wrong type gets ("cannot
 		// restore map from string").
-		if typed, err := scheme.Scheme.New(w.gvk); err == nil {
+		if typed, err := serverTypes().New(w.gvk); err == nil {
 			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(patched, typed); err != nil {
 				return nil, badPatch(err)
 			}

@@ -8,7 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"k8s.io/client-go/kubernetes/scheme"
 	kjson "sigs.k8s.io/json"
 )
 
@@ -37,7 +36,7 @@ func (w *write) strictErrors(data []byte) []error {
 		errs, _ := kjson.UnmarshalStrict(data, &map[string]any{}, kjson.DisallowDuplicateFields)
 		return append(errs, w.req.Custom.unknownFields(data)...)
 	}
-	obj, err := scheme.Scheme.New(w.gvk)
+	obj, err := serverTypes().New(w.gvk)
 	if err != nil {
 		return nil
 	}

@@ -6,10 +6,12 @@ import (
 	"net/http"
 	"time"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -174,6 +176,13 @@ func (w *write) prepareForUpdate(obj *object) *object {
 	obj.SetGeneration(cur.GetGeneration())
 	if w.kind.generation && w.specChanged(obj) {
 		obj.SetGeneration(cur.GetGeneration() + 1)
+	}
+	if w.isCRD() {
+		_ = w.roundTrip(obj, func(o runtime.Object) {
+			if crd, ok := o.(*apiextensionsv1.CustomResourceDefinition); ok {
+				prepareCRD(crd)
+			}
+		})
 	}
 	return obj
 }

@@ -18,7 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"k8s.io/client-go/kubernetes/scheme"
 )
 
 // validate is the part of the server's validation of a created (old nil)
@@ -37,6 +36,12 @@ import (
 // Services, Pod update restrictions, ...) is not modelled: such an
 // invalid object is stored.
 func (w *write) validate(obj, old *object) error {
+	if w.isCRD() {
+		if errs := w.validateCRD(obj, old); len(errs) > 0 {
+			return apierrors.NewInvalid(w.gvk.GroupKind(), obj.GetName(), errs)
+		}
+		return nil
+	}
 	if !w.kind.typed && w.req.Custom != nil {
 		if errs := w.req.Custom.validate(obj, old); len(errs) > 0 {
 			return apierrors.NewInvalid(w.gvk.GroupKind(), obj.GetName(), errs)
@@ -51,10 +56,10 @@ func (w *write) validate(obj, old *object) error {
 	}
 	errs := apivalidation.ValidateObjectMeta(meta, w.req.Namespaced, nameRule(w.gr.Group, w.gr.Resource, w.kind.typed), field.NewPath("metadata"))
 	if w.kind.typed {
-		if typed, err := scheme.Scheme.New(w.gvk); err == nil && runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, typed) == nil {
+		if typed, err := serverTypes().New(w.gvk); err == nil && runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, typed) == nil {
 			var prev runtime.Object
 			if old != nil {
-				if p, err := scheme.Scheme.New(w.gvk); err == nil && runtime.DefaultUnstructuredConverter.FromUnstructured(old.Object, p) == nil {
+				if p, err := serverTypes().New(w.gvk); err == nil && runtime.DefaultUnstructuredConverter.FromUnstructured(old.Object, p) == nil {
 					prev = p
 				}
 			}

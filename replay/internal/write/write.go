@@ -5,11 +5,15 @@ import (
 	"sync"
 	"time"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	extensionsapply "k8s.io/apiextensions-apiserver/pkg/client/applyconfiguration"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/client-go/applyconfigurations"
-	"k8s.io/client-go/kubernetes/scheme"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/structured-merge-diff/v6/typed"
 )
 
 // Verbs of a [Request].
@@ -133,11 +137,36 @@ type Engine struct {
 // costs milliseconds to build, so it is built once.
 func (e *Engine) typeConverter(typed bool) managedfields.TypeConverter {
 	if typed {
-		e.typed.Do(func() { e.typedTC = applyconfigurations.NewTypeConverter(scheme.Scheme) })
+		e.typed.Do(func() {
+			e.typedTC = serverTypeConverter{
+				builtin:       applyconfigurations.NewTypeConverter(clientgoscheme.Scheme),
+				apiextensions: extensionsapply.NewTypeConverter(serverTypes()),
+			}
+		})
 		return e.typedTC
 	}
 	e.deduced.Do(func() { e.deducedTC = managedfields.NewDeducedTypeConverter() })
 	return e.deducedTC
+}
+
+// serverTypeConverter is the type converter of the kinds kube-apiserver
+// serves itself: client-go's OpenAPI models, and the apiextensions
+// group's (CustomResourceDefinitions), which client-go's leave out.
+type serverTypeConverter struct {
+	builtin, apiextensions managedfields.TypeConverter
+}
+
+func (c serverTypeConverter) ObjectToTyped(obj runtime.Object, opts ...typed.ValidationOptions) (*typed.TypedValue, error) {
+	if obj.GetObjectKind().GroupVersionKind().Group == apiextensionsv1.GroupName {
+		return c.apiextensions.ObjectToTyped(obj, opts...)
+	}
+	return c.builtin.ObjectToTyped(obj, opts...)
+}
+
+// TypedToObject makes the unstructured object of a value, which needs no
+// schema: either converter does it.
+func (c serverTypeConverter) TypedToObject(v *typed.TypedValue) (runtime.Object, error) {
+	return c.builtin.TypedToObject(v)
 }
 
 // Apply applies req to the current object cur (its JSON, nil when absent)
