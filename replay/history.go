@@ -171,6 +171,11 @@ func (h *History) Replayer(opts Options) (*Replayer, error) {
 		b = h.overlayBase()
 	}
 	h.fork(r, b)
+	if opts.CRDs != nil {
+		if err := r.writer.Install(opts.CRDs.jsons()); err != nil {
+			return nil, h.named(err)
+		}
+	}
 	if err := resolveEdits(r, opts); err != nil {
 		return nil, h.named(err)
 	}
@@ -249,7 +254,7 @@ func (h *History) fork(r *Replayer, b *base) {
 	r.views.world = r.world
 	if r.opts.overlay() {
 		r.writer = overlay.NewWriter(r.world, overlay.Config{Engine: h.writes, Codec: r.views.codec, Docs: r.views.discoveryDocs,
-			Clock: r.clock, Started: r.started, DisableGarbageCollection: r.opts.DisableGarbageCollection, Out: r.opts.WritesOut,
+			Clock: r.clock, Started: r.started, DisableGarbageCollection: r.opts.DisableGarbageCollection, Out: r.opts.WritesOut, Logf: r.opts.Logf,
 			Redact: func(in *cassettes.Interaction) { recorder.RedactInteraction(in, recorder.Options{}) }})
 	}
 	ivs := slices.Clone(b.ivs)

@@ -105,6 +105,14 @@ type Options struct {
 	// an interaction with its request and answer (see [Replayer.Writes]).
 	// The Replayer does not close it. Default nil.
 	WritesOut *cassettes.Writer
+	// CRDs, in [WritesOverlay] mode, are created in the replay's world
+	// before it serves anything (see [LoadCRDs]). Default nil.
+	CRDs *CRDs
+	// Logf, when set, is told what the replay does that no client is
+	// told: a custom resource written whose definition (and so schema)
+	// neither the recording nor CRDs holds, once per resource. Default
+	// nil.
+	Logf func(format string, args ...any)
 }
 
 // check refuses options no replay can take.
@@ -120,6 +128,9 @@ func (opts Options) check() error {
 	}
 	if opts.Strict && opts.WorldClock {
 		return errors.New("options Strict and WorldClock exclude each other: the world is answered from the timelines Strict turns off")
+	}
+	if opts.CRDs != nil && opts.Writes != WritesOverlay {
+		return errors.New("option CRDs needs WritesOverlay: the definitions are created in the replay's world, as envtest creates them")
 	}
 	if opts.Strict && opts.Writes == WritesOverlay {
 		return errors.New("options Strict and WritesOverlay exclude each other: writes are applied to the timelines Strict turns off")

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"runtime/debug"
@@ -27,6 +28,7 @@ type serveFlags struct {
 	writes      string
 	writesOut   string
 	noGC        bool
+	crds        []string
 	clock       string
 	at          string
 	paused      bool
@@ -103,12 +105,13 @@ func (f *serveFlags) register(cmd *cobra.Command) {
 	fs.StringVar(&f.writes, "writes", "strict", "what a write that matches no recorded one does: strict (fails) or overlay (is applied to the recorded world)")
 	fs.StringVar(&f.writesOut, "writes-out", "", "with --writes overlay, keep the writes applied as a cassette here")
 	fs.BoolVar(&f.noGC, "no-garbage-collection", false, "with --writes overlay, leave the dependents of deleted objects, as envtest does")
+	fs.StringSliceVar(&f.crds, "crds", nil, "with --writes overlay, CustomResourceDefinition manifests (files, or directories such as config/crd/bases) created before anything is served, as envtest installs them; repeat or separate with commas")
 	f.edits.add(cmd)
 }
 
 // options checks f and returns the replay options it asks for, but for
 // the cassette of --writes-out, which serveRun creates.
-func (f *serveFlags) options() (replay.Options, error) {
+func (f *serveFlags) options(stderr io.Writer) (replay.Options, error) {
 	if err := checkSpeed(f.speed); err != nil {
 		return replay.Options{}, err
 	}
@@ -127,6 +130,17 @@ func (f *serveFlags) options() (replay.Options, error) {
 		return replay.Options{}, errors.New("--no-garbage-collection needs --writes overlay")
 	}
 	opts := replay.Options{Speed: f.speed, Edits: es, Strict: f.strict, Writes: mode, DisableGarbageCollection: f.noGC}
+	if mode == replay.WritesOverlay {
+		opts.Logf = func(format string, args ...any) { fmt.Fprintf(stderr, "kwrec: "+format+"\n", args...) }
+	}
+	if len(f.crds) > 0 {
+		if mode != replay.WritesOverlay {
+			return replay.Options{}, errors.New("--crds needs --writes overlay: the definitions are created in the replay's world")
+		}
+		if opts.CRDs, err = replay.LoadCRDs(f.crds...); err != nil {
+			return replay.Options{}, fmt.Errorf("--crds: %w", err)
+		}
+	}
 	clock := f.clock
 	if f.strict && !f.clockSet {
 		clock = "consumption" // --strict replays the recorded requests as they came
@@ -159,7 +173,7 @@ func (f *serveFlags) options() (replay.Options, error) {
 // serves it until the command's context is done.
 func serveRun(cmd *cobra.Command, f *serveFlags, name string) error {
 	f.clockSet = cmd.Flags().Changed("clock")
-	opts, err := f.options()
+	opts, err := f.options(cmd.ErrOrStderr())
 	if err != nil {
 		return err
 	}

@@ -67,6 +67,9 @@ type Faults struct {
 	// "example.com/count"}: what the code under test keeps by history
 	// (a count of its reconciles) rather than by the world it sees.
 	Ignore [][]string
+	// CRDs are given to every replay of the exploration, the reference
+	// run's included (see [CRDs]).
+	CRDs *replay.CRDs
 }
 
 // Point is one fault [Explore] injects: its subtest name and the edit.
@@ -115,9 +118,11 @@ const (
 // tried, how fast, and which failed.
 func Explore(t *testing.T, name string, faults Faults, body func(t *testing.T, r *replay.Replayer)) []Point {
 	t.Helper()
-	x := &exploration{name: name, ignore: faults.Ignore, body: body}
+	x := &exploration{name: name, ignore: faults.Ignore, crds: faults.CRDs, body: body}
 	x.h = Load(t, name) // read once, replayed once per point
-	run(t, x.h, BubbleOptions(), func(t *testing.T, r *replay.Replayer) {
+	ref := BubbleOptions()
+	ref.CRDs = faults.CRDs
+	run(t, x.h, ref, func(t *testing.T, r *replay.Replayer) {
 		body(t, r)
 		if t.Failed() {
 			return
@@ -152,6 +157,7 @@ type exploration struct {
 	name   string
 	h      *replay.History
 	ignore [][]string
+	crds   *replay.CRDs
 	body   func(t *testing.T, r *replay.Replayer)
 	ref    struct {
 		world    []byte
@@ -178,6 +184,7 @@ func (x *exploration) explore(t *testing.T, p Point) {
 	x.mu.Unlock()
 	opts := BubbleOptions()
 	opts.Edits = []replay.Edit{p.Edit}
+	opts.CRDs = x.crds
 	fired := false
 	// Deferred: synctest.Test ends a failed test with FailNow.
 	defer func() {

@@ -90,6 +90,25 @@ func open[T interface{ Close() error }](t testing.TB, name string, openFn func(p
 	return v
 }
 
+// CRDs loads the CustomResourceDefinitions of paths (files, or
+// directories such as config/crd/bases) with [replay.LoadCRDs], for
+// replays in [replay.WritesOverlay] mode: give them to
+// [replay.Options.CRDs] or [Faults.CRDs]. A definition the server would
+// refuse fails the test with the file, the document and the server's
+// words.
+//
+//	opts := replaytest.ControllerOptions()
+//	opts.CRDs = replaytest.CRDs(t, "../config/crd/bases")
+//	r := replaytest.New(t, "widgets.kwrec.zst", opts)
+func CRDs(t testing.TB, paths ...string) *replay.CRDs {
+	t.Helper()
+	c, err := replay.LoadCRDs(paths...)
+	if err != nil {
+		t.Fatalf("replaytest: %v", err)
+	}
+	return c
+}
+
 // Config returns a rest.Config whose clients (typed, dynamic, informers)
 // replay the cassette name (see [Path]) with [Defaults]: as fast as the
 // client reads, answering unrecorded lists and watches from the recorded

@@ -2,10 +2,13 @@ package overlay
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/url"
 	"slices"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kwrec/kwrec/internal/apipath"
@@ -89,4 +92,56 @@ func (wr *Writer) patchStatus(t *timeline.Timeline, name string, st apiextension
 		ContentType: "application/merge-patch+json", Body: body, Query: url.Values{}, UserAgent: apiserverUserAgent}
 	_, _, err = wr.applyOnce(t, w)
 	return err == nil
+}
+
+// installUserAgent is the user agent, and so the field manager, of the
+// definitions [Writer.Install] creates.
+const installUserAgent = "kwrec"
+
+// Install creates each of defs, CustomResourceDefinitions' JSON, in the
+// world, as envtest installs CRDs in its API server before a test; they
+// are not writes of the code under test, and are not noted. A definition
+// the world holds already gets the given spec (an update).
+func (wr *Writer) Install(defs [][]byte) error {
+	t := wr.world.ForWrite(CRDPath, "CustomResourceDefinition")
+	for _, def := range defs {
+		w := write.Request{Verb: write.VerbCreate, Group: CRDPath.Group, Version: CRDPath.Version, Resource: CRDPath.Resource,
+			Kind: "CustomResourceDefinition", StatusSubresource: true, ContentType: "application/json", Body: def,
+			Query: url.Values{}, UserAgent: installUserAgent}
+		_, _, err := wr.applyWrite(t, w)
+		if apierrors.IsAlreadyExists(err) {
+			err = wr.replaceSpec(t, w)
+		}
+		if err != nil {
+			return fmt.Errorf("installing the CustomResourceDefinition %s: %w", createName(def, ""), err)
+		}
+	}
+	return nil
+}
+
+// replaceSpec updates the definition w would have created with w's spec.
+func (wr *Writer) replaceSpec(t *timeline.Timeline, w write.Request) error {
+	name := createName(w.Body, "")
+	cur, ok := t.Current("/" + name)
+	if !ok {
+		return errors.New("it was there at its create and is gone now")
+	}
+	old, err := wr.world.JSON(t, &cur)
+	if err != nil {
+		return err
+	}
+	var o, def map[string]any
+	if err := json.Unmarshal(old, &o); err != nil {
+		return err
+	}
+	if err := json.Unmarshal(w.Body, &def); err != nil {
+		return err
+	}
+	o["spec"] = def["spec"]
+	if w.Body, err = json.Marshal(o); err != nil {
+		return err
+	}
+	w.Verb, w.Name = write.VerbUpdate, name
+	_, _, err = wr.applyWrite(t, w)
+	return err
 }

@@ -48,6 +48,9 @@ type Config struct {
 	// tokens) out of each write kept, as a recorder does, before it is
 	// kept or written to Out. Required.
 	Redact func(*cassettes.Interaction)
+	// Logf, when set, is told once of each custom resource written that
+	// has no definition in the world, so no schema.
+	Logf func(format string, args ...any)
 }
 
 // Writer applies writes to a [World] as kube-apiserver would. Its lock
@@ -60,10 +63,11 @@ type Writer struct {
 	// collector (the orphan or foregroundDeletion finalizer).
 	gcMarked atomic.Bool
 
-	mu      sync.Mutex
-	rand    *rand.Rand // names and uids of writes
-	written []*cassettes.Interaction
-	customs map[customKey]*write.CustomResource // by definition version, read once
+	mu         sync.Mutex
+	rand       *rand.Rand // names and uids of writes
+	written    []*cassettes.Interaction
+	customs    map[customKey]*write.CustomResource // by definition version, read once
+	schemaless map[string]bool                     // the custom resources told of to Logf
 }
 
 // NewWriter returns a Writer of world. Its names and uids come from a
@@ -375,10 +379,12 @@ func (wr *Writer) custom(rp apipath.Path) (*write.CustomResource, error) {
 	}
 	t, _ := wr.world.For(CRDPath)
 	if t == nil {
+		wr.tellSchemaless(rp.Resource + "." + rp.Group)
 		return nil, nil
 	}
 	o, ok := t.Current("/" + rp.Resource + "." + rp.Group)
 	if !ok {
+		wr.tellSchemaless(rp.Resource + "." + rp.Group)
 		return nil, nil
 	}
 	key := customKey{name: o.Name(), version: rp.Version, rv: o.RV}
@@ -402,4 +408,22 @@ func (wr *Writer) custom(rp apipath.Path) (*write.CustomResource, error) {
 	}
 	wr.customs[key] = c
 	return c, nil
+}
+
+// tellSchemaless tells Config.Logf, once, that the custom resource
+// resource is written with no schema.
+func (wr *Writer) tellSchemaless(resource string) {
+	if wr.cfg.Logf == nil {
+		return
+	}
+	wr.mu.Lock()
+	told := wr.schemaless[resource]
+	if wr.schemaless == nil {
+		wr.schemaless = map[string]bool{}
+	}
+	wr.schemaless[resource] = true
+	wr.mu.Unlock()
+	if !told {
+		wr.cfg.Logf("%s has no CustomResourceDefinition in the recording or the CRDs given: its objects are kept as written, with no pruning, defaults or validation (give its manifest with --crds)", resource)
+	}
 }
