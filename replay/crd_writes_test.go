@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/kwrec/kwrec/cassettes"
@@ -177,4 +178,79 @@ func TestAnInvalidCustomResourceDefinitionGetsTheServersError(t *testing.T) {
 			t.Errorf("got %v, want %s", err, want)
 		}
 	})
+}
+
+// widgetsCassette records a list of widgets in default (one, w0) and,
+// when withCRD, a GET of their definition, as kwrec record records it:
+// spec.size must be at least 1.
+func widgetsCassette(withCRD bool) *cassettes.Cassette {
+	list := `{"kind":"WidgetList","apiVersion":"example.com/v1","metadata":{"resourceVersion":"300"},"items":[` +
+		`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w0","namespace":"default","resourceVersion":"290"},"spec":{"size":1}}]}`
+	c := &cassettes.Cassette{Header: cassettes.Header{Version: 1}}
+	if withCRD {
+		crd := `{"kind":"CustomResourceDefinition","apiVersion":"apiextensions.k8s.io/v1","metadata":{"name":"widgets.example.com","resourceVersion":"250"},` +
+			`"spec":{"group":"example.com","names":{"plural":"widgets","singular":"widget","kind":"Widget","listKind":"WidgetList"},"scope":"Namespaced",` +
+			`"versions":[{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object","properties":{"spec":{"type":"object","properties":{"size":{"type":"integer","minimum":1}}}}}}}]}}`
+		c.Interactions = append(c.Interactions, &cassettes.Interaction{
+			Request:  cassettes.Request{Method: "GET", URL: "https://127.0.0.1:6443/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com", Header: http.Header{"Accept": {"application/json"}}},
+			Response: &cassettes.Response{Status: 200, Header: http.Header{"Content-Type": {"application/json"}}},
+			Frames:   []cassettes.Frame{{Data: []byte(crd)}},
+			End:      &cassettes.End{Reason: cassettes.EndEOF},
+		})
+	}
+	c.Interactions = append(c.Interactions, &cassettes.Interaction{
+		Request:  cassettes.Request{Method: "GET", URL: "https://127.0.0.1:6443/apis/example.com/v1/namespaces/default/widgets?limit=500", Header: http.Header{"Accept": {"application/json"}}},
+		Response: &cassettes.Response{Status: 200, Header: http.Header{"Content-Type": {"application/json"}}},
+		Frames:   []cassettes.Frame{{Data: []byte(list)}},
+		End:      &cassettes.End{Reason: cassettes.EndEOF},
+	})
+	for i, in := range c.Interactions {
+		in.ID = i + 1
+	}
+	return c
+}
+
+func TestARecordedGETOfADefinitionGivesItsSchema(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		withCRD bool
+		want    string
+		told    []string
+	}{
+		{"with the definition recorded, a widget of size 0 is refused", true,
+			`Widget.example.com "w1" is invalid: spec.size: Invalid value: 0: spec.size in body should be greater than or equal to 1`, nil},
+		{"without it, the widget is kept as written, and the replay says so once", false, "",
+			[]string{"widgets.example.com has no CustomResourceDefinition in the recording or the CRDs given: its objects are kept as written, with no pruning, defaults or validation (give its manifest with --crds)"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var mu sync.Mutex
+			var told []string
+			r, err := replay.New(widgetsCassette(tc.withCRD), replay.Options{Writes: replay.WritesOverlay, Logf: func(format string, args ...any) {
+				mu.Lock()
+				defer mu.Unlock()
+				told = append(told, fmt.Sprintf(format, args...))
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			widgets := dynamic.NewForConfigOrDie(r.Config()).Resource(schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}).Namespace("default")
+			for _, name := range []string{"w1", "w2"} {
+				_, err := widgets.Create(ctxT(t), &unstructured.Unstructured{Object: map[string]any{"apiVersion": "example.com/v1", "kind": "Widget",
+					"metadata": map[string]any{"name": name}, "spec": map[string]any{"size": int64(0)}}}, metav1.CreateOptions{})
+				got := ""
+				if err != nil {
+					got = err.Error()
+				}
+				if want := strings.ReplaceAll(tc.want, "w1", name); got != want {
+					t.Errorf("create %s: %q, want %q", name, got, want)
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if fmt.Sprint(told) != fmt.Sprint(tc.told) {
+				t.Errorf("told %q, want %q", told, tc.told)
+			}
+		})
+	}
 }

@@ -125,6 +125,24 @@ func (vw *views) buildDiscovery(crds []apiextensionsv1.CustomResourceDefinition)
 	return d.WithOpenAPI(crdOpenAPI(crds))
 }
 
+// recordedCRD returns the CustomResourceDefinition name as a recorded GET
+// of it answered (kwrec record records the definition of each custom
+// resource it records), for a world that holds no list of definitions.
+func (vw *views) recordedCRD(name string) ([]byte, bool) {
+	path := "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/" + name
+	for i := len(vw.ivs) - 1; i >= 0; i-- {
+		in := vw.ivs[i].in
+		u, err := url.Parse(in.Request.URL)
+		if err != nil || in.Response == nil || in.Response.Status != http.StatusOK || u.Path != path ||
+			!wire.Accepts(wire.MediaJSON, in.Response.Header.Get("Content-Type")) {
+			continue
+		}
+		body, err := objects{vw.src}.body(in)
+		return body, err == nil
+	}
+	return nil, false
+}
+
 // definitionsWritten reports whether the code under test wrote a
 // CustomResourceDefinition: the recorded discovery no longer says what
 // is served then, and kwrec's own is answered instead.

@@ -255,7 +255,8 @@ func (h *History) fork(r *Replayer, b *base) {
 	if r.opts.overlay() {
 		r.writer = overlay.NewWriter(r.world, overlay.Config{Engine: h.writes, Codec: r.views.codec, Docs: r.views.discoveryDocs,
 			Clock: r.clock, Started: r.started, DisableGarbageCollection: r.opts.DisableGarbageCollection, Out: r.opts.WritesOut, Logf: r.opts.Logf,
-			Redact: func(in *cassettes.Interaction) { recorder.RedactInteraction(in, recorder.Options{}) }})
+			RecordedCRD: r.views.recordedCRD,
+			Redact:      func(in *cassettes.Interaction) { recorder.RedactInteraction(in, recorder.Options{}) }})
 	}
 	ivs := slices.Clone(b.ivs)
 	r.ivs = make([]*ivState, len(ivs))

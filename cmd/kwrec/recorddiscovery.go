@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
@@ -47,6 +49,7 @@ func recordDiscovery(ctx context.Context, cfg *rest.Config, rec *recorder.Record
 			errs = append(errs, fmt.Errorf("the resources of %s: %w", gv, err))
 		}
 	}
+	errs = append(errs, recordDefinitions(ctx, dc.RESTClient(), res)...)
 	paths, err := dc.OpenAPIV3WithContext(ctx).PathsWithContext(ctx)
 	if err != nil {
 		return errors.Join(append(errs, fmt.Errorf("/openapi/v3: %w", err))...)
@@ -67,4 +70,31 @@ func recordDiscovery(ctx context.Context, cfg *rest.Config, rec *recorder.Record
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// recordDefinitions records a GET of the CustomResourceDefinition of each
+// resource of res that may be a custom resource (its group has a dot), so
+// that a replay knows its schema, subresources and printer columns, as the
+// server does; unless res records the definitions themselves. A resource
+// that has none (an aggregated API's) is passed over.
+func recordDefinitions(ctx context.Context, c rest.Interface, res []resource) []error {
+	if slices.ContainsFunc(res, func(r resource) bool {
+		return r.gvr.Group == "apiextensions.k8s.io" && r.gvr.Resource == "customresourcedefinitions"
+	}) {
+		return nil
+	}
+	var errs []error
+	var done []string
+	for _, r := range res {
+		name := r.gvr.Resource + "." + r.gvr.Group
+		if !strings.Contains(r.gvr.Group, ".") || slices.Contains(done, name) {
+			continue
+		}
+		done = append(done, name)
+		err := c.Get().AbsPath("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", name).Do(ctx).Error()
+		if err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("the CustomResourceDefinition %s: %w", name, err))
+		}
+	}
+	return errs
 }

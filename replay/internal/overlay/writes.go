@@ -48,6 +48,10 @@ type Config struct {
 	// tokens) out of each write kept, as a recorder does, before it is
 	// kept or written to Out. Required.
 	Redact func(*cassettes.Interaction)
+	// RecordedCRD returns the CustomResourceDefinition name as the
+	// recording holds it outside a list (a GET of it), for a custom
+	// resource whose definition the world's timelines do not hold.
+	RecordedCRD func(name string) ([]byte, bool)
 	// Logf, when set, is told once of each custom resource written that
 	// has no definition in the world, so no schema.
 	Logf func(format string, args ...any)
@@ -377,28 +381,40 @@ func (wr *Writer) custom(rp apipath.Path) (*write.CustomResource, error) {
 	if !strings.Contains(rp.Group, ".") {
 		return nil, nil // a CRD's group has a dot, as the server requires
 	}
+	name := rp.Resource + "." + rp.Group
+	key := customKey{name: name, version: rp.Version}
+	var def []byte
 	t, _ := wr.world.For(CRDPath)
-	if t == nil {
-		wr.tellSchemaless(rp.Resource + "." + rp.Group)
-		return nil, nil
+	o, ok := timeline.Object{}, false
+	if t != nil {
+		o, ok = t.Current("/" + name)
 	}
-	o, ok := t.Current("/" + rp.Resource + "." + rp.Group)
+	switch {
+	case ok:
+		key.rv = o.RV
+	case wr.cfg.RecordedCRD != nil:
+		if def, ok = wr.cfg.RecordedCRD(name); ok {
+			key.rv = -1 // the recorded GET's, which never changes
+		}
+	}
 	if !ok {
-		wr.tellSchemaless(rp.Resource + "." + rp.Group)
+		wr.tellSchemaless(name)
 		return nil, nil
 	}
-	key := customKey{name: o.Name(), version: rp.Version, rv: o.RV}
 	wr.mu.Lock()
-	c, ok := wr.customs[key]
+	c, cached := wr.customs[key]
 	wr.mu.Unlock()
-	if ok {
+	if cached {
 		return c, nil
 	}
-	def, err := wr.world.JSON(t, &o)
-	if err != nil {
-		return nil, err
+	if def == nil {
+		var err error
+		if def, err = wr.world.JSON(t, &o); err != nil {
+			return nil, err
+		}
 	}
-	if c, err = write.NewCustomResource(def, rp.Version); err != nil {
+	c, err := write.NewCustomResource(def, rp.Version)
+	if err != nil {
 		return nil, err
 	}
 	wr.mu.Lock()
