@@ -5,6 +5,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -161,6 +162,25 @@ type crdsKey struct {
 // recorded, as of the end of the recording, with every write made to
 // them so far.
 func (vw *views) worldCRDs() ([]apiextensionsv1.CustomResourceDefinition, crdsKey) {
+	out, key := vw.listedCRDs()
+	// Then those recorded by a GET of their own (kwrec record records the
+	// definition of each custom resource it records).
+	for _, t := range vw.world.Recorded() {
+		name := t.Res.Resource + "." + t.Res.Group
+		if !strings.Contains(t.Res.Group, ".") || slices.ContainsFunc(out, func(c apiextensionsv1.CustomResourceDefinition) bool { return c.Name == name }) {
+			continue
+		}
+		var crd apiextensionsv1.CustomResourceDefinition
+		if b, ok := vw.recordedCRD(name); ok && json.Unmarshal(b, &crd) == nil {
+			out = append(out, crd)
+		}
+	}
+	return out, key
+}
+
+// listedCRDs returns the CustomResourceDefinitions of the world's
+// timeline of them.
+func (vw *views) listedCRDs() ([]apiextensionsv1.CustomResourceDefinition, crdsKey) {
 	t, _ := vw.world.For(overlay.CRDPath)
 	if t == nil || t.Broken() != "" {
 		return nil, crdsKey{}

@@ -56,6 +56,9 @@ func (vw *views) viewPlan(req *http.Request) (*plan, string) {
 		if a, ok := overlay.Scale(vw.world, req); ok {
 			return vw.answerPlan(a), ""
 		}
+		if a, ok := overlay.Status(vw.world, req); ok {
+			return vw.answerPlan(a), ""
+		}
 		return nil, "not a resource path"
 	}
 	t, ns := vw.world.ForRead(rp)

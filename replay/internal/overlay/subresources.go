@@ -325,3 +325,41 @@ func Scale(world *World, req *http.Request) (a Answer, ok bool) {
 	}
 	return object(t, http.StatusOK, b, false, false), true
 }
+
+// Status answers a GET of the status subresource of an object whose
+// resource has one (discovery lists RESOURCE/status): the whole object as
+// it is now, as the server's status REST answers a get; ok is false for
+// any other request.
+func Status(world *World, req *http.Request) (a Answer, ok bool) {
+	parent, ok := strings.CutSuffix(strings.TrimSuffix(req.URL.Path, "/"), "/status")
+	if !ok {
+		return Answer{}, false
+	}
+	rp, ok := apipath.Parse(parent)
+	if !ok || rp.Name == "" {
+		return Answer{}, false
+	}
+	docs, err := world.cfg.Docs()
+	if err != nil {
+		return Answer{}, false
+	}
+	if info, found := docs.Lookup(rp.Group, rp.Version, rp.Resource); !found || !info.Status {
+		return Answer{}, false
+	}
+	t, ns := world.ForRead(rp)
+	if t == nil {
+		return Answer{}, false
+	}
+	if ns != "" {
+		rp.Namespace = ns
+	}
+	o, ok := t.Current(rp.Namespace + "/" + rp.Name)
+	if !ok {
+		return errorAnswer(apierrors.NewNotFound(schema.GroupResource{Group: rp.Group, Resource: rp.Resource}, rp.Name), false), true
+	}
+	b, err := world.JSON(t, &o)
+	if err != nil {
+		return errorAnswer(err, false), true
+	}
+	return object(t, http.StatusOK, b, false, false), true
+}

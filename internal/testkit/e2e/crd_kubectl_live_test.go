@@ -1,0 +1,171 @@
+package e2e_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/kwrec/kwrec/internal/testkit/controlplanetest"
+)
+
+// crdNamespace is where the custom resource scenarios run.
+const crdNamespace = "e2e-widgets"
+
+// widgetsCRD is the definition the scenarios use: a default, an enum, a
+// minimum, maxItems, a required field, CEL rules (one on oldSelf), status
+// and scale subresources, printer columns and a selectable field.
+var widgetsCRD = filepath.Join("..", "..", "..", "replay", "testdata", "crds", "good", "widgets.yaml")
+
+// widgetManifests are the files the widget script applies.
+var widgetManifests = map[string]string{
+	"bogus.yaml":   widgetManifest("w-bogus", "size: 2", "bogus: x"),
+	"prune.yaml":   widgetManifest("w-prune", "size: 2", "bogus: x"),
+	"default.yaml": widgetManifest("w-default", "size: 3"),
+	"min.yaml":     widgetManifest("w-min", "size: 0"),
+	"enum.yaml":    widgetManifest("w-enum", "size: 1", "color: purple"),
+	"tags.yaml":    widgetManifest("w-tags", "size: 1", "tags: [a, b, c, d]"),
+	"nosize.yaml":  widgetManifest("w-nosize", "color: green"),
+	"cel.yaml":     widgetManifest("w-cel", "size: 150"),
+	"red.yaml":     widgetManifest("w-red", "size: 1", "color: red"),
+}
+
+func widgetManifest(name string, spec ...string) string {
+	return fmt.Sprintf("apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: %s\nspec:\n  %s\n", name, strings.Join(spec, "\n  "))
+}
+
+// widgetRead prints what a write left of a widget.
+const widgetRead = `jsonpath={.spec} {.status} {.metadata.generation}`
+
+// widgetScript is the issue's eleven writes of Widgets by kubectl, each
+// followed by a read of what it left: strict field validation, pruning
+// with its warning, a default, the schema's minimum, enum, maxItems and
+// required, a CEL rule and a transition rule on oldSelf, and the status
+// subresource against the main resource.
+var widgetScript = [][]string{
+	{"apply", "-f", "bogus.yaml"},
+	{"get", "widget", "w-bogus", "-o", widgetRead},
+	{"apply", "--validate=warn", "-f", "prune.yaml"},
+	{"get", "widget", "w-prune", "-o", widgetRead},
+	{"create", "-f", "default.yaml"},
+	{"get", "widget", "w-default", "-o", widgetRead},
+	{"create", "-f", "min.yaml"},
+	{"create", "-f", "enum.yaml"},
+	{"create", "-f", "tags.yaml"},
+	{"create", "-f", "nosize.yaml"},
+	{"create", "-f", "cel.yaml"},
+	{"patch", "widget", "w0", "--subresource", "status", "--type", "merge", "-p", `{"status":{"ready":true}}`},
+	{"get", "widget", "w0", "-o", widgetRead},
+	{"patch", "widget", "w0", "--type", "merge", "-p", `{"spec":{"size":2},"status":{"ready":false}}`},
+	{"get", "widget", "w0", "-o", widgetRead},
+	{"patch", "widget", "w0", "--subresource", "status", "--type", "merge", "-p", `{"spec":{"size":5},"status":{"replicas":1}}`},
+	{"get", "widget", "w0", "-o", widgetRead},
+	{"create", "-f", "red.yaml"},
+	{"patch", "widget", "w-red", "--type", "merge", "-p", `{"spec":{"color":"blue"}}`},
+	{"get", "widget", "w-red", "-o", widgetRead},
+	{"get", "widgets", "-o", "name"},
+}
+
+// TestLiveWidgetWritesAnswerAsLive runs [widgetScript] on the control
+// plane with the Widgets CRD, and through kwrec serve --writes overlay of
+// a `kwrec record widgets` of the same starting state (one widget, w0):
+// once with the definition given by --crds, once with the recording
+// alone (the definition kwrec record recorded). Every command's exit
+// status, stdout and stderr must be the live ones.
+func TestLiveWidgetWritesAnswerAsLive(t *testing.T) {
+	kwrec := buildKwrec(t)
+	cp := controlplanetest.Start(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	mustKubectl(t, ctx, cp.Kubeconfig, "apply", "-f", widgetsCRD)
+	mustKubectl(t, ctx, cp.Kubeconfig, "wait", "--for", "condition=Established", "crd/widgets.example.com")
+	mustKubectl(t, ctx, cp.Kubeconfig, "create", "namespace", crdNamespace)
+	w0 := filepath.Join(t.TempDir(), "w0.yaml")
+	if err := os.WriteFile(w0, []byte(widgetManifest("w0", "size: 1", "tags: [a]")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mustKubectl(t, ctx, cp.Kubeconfig, "-n", crdNamespace, "create", "-f", w0)
+	cassette := filepath.Join(t.TempDir(), "widgets.kwrec.zst")
+	recordUntilWatching(t, ctx, kwrec, cp.Kubeconfig, cassette, "widgets", "-n", crdNamespace)
+
+	live := runWidgetScript(t, ctx, cp.Kubeconfig)
+	fx := &fixtures{kwrec: kwrec}
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"with --crds", []string{"--writes", "overlay", "--crds", widgetsCRD}},
+		{"with the recording alone", []string{"--writes", "overlay"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := serve(t, fx, cassette, tc.args...)
+			replayed := runWidgetScript(t, ctx, s.Kubeconfig)
+			if stderr := s.Stop(t); strings.TrimSpace(stderr) != "" {
+				t.Logf("kwrec serve stderr:\n%s", stderr)
+			}
+			for i, args := range widgetScript {
+				if d := cmp.Diff(live[i], replayed[i]); d != "" {
+					t.Errorf("kubectl %s (-live +replayed):\n%s", strings.Join(args, " "), d)
+				}
+			}
+		})
+	}
+}
+
+// runWidgetScript runs [widgetScript] in crdNamespace against kubeconfig
+// and returns each command's normalized run.
+func runWidgetScript(t *testing.T, ctx context.Context, kubeconfig string) []kubectlRun {
+	t.Helper()
+	dir := t.TempDir()
+	for name, m := range widgetManifests {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(m), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runs := make([]kubectlRun, len(widgetScript))
+	for i, args := range widgetScript {
+		runs[i] = normalizeRun(runKubectlStatus(ctx, dir, kubeconfig, append([]string{"-n", crdNamespace}, args...)...))
+	}
+	return runs
+}
+
+// mustKubectl runs kubectl and fails t if it fails.
+func mustKubectl(t *testing.T, ctx context.Context, kubeconfig string, args ...string) string {
+	t.Helper()
+	out, err := runKubectl(ctx, kubeconfig, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// recordUntilWatching runs `kwrec record ARGS -o cassette` until it says
+// the initial state is recorded and it watches, then stops it.
+func recordUntilWatching(t *testing.T, ctx context.Context, kwrec, kubeconfig, cassette string, args ...string) {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, kwrec, append(append([]string{"record"}, args...), "-o", cassette, "--kubeconfig", kubeconfig)...)
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for !strings.Contains(stderr.String(), "is recorded; watching") {
+		select {
+		case <-ctx.Done():
+			cmd.Process.Kill()
+			t.Fatalf("kwrec record never said it watches; stderr:\n%s", stderr.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("kwrec record: %v\n%s", err, stderr.String())
+	}
+}
