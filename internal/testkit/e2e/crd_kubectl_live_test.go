@@ -95,7 +95,7 @@ func TestLiveWidgetWritesAnswerAsLive(t *testing.T) {
 	cassette := filepath.Join(t.TempDir(), "widgets.kwrec.zst")
 	recordUntilWatching(t, ctx, kwrec, cp.Kubeconfig, cassette, "widgets", "-n", crdNamespace)
 
-	live := runWidgetScript(t, ctx, cp.Kubeconfig)
+	live := runScript(t, ctx, cp.Kubeconfig, widgetManifests, widgetScript)
 	fx := &fixtures{kwrec: kwrec}
 	for _, tc := range []struct {
 		name string
@@ -106,7 +106,7 @@ func TestLiveWidgetWritesAnswerAsLive(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := serve(t, fx, cassette, tc.args...)
-			replayed := runWidgetScript(t, ctx, s.Kubeconfig)
+			replayed := runScript(t, ctx, s.Kubeconfig, widgetManifests, widgetScript)
 			if stderr := s.Stop(t); strings.TrimSpace(stderr) != "" {
 				t.Logf("kwrec serve stderr:\n%s", stderr)
 			}
@@ -119,18 +119,19 @@ func TestLiveWidgetWritesAnswerAsLive(t *testing.T) {
 	}
 }
 
-// runWidgetScript runs [widgetScript] in crdNamespace against kubeconfig
-// and returns each command's normalized run.
-func runWidgetScript(t *testing.T, ctx context.Context, kubeconfig string) []kubectlRun {
+// runScript writes manifests to a directory and runs script there, in
+// crdNamespace, against kubeconfig; it returns each command's normalized
+// run.
+func runScript(t *testing.T, ctx context.Context, kubeconfig string, manifests map[string]string, script [][]string) []kubectlRun {
 	t.Helper()
 	dir := t.TempDir()
-	for name, m := range widgetManifests {
+	for name, m := range manifests {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(m), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
-	runs := make([]kubectlRun, len(widgetScript))
-	for i, args := range widgetScript {
+	runs := make([]kubectlRun, len(script))
+	for i, args := range script {
 		runs[i] = normalizeRun(runKubectlStatus(ctx, dir, kubeconfig, append([]string{"-n", crdNamespace}, args...)...))
 	}
 	return runs
@@ -167,5 +168,109 @@ func recordUntilWatching(t *testing.T, ctx context.Context, kwrec, kubeconfig, c
 	cmd.Process.Signal(syscall.SIGTERM)
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("kwrec record: %v\n%s", err, stderr.String())
+	}
+}
+
+// lifecycleManifests are the files [lifecycleScript] applies.
+var lifecycleManifests = map[string]string{
+	"crd.yaml": gadgetsCRD(""),
+	"crd2.yaml": gadgetsCRD(`    additionalPrinterColumns:
+    - {name: Size, type: integer, jsonPath: .spec.size}
+`),
+	"gadget.yaml": "apiVersion: example.com/v1\nkind: Gadget\nmetadata:\n  name: g1\nspec:\n  size: 2\n",
+	"secret.yaml": "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s1\ndata:\n  a: YQ==\nstringData:\n  b: bee\n  a: overrides\n",
+	"list.yaml": `apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: ConfigMap
+  metadata: {name: l1}
+  data: {k: "1"}
+- apiVersion: v1
+  kind: ConfigMap
+  metadata: {name: l2}
+`,
+}
+
+// gadgetsCRD is a definition with short names and a category, and extra
+// lines at the end of its version.
+func gadgetsCRD(extra string) string {
+	short := "[gd]"
+	if extra != "" {
+		short = "[gd, gdt]"
+	}
+	return `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: gadgets.example.com
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: gadgets, singular: gadget, kind: Gadget, shortNames: ` + short + `, categories: [all]}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            description: What a gadget is.
+            properties:
+              size: {type: integer, minimum: 1, description: How big it is.}
+` + extra
+}
+
+// lifecycleScript creates a CustomResourceDefinition with kubectl, uses
+// it (short names, explain, api-resources), applies an update to the
+// definition itself and uses its new short name and printer column,
+// deletes it; and creates a Secret with stringData and a List.
+var lifecycleScript = [][]string{
+	{"apply", "-f", "crd.yaml"},
+	{"wait", "--for", "condition=Established", "crd/gadgets.example.com"},
+	{"get", "crd", "gadgets.example.com", "-o", "jsonpath={.status.acceptedNames} {.status.conditions[*].type} {.status.storedVersions} {.metadata.generation}"},
+	{"api-resources", "--api-group=example.com"},
+	{"explain", "gadget.spec"},
+	{"create", "-f", "gadget.yaml"},
+	{"get", "gd"},
+	{"get", "all", "-o", "name"},
+	{"apply", "-f", "crd2.yaml"},
+	{"get", "crd", "gadgets.example.com", "-o", "jsonpath={.spec.names.shortNames} {.status.acceptedNames.shortNames} {.metadata.generation}"},
+	{"get", "gdt"},
+	{"explain", "gadgets.spec.size"},
+	{"apply", "-f", "secret.yaml"},
+	{"get", "secret", "s1", "-o", "jsonpath={.data} {.type}"},
+	{"create", "-f", "list.yaml"},
+	{"get", "configmaps", "l1", "l2", "-o", "jsonpath={.items[*].data}"},
+	{"delete", "crd", "gadgets.example.com"},
+	{"get", "gadgets"},
+}
+
+// TestLiveKubectlCRDLifecycleAsLive runs [lifecycleScript] on the control
+// plane and through kwrec serve --writes overlay of a `kwrec record` of
+// the same namespace: every command's exit status, stdout and stderr
+// must be the live ones.
+func TestLiveKubectlCRDLifecycleAsLive(t *testing.T) {
+	kwrec := buildKwrec(t)
+	cp := controlplanetest.Start(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	mustKubectl(t, ctx, cp.Kubeconfig, "create", "namespace", crdNamespace)
+	mustKubectl(t, ctx, cp.Kubeconfig, "-n", crdNamespace, "create", "configmap", "before")
+	cassette := filepath.Join(t.TempDir(), "cms.kwrec.zst")
+	recordUntilWatching(t, ctx, kwrec, cp.Kubeconfig, cassette, "configmaps", "-n", crdNamespace)
+
+	live := runScript(t, ctx, cp.Kubeconfig, lifecycleManifests, lifecycleScript)
+	s := serve(t, &fixtures{kwrec: kwrec}, cassette, "--writes", "overlay")
+	replayed := runScript(t, ctx, s.Kubeconfig, lifecycleManifests, lifecycleScript)
+	if stderr := s.Stop(t); strings.TrimSpace(stderr) != "" {
+		t.Logf("kwrec serve stderr:\n%s", stderr)
+	}
+	for i, args := range lifecycleScript {
+		if d := cmp.Diff(live[i], replayed[i]); d != "" {
+			t.Errorf("kubectl %s (-live +replayed):\n%s", strings.Join(args, " "), d)
+		}
 	}
 }

@@ -13,6 +13,10 @@ import (
 	"testing"
 	"time"
 
+	openapi_v2 "github.com/google/gnostic-models/openapiv2"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
 	"github.com/google/go-cmp/cmp"
 	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -139,6 +143,18 @@ func (s liveServer) capture() (files map[string][]byte, types map[string]string)
 		}
 		get("openapi/v3/"+p, e.URL, jsonContentType)
 	}
+	// The OpenAPI v2 document in protobuf, as client-go asks for it
+	// (kubectl validates a List by it), kept as protojson: the archive is
+	// text.
+	var v2 openapi_v2.Document
+	if err := proto.Unmarshal(get(openAPIV2, "/"+openAPIV2, OpenAPIV2Protobuf), &v2); err != nil {
+		s.t.Fatal(err)
+	}
+	js, err := protojson.Marshal(&v2)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	files[openAPIV2] = append(js, '\n')
 	return files, types
 }
 
@@ -187,6 +203,16 @@ func TestLiveCaptureBuiltin(t *testing.T) {
 			t.Errorf("%s: the snapshot says Content-Type %s, the live server %s", n, d.types[n], types[n])
 		}
 	}
+	t.Run("the OpenAPI v2 document is the server's protobuf, byte for byte", func(t *testing.T) {
+		_, ctype, want := s.get("/"+openAPIV2, OpenAPIV2Protobuf)
+		status, gotType, got, ok := d.Answer("/"+openAPIV2, OpenAPIV2Protobuf, "")
+		if !ok || status != http.StatusOK || gotType != ctype || !bytes.Equal(got, want) {
+			t.Errorf("Answer: %v %d %s, %d bytes; the server: %s, %d bytes", ok, status, gotType, len(got), ctype, len(want))
+		}
+		if _, _, _, ok := d.Answer("/"+openAPIV2, "application/json", ""); ok {
+			t.Errorf("Answer answered /openapi/v2 in JSON, which the snapshot does not hold")
+		}
+	})
 	checkNegotiation(t, s, d)
 }
 

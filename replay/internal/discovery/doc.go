@@ -39,10 +39,16 @@
 // JSON and serves it, labelled JSON: clients send a JSON fallback and
 // decode by the Content-Type. The serverAddressByClientCIDRs of /api names
 // the host the request was sent to, as the real server's would.
-// /openapi/v2 is not in the snapshot: Answer leaves it to the caller.
+// /openapi/v2 is answered in protobuf, the form client-go asks for (kubectl
+// validates a List by it), byte for byte the server's; its JSON form is not
+// in the snapshot, and Answer leaves a request for it to the caller.
 //
 // Resources added by [Docs.With] appear in every legacy and aggregated
-// document but have no OpenAPI schema: kubectl explain does not know them.
+// document, with their short names, categories and status and scale
+// subresources; [Docs.WithOpenAPI] adds their OpenAPI v3 documents (a
+// replay builds them from CustomResourceDefinitions with the
+// apiextensions-apiserver's own builder), so kubectl explain knows them.
+// The OpenAPI v2 document stays the built-in one.
 //
 // # The snapshot
 //

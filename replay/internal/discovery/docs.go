@@ -3,11 +3,17 @@ package discovery
 import (
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 	"sync"
 
+	openapi_v2 "github.com/google/gnostic-models/openapiv2"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/kwrec/kwrec/internal/wire"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -43,6 +49,8 @@ type Docs struct {
 	types map[string]string
 	// parsed caches Lookup's parse of a group version's document, by path.
 	parsed sync.Map
+	// v2 decodes the OpenAPI v2 document once.
+	v2 func() ([]byte, error)
 }
 
 // Builtin returns the embedded discovery of kube-apiserver v1.37.2: the
@@ -62,7 +70,19 @@ func decodeBuiltin() (*Docs, error) {
 			return nil, fmt.Errorf("discovery: the embedded snapshot has no %s; regenerate it (see the package doc)", n)
 		}
 	}
-	return &Docs{files: files, types: types}, nil
+	v2 := files[openAPIV2]
+	return &Docs{files: files, types: types, v2: sync.OnceValues(func() ([]byte, error) {
+		if v2 == nil {
+			return nil, errors.New("it holds none; regenerate it (see the package doc)")
+		}
+		// Kept as protojson, which compresses with the other documents;
+		// encoded back deterministically it is the server's bytes.
+		var doc openapi_v2.Document
+		if err := protojson.Unmarshal(v2, &doc); err != nil {
+			return nil, err
+		}
+		return proto.MarshalOptions{Deterministic: true}.Marshal(&doc)
+	})}, nil
 }
 
 // Answer returns the answer of the API server to a GET of path (a query,
@@ -84,6 +104,9 @@ func (d *Docs) Answer(path, accept, host string) (status int, contentType string
 	name, ok := archiveName(path)
 	if !ok {
 		return 0, "", nil, false
+	}
+	if name == openAPIV2 {
+		return d.openAPIV2(accept)
 	}
 	if (name == "api" || name == "apis") && wantsAggregated(accept) {
 		name = aggregatedPrefix + name
@@ -115,7 +138,7 @@ func archiveName(path string) (name string, ok bool) {
 	name = strings.TrimPrefix(strings.TrimSuffix(path, "/"), "/")
 	segs := strings.Split(name, "/")
 	switch {
-	case name == "version", name == "api", name == "apis", name == "openapi/v3":
+	case name == "version", name == "api", name == "apis", name == "openapi/v3", name == openAPIV2:
 	case segs[0] == "api" && len(segs) == 2:
 	case segs[0] == "apis" && (len(segs) == 2 || len(segs) == 3):
 	case len(segs) > 2 && segs[0] == "openapi" && segs[1] == "v3":
@@ -207,4 +230,30 @@ func (d *Docs) parse(path string) map[string]Info {
 		}
 	}
 	return out
+}
+
+// openAPIV2 is the archive name of the OpenAPI v2 document, which the
+// snapshot holds as the protojson of the server's protobuf form (the
+// archive is text). kubectl reads it to validate a List.
+const openAPIV2 = "openapi/v2"
+
+// OpenAPIV2Protobuf is the media type of the OpenAPI v2 document in
+// protobuf, which client-go's discovery client asks for.
+const OpenAPIV2Protobuf = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
+
+// openAPIV2 answers a GET of /openapi/v2: the document in protobuf to a
+// client that accepts it, as client-go asks for it; ok is false for any
+// other Accept (the snapshot has no JSON form), left to the caller.
+func (d *Docs) openAPIV2(accept string) (status int, contentType string, body []byte, ok bool) {
+	if !wire.Accepts(accept, OpenAPIV2Protobuf) {
+		return 0, "", nil, false
+	}
+	b, err := d.v2()
+	if err != nil {
+		st := metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusFailure,
+			Message: "kwrec replay: the OpenAPI v2 document of the snapshot: " + err.Error(), Reason: metav1.StatusReasonInternalError, Code: http.StatusInternalServerError}
+		b, _ := json.Marshal(st)
+		return http.StatusInternalServerError, jsonContentType, b, true
+	}
+	return http.StatusOK, d.types[openAPIV2], b, true
 }

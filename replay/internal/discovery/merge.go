@@ -97,7 +97,7 @@ func (d *Docs) With(extra []Resource) (*Docs, error) {
 			return nil, fmt.Errorf("discovery: adding %s to %s: %w", r.Resource, r.gv(), err)
 		}
 	}
-	return &Docs{files: m.files, types: d.types}, nil
+	return &Docs{files: m.files, types: d.types, v2: d.v2}, nil
 }
 
 // merger edits a copy of the archive's documents: it decodes, changes and
@@ -301,7 +301,7 @@ func (d *Docs) WithOpenAPI(docs map[string][]byte) (*Docs, error) {
 	if err := m.put(openAPIIndex, index); err != nil {
 		return nil, err
 	}
-	return &Docs{files: m.files, types: types}, nil
+	return &Docs{files: m.files, types: types, v2: d.v2}, nil
 }
 
 // openAPIIndex is the archive name of the OpenAPI v3 index.
