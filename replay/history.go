@@ -247,6 +247,7 @@ func (h *History) fork(r *Replayer, b *base) {
 	r.world = overlay.NewWorld(overlay.WorldConfig{Recorded: recorded, AllOf: allOf, Writes: r.opts.overlay(),
 		RecordedAt: r.hist.header.RecordedAt, Objects: objects{r.hist.src}, Codec: r.views.codec, Docs: r.views.discoveryDocs})
 	r.views.world = r.world
+	r.views.printers = &printers{world: r.world}
 	if r.opts.overlay() {
 		r.writer = overlay.NewWriter(r.world, overlay.Config{Engine: h.writes, Codec: r.views.codec, Docs: r.views.discoveryDocs,
 			Clock: r.clock, Started: r.started, DisableGarbageCollection: r.opts.DisableGarbageCollection, Out: r.opts.WritesOut,

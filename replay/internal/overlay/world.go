@@ -6,6 +6,7 @@ import (
 	"maps"
 	"net/url"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -284,4 +285,22 @@ func (w *World) JSON(t *timeline.Timeline, o *timeline.Object) ([]byte, error) {
 // Reader reads t's objects for a field selector that looks into them.
 func (w *World) Reader(t *timeline.Timeline) timeline.ObjectReader {
 	return func(o *timeline.Object) ([]byte, error) { return w.JSON(t, o) }
+}
+
+// crds is the collection of CustomResourceDefinitions.
+var crds = apipath.Path{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+
+// Definition returns the world's CustomResourceDefinition of rp's
+// resource as of now (read its JSON with [World.JSON] on t); ok is false
+// when the world holds none: a built-in resource, or a recording without
+// its CRD.
+func (w *World) Definition(rp apipath.Path) (t *timeline.Timeline, o timeline.Object, ok bool) {
+	if !strings.Contains(rp.Group, ".") {
+		return nil, o, false // a CRD's group has a dot, as the server requires
+	}
+	if t, _ = w.For(crds); t == nil {
+		return nil, o, false
+	}
+	o, ok = t.Current("/" + rp.Resource + "." + rp.Group)
+	return t, o, ok
 }

@@ -370,14 +370,7 @@ type customKey struct {
 // per version of the definition); nil when the world holds no definition
 // of it (a built-in resource, or a recording without its CRD).
 func (wr *Writer) custom(rp apipath.Path) (*write.CustomResource, error) {
-	if !strings.Contains(rp.Group, ".") {
-		return nil, nil // a CRD's group has a dot, as the server requires
-	}
-	t, _ := wr.world.For(apipath.Path{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
-	if t == nil {
-		return nil, nil
-	}
-	o, ok := t.Current("/" + rp.Resource + "." + rp.Group)
+	t, o, ok := wr.world.Definition(rp)
 	if !ok {
 		return nil, nil
 	}

@@ -1,0 +1,117 @@
+package conformance_test
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/kwrec/kwrec/internal/testkit/controlplanetest"
+	"github.com/kwrec/kwrec/replay"
+)
+
+// gadgetCRD is a CustomResourceDefinition without printer columns: the
+// server prints its resources' Name and Age.
+const gadgetCRD = `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
+ "metadata":{"name":"gadgets.example.com"},
+ "spec":{"group":"example.com","scope":"Namespaced",
+  "names":{"plural":"gadgets","singular":"gadget","kind":"Gadget","listKind":"GadgetList"},
+  "versions":[{"name":"v1","served":true,"storage":true,
+   "schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}]}}`
+
+const gadgets = "/apis/example.com/v1/namespaces/default/gadgets"
+
+// richWidgetCRD is testdata/widgets-crd.yaml as JSON.
+func richWidgetCRD(t *testing.T) string {
+	t.Helper()
+	y, err := os.ReadFile("testdata/widgets-crd.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := yaml.YAMLToJSON(y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(j)
+}
+
+// startWidgets starts the control plane with the CRDs of
+// testdata/widgets-crd.yaml and [gadgetCRD], served, then seeds it with
+// seed and records the CRDs, widgets and gadgets, as [startWorld] does.
+func startWidgets(t *testing.T, seed []row) *world {
+	t.Helper()
+	w := newWorld(t, controlplanetest.Start(t))
+	crds := "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+	for _, def := range []string{richWidgetCRD(t), gadgetCRD} {
+		if a := w.do(t, w.live, w.liveHost, row{method: "POST", path: crds, body: def}); a.Code != http.StatusCreated {
+			t.Fatalf("creating a CRD: %d %v", a.Code, a.Body)
+		}
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	for _, p := range []string{widgets, gadgets} {
+		// The server serves a CRD's resources once it has read it; the
+		// control plane offers no event to wait on.
+		for w.do(t, w.live, w.liveHost, row{method: "GET", path: p}).Code != http.StatusOK {
+			select {
+			case <-ctx.Done():
+				t.Fatalf("%s was not served within a minute", p)
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}
+	for _, s := range seed {
+		if a := w.do(t, w.live, w.liveHost, s); a.Code >= 300 {
+			t.Fatalf("seeding %s: %d %v", s.name, a.Code, a.Body)
+		}
+	}
+	w.record(t, []string{crds, "/apis/example.com/v1/widgets", "/apis/example.com/v1/gadgets"},
+		replay.Options{Writes: replay.WritesOverlay, DisableGarbageCollection: true})
+	return w
+}
+
+// widgetSeed is the recorded world of the widget tests: two widgets, one
+// with a status, and a gadget.
+var widgetSeed = []row{
+	{name: "widget w0", method: "POST", path: widgets, body: widget("w0", `{"size":3,"replicas":2,"tags":["a"]}`)},
+	{name: "widget w0 status", method: "PATCH", path: widgets + "/w0/status", ct: "merge",
+		body: `{"status":{"ready":true,"replicas":1,"selector":"app=w0","phase":"Up"}}`},
+	{name: "widget green", method: "POST", path: widgets, body: `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"green","labels":{"app":"g"}},"spec":{"size":7,"color":"green"}}`},
+	{name: "gadget g0", method: "POST", path: gadgets, body: `{"apiVersion":"example.com/v1","kind":"Gadget","metadata":{"name":"g0"},"spec":{"x":1}}`},
+}
+
+// watchTable is a streaming list in the Table form: its initial events
+// and the bookmark that ends them, as kubectl's Accept asks.
+const watchTable = "?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true"
+
+// TestLiveCustomResourceTablesAsTheAPIServer asks the server and an
+// overlay of its recording (which holds no Table form) for kubectl's
+// Table of custom resources, recorded and written: the CRD's printer
+// columns (a priority 1 column included, as -o wide shows it), or Name
+// and Age without any, in lists, gets and the events of a watch (the
+// column definitions in the first only, then a bookmark).
+func TestLiveCustomResourceTablesAsTheAPIServer(t *testing.T) {
+	w := startWidgets(t, widgetSeed)
+	w.run(t, []row{
+		{name: "table: the recorded widgets", method: "GET", path: widgets, accept: "table"},
+		{name: "table: a recorded widget with a status", method: "GET", path: widgets + "/w0", accept: "table"},
+		{name: "table: v1beta1", method: "GET", path: widgets + "/green", accept: "tablev1beta1"},
+		{name: "table: the widgets of all namespaces", method: "GET", path: "/apis/example.com/v1/widgets", accept: "table"},
+		{name: "table: create a widget, the default filled", method: "POST", path: widgets, body: widget("w1", `{"size":2}`)},
+		{name: "table: the written widget", method: "GET", path: widgets + "/w1", accept: "table"},
+		{name: "table: a widget's status written", method: "PATCH", path: widgets + "/w1/status", ct: "merge", body: `{"status":{"ready":false}}`},
+		{name: "table: the list after the writes", method: "GET", path: widgets, accept: "table"},
+		{name: "table: a label selector", method: "GET", path: widgets + "?labelSelector=app%3Dg", accept: "table"},
+		{name: "table: a page", method: "GET", path: widgets + "?limit=1", accept: "table"},
+		{name: "table: a watch's initial events and bookmark", method: "GET", path: widgets + watchTable, accept: "table"},
+		{name: "table: gadgets print name and age", method: "GET", path: gadgets, accept: "table"},
+		{name: "table: a gadget written", method: "POST", path: gadgets, body: `{"apiVersion":"example.com/v1","kind":"Gadget","metadata":{"name":"g1"}}`},
+		{name: "table: the gadgets after", method: "GET", path: gadgets, accept: "table"},
+		{name: "table: the gadgets' watch", method: "GET", path: gadgets + watchTable, accept: "table"},
+		{name: "table: the widgets deleted", method: "DELETE", path: widgets},
+		{name: "table: no widgets", method: "GET", path: widgets, accept: "table"},
+	})
+}
