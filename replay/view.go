@@ -77,7 +77,7 @@ func (vw *views) viewPlan(req *http.Request) (*plan, string) {
 			fmt.Sprintf("only the following media types are accepted: %s, %s", wire.MediaJSON, wire.MediaProtobuf), 0)
 		return vw.statusPlan(st, 0, false), ""
 	}
-	sel, err := t.Selector(q, ns, vw.world.Reader(t))
+	sel, err := t.Selector(q, ns, vw.world.Fields(t))
 	if err != nil {
 		return vw.errorPlanOf(err, enc.proto), ""
 	}

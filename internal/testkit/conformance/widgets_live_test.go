@@ -115,3 +115,29 @@ func TestLiveCustomResourceTablesAsTheAPIServer(t *testing.T) {
 		{name: "table: no widgets", method: "GET", path: widgets, accept: "table"},
 	})
 }
+
+// TestLiveCustomResourceFieldSelectorsAsTheAPIServer selects custom
+// resources by their CRD's selectableFields (a string and an integer),
+// recorded and written, in lists, a watch and a deletecollection, and
+// compares with the server, refusals of other fields included.
+func TestLiveCustomResourceFieldSelectorsAsTheAPIServer(t *testing.T) {
+	w := startWidgets(t, widgetSeed)
+	w.run(t, []row{
+		{name: "fields: a string field", method: "GET", path: widgets + "?fieldSelector=spec.color%3Dgreen"},
+		{name: "fields: an integer field", method: "GET", path: widgets + "?fieldSelector=spec.size%3D3"},
+		{name: "fields: not equal", method: "GET", path: widgets + "?fieldSelector=spec.color!%3Dgreen"},
+		{name: "fields: two requirements", method: "GET", path: widgets + "?fieldSelector=spec.color%3Dgreen,spec.size%3D7"},
+		{name: "fields: with metadata.name", method: "GET", path: widgets + "?fieldSelector=metadata.name%3Dw0,spec.color%3Dblue"},
+		{name: "fields: all namespaces", method: "GET", path: "/apis/example.com/v1/widgets?fieldSelector=spec.color%3Dgreen"},
+		{name: "fields: a field not selectable", method: "GET", path: widgets + "?fieldSelector=spec.tags%3Da"},
+		{name: "fields: a status field not selectable", method: "GET", path: widgets + "?fieldSelector=status.phase%3DUp"},
+		{name: "fields: a write", method: "POST", path: widgets, body: widget("w1", `{"size":3}`)},
+		{name: "fields: the default selected", method: "GET", path: widgets + "?fieldSelector=spec.color%3Dblue"},
+		{name: "fields: the written size selected", method: "GET", path: widgets + "?fieldSelector=spec.size%3D3"},
+		{name: "fields: a watch's initial events", method: "GET", path: widgets + watchTable + "&fieldSelector=spec.size%3D3"},
+		{name: "fields: in the Table form", method: "GET", path: widgets + "?fieldSelector=spec.color%3Dblue", accept: "table"},
+		{name: "fields: a gadget has none", method: "GET", path: gadgets + "?fieldSelector=spec.x%3D1"},
+		{name: "fields: deletecollection", method: "DELETE", path: widgets + "?fieldSelector=spec.size%3D3"},
+		{name: "fields: what is left", method: "GET", path: widgets},
+	})
+}

@@ -257,7 +257,7 @@ func (wr *Writer) token(t *timeline.Timeline, w write.Request) ([]byte, error) {
 // answers with the list of what it deleted, as the server does.
 func (wr *Writer) deleteCollection(req *http.Request, t *timeline.Timeline, w write.Request, proto bool) Answer {
 	q := req.URL.Query()
-	sel, err := t.Selector(url.Values{"labelSelector": q["labelSelector"], "fieldSelector": q["fieldSelector"]}, w.Namespace, wr.world.Reader(t))
+	sel, err := t.Selector(url.Values{"labelSelector": q["labelSelector"], "fieldSelector": q["fieldSelector"]}, w.Namespace, wr.world.Fields(t))
 	if err != nil {
 		return errorAnswer(err, proto)
 	}

@@ -54,6 +54,8 @@ type World struct {
 
 	mu      sync.Mutex
 	empties map[string]*timeline.Timeline // collections never recorded, by path
+
+	customs customs
 }
 
 // NewWorld returns the world of cfg.
@@ -282,9 +284,15 @@ func (w *World) JSON(t *timeline.Timeline, o *timeline.Object) ([]byte, error) {
 	return bytes.TrimRight(b, "\n"), err
 }
 
-// Reader reads t's objects for a field selector that looks into them.
-func (w *World) Reader(t *timeline.Timeline) timeline.ObjectReader {
-	return func(o *timeline.Object) ([]byte, error) { return w.JSON(t, o) }
+// Fields is what a field selector on t's objects reads: the objects,
+// and for a custom resource its definition's selectable fields (without
+// a definition the world holds, or one it can read, metadata's alone).
+func (w *World) Fields(t *timeline.Timeline) *timeline.Fields {
+	f := &timeline.Fields{Read: func(o *timeline.Object) ([]byte, error) { return w.JSON(t, o) }}
+	if c, err := w.Custom(apipath.Path{Group: t.Res.Group, Version: t.Res.Version, Resource: t.Res.Resource}); err == nil && c != nil {
+		f.Custom = c
+	}
+	return f
 }
 
 // crds is the collection of CustomResourceDefinitions.

@@ -63,7 +63,6 @@ type Writer struct {
 	mu      sync.Mutex
 	rand    *rand.Rand // names and uids of writes
 	written []*cassettes.Interaction
-	customs map[customKey]*write.CustomResource // by definition version, read once
 }
 
 // NewWriter returns a Writer of world. Its names and uids come from a
@@ -358,41 +357,8 @@ func IsWrite(req *http.Request) bool {
 	return verb != ""
 }
 
-// customKey names one version of a CustomResourceDefinition as the world
-// holds it: a change to the definition is a new key.
-type customKey struct {
-	name, version string
-	rv            int64
-}
-
 // custom returns what the world's CustomResourceDefinition of rp's
-// resource says of rp's version (read with the server's own code, once
-// per version of the definition); nil when the world holds no definition
-// of it (a built-in resource, or a recording without its CRD).
+// resource says of rp's version; nil when the world holds none.
 func (wr *Writer) custom(rp apipath.Path) (*write.CustomResource, error) {
-	t, o, ok := wr.world.Definition(rp)
-	if !ok {
-		return nil, nil
-	}
-	key := customKey{name: o.Name(), version: rp.Version, rv: o.RV}
-	wr.mu.Lock()
-	c, ok := wr.customs[key]
-	wr.mu.Unlock()
-	if ok {
-		return c, nil
-	}
-	def, err := wr.world.JSON(t, &o)
-	if err != nil {
-		return nil, err
-	}
-	if c, err = write.NewCustomResource(def, rp.Version); err != nil {
-		return nil, err
-	}
-	wr.mu.Lock()
-	defer wr.mu.Unlock()
-	if wr.customs == nil {
-		wr.customs = map[customKey]*write.CustomResource{}
-	}
-	wr.customs[key] = c
-	return c, nil
+	return wr.world.Custom(rp)
 }
