@@ -2,8 +2,6 @@ package timeline
 
 import (
 	"fmt"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"maps"
 	"net/http"
 	"net/url"
@@ -11,6 +9,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kwrec/kwrec/internal/fieldsel"
 	"github.com/kwrec/kwrec/internal/wire"

@@ -2,6 +2,7 @@ package conformance_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"os"
 	"testing"
@@ -139,5 +140,44 @@ func TestLiveCustomResourceFieldSelectorsAsTheAPIServer(t *testing.T) {
 		{name: "fields: a gadget has none", method: "GET", path: gadgets + "?fieldSelector=spec.x%3D1"},
 		{name: "fields: deletecollection", method: "DELETE", path: widgets + "?fieldSelector=spec.size%3D3"},
 		{name: "fields: what is left", method: "GET", path: widgets},
+	})
+}
+
+// TestLiveCustomResourceScaleAsTheAPIServer reads and writes the scale
+// subresource of custom resources (specReplicasPath .spec.replicas,
+// statusReplicasPath .status.replicas, labelSelectorPath
+// .status.selector) on the server and on an overlay of its recording: the
+// autoscaling/v1 Scale answered, the object after, and the refusals.
+func TestLiveCustomResourceScaleAsTheAPIServer(t *testing.T) {
+	w := startWidgets(t, widgetSeed)
+	scale := func(replicas int) string {
+		return fmt.Sprintf(`{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"w0","namespace":"default"},"spec":{"replicas":%d}}`, replicas)
+	}
+	w.run(t, []row{
+		{name: "scale: get a recorded widget's", method: "GET", path: widgets + "/w0/scale"},
+		{name: "scale: get one without spec replicas", method: "GET", path: widgets + "/green/scale"},
+		{name: "scale: get a missing widget's", method: "GET", path: widgets + "/none/scale"},
+		{name: "scale: put", method: "PUT", path: widgets + "/w0/scale", body: scale(5)},
+		{name: "scale: the widget after", method: "GET", path: widgets + "/w0"},
+		{name: "scale: put with a stale resourceVersion", method: "PUT", path: widgets + "/w0/scale",
+			body: `{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"w0","resourceVersion":"1"},"spec":{"replicas":6}}`},
+		{name: "scale: put another name", method: "PUT", path: widgets + "/w0/scale",
+			body: `{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"other"},"spec":{"replicas":6}}`},
+		{name: "scale: put below the schema's minimum", method: "PUT", path: widgets + "/w0/scale", body: scale(-1)},
+		{name: "scale: a merge patch", method: "PATCH", path: widgets + "/w0/scale", ct: "merge", body: `{"spec":{"replicas":3}}`},
+		{name: "scale: a json patch", method: "PATCH", path: widgets + "/w0/scale", ct: "jsonpatch", body: `[{"op":"replace","path":"/spec/replicas","value":4}]`},
+		{name: "scale: a merge patch of one without spec replicas", method: "PATCH", path: widgets + "/green/scale", ct: "merge", body: `{"spec":{"replicas":2}}`},
+		{name: "scale: a merge patch that sets none", method: "PATCH", path: widgets + "/w1/scale", ct: "merge", body: `{"metadata":{"labels":{"a":"b"}}}`},
+		{name: "scale: write w1", method: "POST", path: widgets, body: widget("w1", `{"size":2}`)},
+		{name: "scale: a merge patch that sets none of w1", method: "PATCH", path: widgets + "/w1/scale", ct: "merge", body: `{"metadata":{"labels":{"a":"b"}}}`},
+		{name: "scale: the widgets after", method: "GET", path: widgets},
+		{name: "scale: a gadget has none", method: "GET", path: gadgets + "/g0/scale"},
+		// A built-in kind under the same rule: its defaulted replicas are
+		// its creator's, so the scale's writer gets an entry.
+		{name: "scale: a deployment created without replicas", method: "POST", path: "/apis/apps/v1/namespaces/default/deployments",
+			body: `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d"},"spec":{"selector":{"matchLabels":{"app":"d"}},"template":{"metadata":{"labels":{"app":"d"}},"spec":{"containers":[{"name":"c","image":"busybox"}]}}}}`},
+		{name: "scale: its scale put", method: "PUT", path: "/apis/apps/v1/namespaces/default/deployments/d/scale",
+			body: `{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"d"},"spec":{"replicas":3}}`},
+		{name: "scale: the deployment after", method: "GET", path: "/apis/apps/v1/namespaces/default/deployments/d"},
 	})
 }

@@ -210,7 +210,7 @@ func object(t *timeline.Timeline, code int, b []byte, proto, partial bool) Answe
 // that refuses the write.
 func (wr *Writer) target(rp apipath.Path, sub, verb string) (*timeline.Timeline, discovery.Info, *Answer) {
 	var info discovery.Info
-	if sub != "" && sub != "status" && !simulated(rp, sub, verb) {
+	if sub != "" && sub != "status" && !simulated(rp, wr.customOrNil(rp), sub, verb) {
 		a := fail(http.StatusMethodNotAllowed, metav1.StatusReasonMethodNotAllowed,
 			"kwrec replay: %s of the %s subresource of %s is not simulated", verb, sub, rp.Resource)
 		return nil, info, &a
@@ -260,7 +260,7 @@ func (wr *Writer) apply(req *http.Request, t *timeline.Timeline, w write.Request
 	if stored != nil {
 		switch {
 		case w.Subresource == write.SubresourceScale:
-			if answer, err = write.ScaleOf(stored); err != nil {
+			if answer, err = write.ScaleOf(stored, w.Custom); err != nil {
 				return errorAnswer(err, proto)
 			}
 		case bytes.Equal(res.Body, res.Object):
@@ -355,6 +355,13 @@ func deleteOptionsJSON(body []byte) ([]byte, error) {
 func IsWrite(req *http.Request) bool {
 	_, _, verb := writeOf(req)
 	return verb != ""
+}
+
+// customOrNil is custom, nil when the definition cannot be read (the
+// write then fails on it).
+func (wr *Writer) customOrNil(rp apipath.Path) *write.CustomResource {
+	c, _ := wr.custom(rp)
+	return c
 }
 
 // custom returns what the world's CustomResourceDefinition of rp's

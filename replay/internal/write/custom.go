@@ -35,6 +35,8 @@ import (
 type CustomResource struct {
 	structural *structuralschema.Structural
 	strategy   customStrategy
+	// scale is the scale subresource's paths, nil without one.
+	scale *apiextensionsinternal.CustomResourceSubresourceScale
 	// selectable are the labels a field selector may name:
 	// metadata.name, metadata.namespace of a namespaced resource, and
 	// the version's selectableFields.
@@ -93,7 +95,7 @@ func NewCustomResource(crd []byte, version string) (*CustomResource, error) {
 	}
 	strategy := customresource.NewStrategy(unstructuredscheme.NewUnstructuredObjectTyper(), namespaced,
 		kind, validator, statusValidator, structural, status, scale, selectable)
-	return &CustomResource{structural: structural, strategy: strategy, selectable: selects}, nil
+	return &CustomResource{structural: structural, strategy: strategy, scale: scale, selectable: selects}, nil
 }
 
 // customSubresources returns the status and scale subresources of version
@@ -174,3 +176,6 @@ func (c *CustomResource) Fields(obj []byte) (fields.Set, error) {
 	_, set, err := c.strategy.GetAttrs(&unstructured.Unstructured{Object: m})
 	return set, err
 }
+
+// HasScale reports whether the resource has a scale subresource.
+func (c *CustomResource) HasScale() bool { return c != nil && c.scale != nil }
