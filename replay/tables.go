@@ -5,8 +5,6 @@ import (
 	"sync"
 	"time"
 
-	"k8s.io/apimachinery/pkg/runtime/schema"
-
 	"github.com/kwrec/kwrec/cassettes"
 	"github.com/kwrec/kwrec/internal/apipath"
 	"github.com/kwrec/kwrec/internal/table"
@@ -187,8 +185,7 @@ type printers struct {
 	forms map[formKey]tableForm
 }
 
-// printerKey names a printer: a built-in resource's (crd ""), or a
-// version of a resource's definition.
+// printerKey names a printer: a version of a resource's definition.
 type printerKey struct {
 	res, crd string
 	crdRV    int64
@@ -201,7 +198,7 @@ type formKey struct {
 
 // of returns the printer of t's resource, nil when kwrec has none: a
 // custom resource whose definition the world does not hold, or a
-// built-in kind no printer was ported for.
+// built-in kind (their printers are not ported).
 func (ps *printers) of(t *timeline.Timeline) table.Printer {
 	p, _ := ps.keyed(t)
 	return p
@@ -211,34 +208,27 @@ func (ps *printers) keyed(t *timeline.Timeline) (table.Printer, printerKey) {
 	rp := apipath.Path{Group: t.Res.Group, Version: t.Res.Version, Resource: t.Res.Resource}
 	key := printerKey{res: rp.Collection()}
 	dt, o, custom := ps.world.Definition(rp)
-	if custom {
-		key.crd, key.crdRV = o.Key, o.RV
+	if !custom {
+		return nil, key
 	}
+	key.crd, key.crdRV = o.Key, o.RV
 	ps.mu.Lock()
 	p, ok := ps.made[key]
 	ps.mu.Unlock()
 	if ok {
 		return p, key
 	}
-	if custom {
-		def, err := ps.world.JSON(dt, &o)
-		if err != nil {
-			return nil, key
+	if def, err := ps.world.JSON(dt, &o); err == nil {
+		if c, err := printer.NewCustom(def, rp.Version); err == nil {
+			p = c
 		}
-		c, err := printer.NewCustom(def, rp.Version)
-		if err != nil {
-			return nil, key
-		}
-		p = c
-	} else if b, ok := printer.Builtin(schema.GroupResource{Group: rp.Group, Resource: rp.Resource}); ok {
-		p = b
 	}
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	if ps.made == nil {
 		ps.made = map[printerKey]table.Printer{}
 	}
-	ps.made[key] = p
+	ps.made[key] = p // nil when the definition cannot be read: plain JSON, as before
 	return p, key
 }
 
