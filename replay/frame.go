@@ -86,7 +86,7 @@ func (m markFailure) bytes(b *body) ([]byte, error) {
 func (markFailure) ready(*body) bool { return false }
 
 func (s watchStep) bytes(b *body) ([]byte, error) {
-	if b.p.table != nil {
+	if b.p.table.x != nil {
 		return s.table(b)
 	}
 	t, c, proto := b.p.tl, b.s.views.codec, b.p.proto
@@ -110,7 +110,7 @@ func (s watchStep) bytes(b *body) ([]byte, error) {
 
 // ready: a recorded event's frame is at hand once its hub made it.
 func (s watchStep) ready(b *body) bool {
-	if s.N <= 0 || b.p.table != nil {
+	if s.N <= 0 || b.p.table.x != nil {
 		return true
 	}
 	return b.src.hubHas(int(s.N - 1))
@@ -125,19 +125,19 @@ func (s watchStep) initial() bool {
 // table returns the step in the Table form. Only the first event of a
 // watch carries the column definitions, as the API server sends them.
 func (s watchStep) table(b *body) ([]byte, error) {
-	x, gv := b.p.table, b.p.tableGV
+	f, gv := b.p.table, b.p.tableGV
 	first := !b.tableSent
 	var data []byte
 	var ok bool
 	switch s.Kind {
 	case timeline.StepInitial:
-		data, ok = x.WatchEvent(gv, "ADDED", b.s.views.rowOf(x, b.p.tl, s.Obj), first)
+		data, ok = f.x.WatchEvent(gv, "ADDED", b.s.views.rowOf(f, b.p.tl, s.Obj), first)
 	case timeline.StepEvent:
-		data, ok = x.WatchEvent(gv, s.Ev.Type, b.s.views.rowOf(x, b.p.tl, &s.Ev.Obj), first)
+		data, ok = f.x.WatchEvent(gv, s.Ev.Type, b.s.views.rowOf(f, b.p.tl, &s.Ev.Obj), first)
 	case timeline.StepInitialEnd, timeline.StepBookmark:
 		// Without a recorded Table bookmark to shape it, the bookmark is
 		// left out: kubectl, the only Table client, asks for none.
-		data, ok = x.Bookmark(gv, strconv.FormatInt(s.RV, 10), s.Kind == timeline.StepInitialEnd, first)
+		data, ok = f.x.Bookmark(gv, strconv.FormatInt(s.RV, 10), s.Kind == timeline.StepInitialEnd, first)
 		if !ok {
 			return nil, nil
 		}

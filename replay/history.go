@@ -250,13 +250,15 @@ func (h *History) fork(r *Replayer, b *base) {
 	}
 	r.views = &views{src: r.hist.src, tables: b.tables, header: r.hist.header, writes: r.opts.overlay(), clock: r.clock}
 	r.world = overlay.NewWorld(overlay.WorldConfig{Recorded: recorded, AllOf: allOf, Writes: r.opts.overlay(),
-		RecordedAt: r.hist.header.RecordedAt, Objects: objects{r.hist.src}, Codec: r.views.codec, Docs: r.views.discoveryDocs})
+		RecordedAt: r.hist.header.RecordedAt, Objects: objects{r.hist.src}, Codec: r.views.codec, Docs: r.views.discoveryDocs,
+		RecordedCRD: r.views.recordedCRD})
 	r.views.world = r.world
+	r.views.printers = &printers{world: r.world}
 	if r.opts.overlay() {
 		r.writer = overlay.NewWriter(r.world, overlay.Config{Engine: h.writes, Codec: r.views.codec, Docs: r.views.discoveryDocs,
 			Clock: r.clock, Started: r.started, DisableGarbageCollection: r.opts.DisableGarbageCollection, Out: r.opts.WritesOut, Logf: r.opts.Logf,
-			RecordedCRD: r.views.recordedCRD,
-			Redact:      func(in *cassettes.Interaction) { recorder.RedactInteraction(in, recorder.Options{}) }})
+
+			Redact: func(in *cassettes.Interaction) { recorder.RedactInteraction(in, recorder.Options{}) }})
 	}
 	ivs := slices.Clone(b.ivs)
 	r.ivs = make([]*ivState, len(ivs))

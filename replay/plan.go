@@ -34,7 +34,7 @@ type plan struct {
 	partial bool
 	shape   wire.Shape
 	// table serves the watch steps in kubectl's Table form, version tableGV.
-	table   *table.Index
+	table   tableForm // x nil: not in the Table form
 	tableGV table.GroupVersion
 }
 

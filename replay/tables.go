@@ -3,11 +3,15 @@ package replay
 import (
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/kwrec/kwrec/cassettes"
+	"github.com/kwrec/kwrec/internal/apipath"
 	"github.com/kwrec/kwrec/internal/table"
 	"github.com/kwrec/kwrec/internal/timeline"
 	"github.com/kwrec/kwrec/internal/wire"
+	"github.com/kwrec/kwrec/replay/internal/overlay"
+	"github.com/kwrec/kwrec/replay/internal/printer"
 )
 
 // kubectl's Table form of a collection (server-side printing): the rows
@@ -90,18 +94,38 @@ func tableVersion(t *timeline.Timeline, o *timeline.Object) table.Version {
 	return table.Version{Key: o.Key, RV: strconv.FormatInt(rv, 10)}
 }
 
-// rowOf returns the name of o's row in x, making the row of a write the
-// first time it is asked for.
-func (vw *views) rowOf(x *table.Index, t *timeline.Timeline, o *timeline.Object) table.Version {
+// tableForm is a collection's Table form: the index of its rows
+// (recorded, or made when served) and the printer of the rows the index
+// lacks, nil when kwrec has none for the resource (then only a write's
+// row is made, of the columns [table.Index.AddObject] knows).
+type tableForm struct {
+	x *table.Index
+	p table.Printer
+}
+
+// rowOf returns the name of o's row in f's index, making the row the
+// first time it is asked for of an object that has none: of any object
+// with a printer, else of a write.
+func (vw *views) rowOf(f tableForm, t *timeline.Timeline, o *timeline.Object) table.Version {
 	v := tableVersion(t, o)
-	if (o.Ref.W || o.Ref.Restamp) && !x.Has(v) {
-		// A write, or an object that left a watch's selection, served at
-		// a resourceVersion no row was recorded at.
-		raws, err := objects{vw.src}.raws(t, []timeline.Object{*o})
-		if err == nil {
-			x.AddObject(v, raws[0], vw.clock.Now())
-		}
+	if f.x.Has(v) || f.p == nil && !o.Ref.W && !o.Ref.Restamp {
+		// Without a printer only a write, or an object that left a
+		// watch's selection, served at a resourceVersion no row was
+		// recorded at, gets a row.
+		return v
 	}
+	raws, err := objects{vw.src}.raws(t, []timeline.Object{*o})
+	if err != nil {
+		return v
+	}
+	if f.p != nil {
+		b, err := vw.codec.Object(t, o, raws[0], false) // the printer reads the object as served
+		if err == nil {
+			f.x.AddPrinted(f.p, v, b, vw.clock.Now())
+		}
+		return v
+	}
+	f.x.AddObject(v, raws[0], vw.clock.Now())
 	return v
 }
 
@@ -109,15 +133,119 @@ func (vw *views) rowOf(x *table.Index, t *timeline.Timeline, o *timeline.Object)
 // Table row: a watch is served in the Table form whole or not at all (its
 // client then prints plain objects, as it does for a server without
 // server-side printing). Writes to come get theirs when served.
-func (vw *views) tableHasRows(x *table.Index, t *timeline.Timeline, steps []timeline.Step) bool {
+func (vw *views) tableHasRows(f tableForm, t *timeline.Timeline, steps []timeline.Step) bool {
 	for _, s := range steps {
 		o := s.Obj
 		if s.Kind == timeline.StepEvent {
 			o = &s.Ev.Obj
 		}
-		if o != nil && !x.Has(vw.rowOf(x, t, o)) {
+		if o != nil && !f.x.Has(vw.rowOf(f, t, o)) {
 			return false
 		}
 	}
 	return true
+}
+
+// tableForm returns the Table form of timeline t, answering for
+// collection: its recorded rows, with the printer of its resource when
+// kwrec has one whose columns are the recorded ones; else, with a
+// printer, rows made as they are served. ok is false when kwrec cannot
+// answer in the Table form: it answers in plain JSON then.
+func (vw *views) tableForm(t *timeline.Timeline, collection string) (f tableForm, ok bool) {
+	p := vw.printers.of(t)
+	x := vw.table(t.Path)
+	if x == nil {
+		// A namespace answered from the all-namespaces timeline has the
+		// rows recorded of it.
+		x = vw.table(collection)
+	}
+	switch {
+	case x != nil && x.Len() > 0 && p != nil && x.AdoptPrinter(p, vw.clock.Now()):
+		return tableForm{x: x, p: p}, true
+	case x != nil && x.Len() > 0:
+		// In Overlay mode a write needs a row too: the Table form is
+		// served only where kwrec can print one.
+		return tableForm{x: x}, !vw.writes || x.CanAdd()
+	case p != nil:
+		return vw.printers.form(t, p, vw.clock.Now()), true
+	}
+	return tableForm{}, false
+}
+
+// printers are the [table.Printer]s of a replay's collections and the
+// rows they make of collections recorded without a Table form, made
+// when first asked for. A custom resource's printer is its
+// CustomResourceDefinition's as the world holds it now: a changed
+// definition prints anew.
+type printers struct {
+	world *overlay.World
+
+	mu    sync.Mutex
+	made  map[printerKey]table.Printer
+	forms map[formKey]tableForm
+}
+
+// printerKey names a printer: a version of a resource's definition.
+type printerKey struct {
+	res, crd string
+	crdRV    int64
+}
+
+type formKey struct {
+	path string
+	p    printerKey
+}
+
+// of returns the printer of t's resource, nil when kwrec has none: a
+// custom resource whose definition the world does not hold, or a
+// built-in kind (their printers are not ported).
+func (ps *printers) of(t *timeline.Timeline) table.Printer {
+	p, _ := ps.keyed(t)
+	return p
+}
+
+func (ps *printers) keyed(t *timeline.Timeline) (table.Printer, printerKey) {
+	rp := apipath.Path{Group: t.Res.Group, Version: t.Res.Version, Resource: t.Res.Resource}
+	key := printerKey{res: rp.Collection()}
+	d, custom := ps.world.Definition(rp)
+	if !custom {
+		return nil, key
+	}
+	key.crd, key.crdRV = d.Name, d.RV
+	ps.mu.Lock()
+	p, ok := ps.made[key]
+	ps.mu.Unlock()
+	if ok {
+		return p, key
+	}
+	if def, err := d.JSON(); err == nil {
+		if c, err := printer.NewCustom(def, rp.Version); err == nil {
+			p = c
+		}
+	}
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	if ps.made == nil {
+		ps.made = map[printerKey]table.Printer{}
+	}
+	ps.made[key] = p // nil when the definition cannot be read: plain JSON, as before
+	return p, key
+}
+
+// form returns the Table form of t made by p alone, kept for later views.
+func (ps *printers) form(t *timeline.Timeline, p table.Printer, now time.Time) tableForm {
+	_, key := ps.keyed(t)
+	fk := formKey{path: t.Path, p: key}
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	if f, ok := ps.forms[fk]; ok {
+		return f
+	}
+	f := tableForm{x: new(table.Index), p: p}
+	f.x.AdoptPrinter(p, now)
+	if ps.forms == nil {
+		ps.forms = map[formKey]tableForm{}
+	}
+	ps.forms[fk] = f
+	return f
 }

@@ -31,11 +31,13 @@ type views struct {
 	codec  timeline.Codec
 	src    indexSource
 	tables map[string]*tableSet // kubectl's Table form of a collection, by path
-	header cassettes.Header
-	ivs    []*ivState // read for the recorded discovery answers
-	writes bool       // Overlay mode
-	clock  clock.Clock
-	pace   pace.Pacing // how a view's waits are scaled: Options and the global warps
+	// printers print the Table rows of what was never recorded in it.
+	printers *printers
+	header   cassettes.Header
+	ivs      []*ivState // read for the recorded discovery answers
+	writes   bool       // Overlay mode
+	clock    clock.Clock
+	pace     pace.Pacing // how a view's waits are scaled: Options and the global warps
 
 	discMu    sync.Mutex // guards the discovery built for the world's definitions
 	discKey   crdsKey
@@ -80,7 +82,7 @@ func (vw *views) viewPlan(req *http.Request) (*plan, string) {
 			fmt.Sprintf("only the following media types are accepted: %s, %s", wire.MediaJSON, wire.MediaProtobuf), 0)
 		return vw.statusPlan(st, 0, false), ""
 	}
-	sel, err := t.Selector(q, ns, vw.world.Reader(t))
+	sel, err := t.Selector(q, ns, vw.world.Fields(t))
 	if err != nil {
 		return vw.errorPlanOf(err, enc.proto), ""
 	}
@@ -124,7 +126,7 @@ type encoding struct {
 	// partial: the client asked for the metadata-only form
 	// (PartialObjectMetadata), in protobuf when proto.
 	partial bool
-	table   *table.Index
+	table   tableForm // x nil: not in the Table form
 	gv      table.GroupVersion
 }
 
@@ -132,17 +134,9 @@ type encoding struct {
 // collection, for a client with this Accept header; ok is false when the
 // client takes none kwrec serves.
 func (vw *views) negotiate(t *timeline.Timeline, collection, accept string) (enc encoding, ok bool) {
-	// In Overlay mode a write needs a row too: the Table form is served
-	// only where kwrec can print one (table.Index.AddObject).
 	if gv, wants := table.Wants(accept); wants {
-		x := vw.table(t.Path)
-		if x == nil {
-			// A namespace answered from the all-namespaces timeline has
-			// the rows recorded of it.
-			x = vw.table(collection)
-		}
-		if x != nil && x.Len() > 0 && (!vw.writes || x.CanAdd()) {
-			enc.table, enc.gv = x, gv
+		if f, ok := vw.tableForm(t, collection); ok {
+			enc.table, enc.gv = f, gv
 		}
 	}
 	if partial, proto := wire.AcceptsPartial(accept); partial {
@@ -161,8 +155,8 @@ func (vw *views) getView(p *plan, enc encoding, rp apipath.Path) error {
 	if err != nil {
 		return err
 	}
-	if enc.table != nil {
-		if b, ok := enc.table.Get(enc.gv, vw.rowOf(enc.table, p.tl, &o)); ok {
+	if enc.table.x != nil {
+		if b, ok := enc.table.x.Get(enc.gv, vw.rowOf(enc.table, p.tl, &o)); ok {
 			p.frames = []outFrame{dataFrame(b)}
 			return nil
 		}
@@ -187,12 +181,12 @@ func (vw *views) listView(p *plan, enc encoding, q url.Values, sel timeline.Sele
 		return err
 	}
 	p.frames = []outFrame{{rv: l.RV, payload: listView{&l}}}
-	if enc.table != nil {
+	if enc.table.x != nil {
 		vs := make([]table.Version, len(l.Items))
 		for i := range l.Items {
 			vs[i] = vw.rowOf(enc.table, p.tl, &l.Items[i])
 		}
-		if b, ok := enc.table.List(enc.gv, strconv.FormatInt(l.RV, 10), l.Continue, l.Remaining, vs); ok {
+		if b, ok := enc.table.x.List(enc.gv, strconv.FormatInt(l.RV, 10), l.Continue, l.Remaining, vs); ok {
 			p.frames = []outFrame{{rv: l.RV, payload: rawBytes(b)}}
 		}
 	}
@@ -213,7 +207,7 @@ func (vw *views) watchView(p *plan, enc encoding, q url.Values, sel timeline.Sel
 	if steps.Expired() {
 		p.end, p.follow = endEOF, nil
 	}
-	if enc.table != nil && vw.tableHasRows(enc.table, p.tl, steps.All()) {
+	if enc.table.x != nil && vw.tableHasRows(enc.table, p.tl, steps.All()) {
 		p.table, p.tableGV = enc.table, enc.gv
 	}
 	return nil

@@ -2,8 +2,6 @@ package timeline
 
 import (
 	"fmt"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"maps"
 	"net/http"
 	"net/url"
@@ -11,6 +9,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kwrec/kwrec/internal/fieldsel"
 	"github.com/kwrec/kwrec/internal/wire"
@@ -42,22 +43,50 @@ type Selector struct {
 	ns     string // only this namespace, "" for all
 	gr     schema.GroupResource
 	read   ObjectReader // set when fields needs more than metadata
+	custom CustomFields // set for a custom resource whose fields are known
 }
 
 // ObjectReader returns the JSON of a recorded object, for a field
 // selector that looks into it.
 type ObjectReader func(*Object) ([]byte, error)
 
+// CustomFields are the fields a custom resource is selected by, as its
+// CustomResourceDefinition declares them (selectableFields).
+type CustomFields interface {
+	// SelectsOn reports whether a field selector may name label.
+	SelectsOn(label string) bool
+	// Fields returns the selectable fields of an object, its JSON.
+	Fields(obj []byte) (fields.Set, error)
+}
+
+// Fields is what a [Selector] knows of a timeline's objects beyond their
+// name, namespace and labels. A nil *Fields, as the zero Fields, selects
+// on those alone.
+type Fields struct {
+	// Read reads the objects a field selector beyond metadata looks
+	// into.
+	Read ObjectReader
+	// Custom are a custom resource's selectable fields, from its
+	// definition; nil for a built-in resource (whose fields [fieldsel]
+	// knows) or a custom resource whose definition the caller lacks.
+	Custom CustomFields
+}
+
 // Selector reads a request's selectors for t. ns restricts it to one
 // namespace (a namespaced request answered from an all-namespaces
-// timeline); read reads the objects a field selector beyond metadata
-// looks into, nil when the caller selects on labels and metadata alone.
+// timeline); f says how to read the objects a field selector beyond
+// metadata looks into, nil when the caller selects on labels and
+// metadata alone.
 //
 // A field the server does not support for t's resource is a 400
-// BadRequest with the server's message. For a resource kwrec does not
-// know the fields of (a custom resource), a field beyond metadata is
-// refused, naming kwrec, unless t holds no object to evaluate it on.
-func (t *Timeline) Selector(q url.Values, ns string, read ObjectReader) (Selector, error) {
+// BadRequest with the server's message. For a custom resource without
+// f.Custom, a field beyond metadata is refused, naming kwrec, unless t
+// holds no object to evaluate it on.
+func (t *Timeline) Selector(q url.Values, ns string, f *Fields) (Selector, error) {
+	if f == nil {
+		f = &Fields{}
+	}
+	read := f.Read
 	s := Selector{labels: labels.Everything(), fields: fields.Everything(), ns: ns,
 		gr: schema.GroupResource{Group: t.Res.Group, Resource: t.Res.Resource}}
 	var err error
@@ -76,6 +105,9 @@ func (t *Timeline) Selector(q url.Values, ns string, read ObjectReader) (Selecto
 	if !fieldsel.Deep(s.fields) {
 		return s, nil
 	}
+	if f.Custom != nil {
+		return s.customFields(v, f)
+	}
 	label, msg := fieldsel.Unsupported(s.gr, s.fields)
 	switch {
 	case label != "" && fieldsel.Known(s.gr):
@@ -89,6 +121,22 @@ func (t *Timeline) Selector(q url.Values, ns string, read ObjectReader) (Selecto
 		return s, statusErr(http.StatusBadRequest, metav1.StatusReasonBadRequest, 0, "field selector %q is not supported here", v)
 	}
 	s.read = read
+	return s, nil
+}
+
+// customFields completes s, whose field selector v names fields beyond
+// metadata, for a custom resource whose selectable fields f knows.
+func (s Selector) customFields(v string, f *Fields) (Selector, error) {
+	for _, r := range s.fields.Requirements() {
+		if !f.Custom.SelectsOn(r.Field) {
+			// The server's crConverter.ConvertFieldLabel.
+			return s, statusErr(http.StatusBadRequest, metav1.StatusReasonBadRequest, 0, "field label not supported: %s", r.Field)
+		}
+	}
+	if f.Read == nil {
+		return s, statusErr(http.StatusBadRequest, metav1.StatusReasonBadRequest, 0, "field selector %q is not supported here", v)
+	}
+	s.read, s.custom = f.Read, f.Custom
 	return s, nil
 }
 
@@ -167,6 +215,10 @@ func (s Selector) Matches(o *Object) bool {
 	raw, err := s.read(o)
 	if err != nil {
 		return false
+	}
+	if s.custom != nil {
+		set, err := s.custom.Fields(raw)
+		return err == nil && s.fields.Matches(set)
 	}
 	set, err := fieldsel.Set(s.gr, raw)
 	return err == nil && s.fields.Matches(set)

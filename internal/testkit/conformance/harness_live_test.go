@@ -68,7 +68,8 @@ type row struct {
 	ct string
 	// accept is "" (JSON), "pb" (client-go's protobuf-first header), "meta"
 	// (PartialObjectMetadata JSON), "metapb" (PartialObjectMetadata
-	// protobuf), "list" and "listpb" (PartialObjectMetadataList).
+	// protobuf), "list" and "listpb" (PartialObjectMetadataList), "table"
+	// (kubectl get's Table) and "tablev1beta1".
 	accept string
 }
 
@@ -92,6 +93,9 @@ var accepts = map[string]string{
 	"metapb": "application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json",
 	"list":   "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json",
 	"listpb": "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json",
+	// table is kubectl get's header: server-side printing.
+	"table":        "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json",
+	"tablev1beta1": "application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json",
 }
 
 // world is a server and an overlay replay of its recording, with clients
@@ -380,6 +384,9 @@ var (
 	// timeRE is a timestamp an error message quotes (a patched object's
 	// creationTimestamp): the server's clock.
 	timeRE = regexp.MustCompile(`[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?Z`)
+	// ageRE is an age a Table row prints (duration.HumanDuration): the
+	// server's clock.
+	ageRE = regexp.MustCompile(`^([0-9]+[smhdy])+$`)
 )
 
 // masked are the keys whose values the server's clock, etcd or random
@@ -401,6 +408,13 @@ func normalize(v any) any {
 				continue
 			}
 			x[k] = normalize(e)
+		}
+		if cells, ok := x["cells"].([]any); ok {
+			for i, c := range cells {
+				if s, ok := c.(string); ok && ageRE.MatchString(s) {
+					cells[i] = "AGE"
+				}
+			}
 		}
 		if gn, _ := x["generateName"].(string); gn != "" {
 			x["name"] = gn + "xxxxx"

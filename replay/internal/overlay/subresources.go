@@ -24,12 +24,14 @@ import (
 )
 
 // simulated reports whether Overlay mode answers verb on subresource sub
-// of rp's resource: scale (update, patch), CSR approval (update), and the
-// POSTs of a Pod's eviction and binding and a ServiceAccount's token.
-func simulated(rp apipath.Path, sub, verb string) bool {
+// of rp's resource, a custom resource's when c is not nil: scale (update,
+// patch) of the built-in kinds that have it and of a custom resource
+// whose definition declares it, CSR approval (update), and the POSTs of a
+// Pod's eviction and binding and a ServiceAccount's token.
+func simulated(rp apipath.Path, c *write.CustomResource, sub, verb string) bool {
 	gr := schema.GroupResource{Group: rp.Group, Resource: rp.Resource}
 	switch {
-	case write.HasSubresource(gr, sub):
+	case write.HasSubresource(gr, sub) || sub == write.SubresourceScale && c.HasScale():
 		return verb == "update" || verb == "patch"
 	case rp.Group == "" && rp.Resource == "pods":
 		return (sub == "eviction" || sub == "binding") && verb == "create"
@@ -257,7 +259,7 @@ func (wr *Writer) token(t *timeline.Timeline, w write.Request) ([]byte, error) {
 // answers with the list of what it deleted, as the server does.
 func (wr *Writer) deleteCollection(req *http.Request, t *timeline.Timeline, w write.Request, proto bool) Answer {
 	q := req.URL.Query()
-	sel, err := t.Selector(url.Values{"labelSelector": q["labelSelector"], "fieldSelector": q["fieldSelector"]}, w.Namespace, wr.world.Reader(t))
+	sel, err := t.Selector(url.Values{"labelSelector": q["labelSelector"], "fieldSelector": q["fieldSelector"]}, w.Namespace, wr.world.Fields(t))
 	if err != nil {
 		return errorAnswer(err, proto)
 	}
@@ -295,8 +297,9 @@ func (wr *Writer) deleteCollection(req *http.Request, t *timeline.Timeline, w wr
 }
 
 // Scale answers a GET of the scale subresource of a Deployment,
-// ReplicaSet, StatefulSet or ReplicationController from its current
-// version in world; ok is false for any other request.
+// ReplicaSet, StatefulSet or ReplicationController, or of a custom
+// resource whose definition has one, from its current version in world;
+// ok is false for any other request.
 func Scale(world *World, req *http.Request) (a Answer, ok bool) {
 	path := strings.TrimSuffix(req.URL.Path, "/")
 	parent, ok := strings.CutSuffix(path, "/"+write.SubresourceScale)
@@ -304,7 +307,20 @@ func Scale(world *World, req *http.Request) (a Answer, ok bool) {
 		return Answer{}, false
 	}
 	rp, ok := apipath.Parse(parent)
-	if !ok || rp.Name == "" || !write.HasSubresource(schema.GroupResource{Group: rp.Group, Resource: rp.Resource}, write.SubresourceScale) {
+	if !ok || rp.Name == "" {
+		return Answer{}, false
+	}
+	c, err := world.Custom(rp)
+	if err != nil {
+		return errorAnswer(err, false), true
+	}
+	gr := schema.GroupResource{Group: rp.Group, Resource: rp.Resource}
+	switch {
+	case c != nil && !c.HasScale():
+		// A custom resource without the subresource: the server's
+		// handler finds no such object.
+		return errorAnswer(apierrors.NewNotFound(gr, rp.Name), false), true
+	case !write.HasSubresource(gr, write.SubresourceScale) && !c.HasScale():
 		return Answer{}, false
 	}
 	t, _ := world.ForRead(rp)
@@ -319,7 +335,7 @@ func Scale(world *World, req *http.Request) (a Answer, ok bool) {
 	if err != nil {
 		return errorAnswer(err, false), true
 	}
-	b, err := write.ScaleOf(cur)
+	b, err := write.ScaleOf(cur, c)
 	if err != nil {
 		return errorAnswer(err, false), true
 	}

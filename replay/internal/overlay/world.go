@@ -6,6 +6,7 @@ import (
 	"maps"
 	"net/url"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -43,6 +44,11 @@ type WorldConfig struct {
 	Objects    Objects
 	Codec      timeline.Codec
 	Docs       Docs
+	// RecordedCRD returns the CustomResourceDefinition name as the
+	// recording holds it outside a list (a GET of it, as kwrec record
+	// records it), for a custom resource whose definition the world's
+	// timelines do not hold. Optional.
+	RecordedCRD func(name string) ([]byte, bool)
 }
 
 // World is a replay's collections. Its recorded timelines are fixed when
@@ -53,6 +59,8 @@ type World struct {
 
 	mu      sync.Mutex
 	empties map[string]*timeline.Timeline // collections never recorded, by path
+
+	customs customs
 }
 
 // NewWorld returns the world of cfg.
@@ -281,7 +289,51 @@ func (w *World) JSON(t *timeline.Timeline, o *timeline.Object) ([]byte, error) {
 	return bytes.TrimRight(b, "\n"), err
 }
 
-// Reader reads t's objects for a field selector that looks into them.
-func (w *World) Reader(t *timeline.Timeline) timeline.ObjectReader {
-	return func(o *timeline.Object) ([]byte, error) { return w.JSON(t, o) }
+// Fields is what a field selector on t's objects reads: the objects,
+// and for a custom resource its definition's selectable fields (without
+// a definition the world holds, or one it can read, metadata's alone).
+func (w *World) Fields(t *timeline.Timeline) *timeline.Fields {
+	f := &timeline.Fields{Read: func(o *timeline.Object) ([]byte, error) { return w.JSON(t, o) }}
+	if c, err := w.Custom(apipath.Path{Group: t.Res.Group, Version: t.Res.Version, Resource: t.Res.Resource}); err == nil && c != nil {
+		f.Custom = c
+	}
+	return f
+}
+
+// Definition is one version of a CustomResourceDefinition as the world
+// holds it.
+type Definition struct {
+	// Name is the definition's name; RV its resourceVersion, which a
+	// change to it changes (-1 for a recorded GET's, which never
+	// changes).
+	Name string
+	RV   int64
+	// JSON reads the definition.
+	JSON func() ([]byte, error)
+}
+
+// Definition returns the world's CustomResourceDefinition of rp's
+// resource as of now: in its timeline of definitions, else a recorded
+// GET of it (see WorldConfig.RecordedCRD); ok is false when the world
+// holds none: a built-in resource, or a recording without its CRD.
+func (w *World) Definition(rp apipath.Path) (d Definition, ok bool) {
+	if !strings.Contains(rp.Group, ".") {
+		return d, false // a CRD's group has a dot, as the server requires
+	}
+	d.Name = rp.Resource + "." + rp.Group
+	if t, _ := w.For(CRDPath); t != nil {
+		if o, ok := t.Current("/" + d.Name); ok {
+			d.RV, d.JSON = o.RV, func() ([]byte, error) { return w.JSON(t, &o) }
+			return d, true
+		}
+	}
+	if w.cfg.RecordedCRD == nil {
+		return d, false
+	}
+	def, ok := w.cfg.RecordedCRD(d.Name)
+	if !ok {
+		return d, false
+	}
+	d.RV, d.JSON = -1, func() ([]byte, error) { return def, nil }
+	return d, true
 }

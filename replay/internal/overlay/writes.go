@@ -48,10 +48,6 @@ type Config struct {
 	// tokens) out of each write kept, as a recorder does, before it is
 	// kept or written to Out. Required.
 	Redact func(*cassettes.Interaction)
-	// RecordedCRD returns the CustomResourceDefinition name as the
-	// recording holds it outside a list (a GET of it), for a custom
-	// resource whose definition the world's timelines do not hold.
-	RecordedCRD func(name string) ([]byte, bool)
 	// Logf, when set, is told once of each custom resource written that
 	// has no definition in the world, so no schema.
 	Logf func(format string, args ...any)
@@ -70,8 +66,7 @@ type Writer struct {
 	mu         sync.Mutex
 	rand       *rand.Rand // names and uids of writes
 	written    []*cassettes.Interaction
-	customs    map[customKey]*write.CustomResource // by definition version, read once
-	schemaless map[string]bool                     // the custom resources told of to Logf
+	schemaless map[string]bool // the custom resources told of to Logf
 }
 
 // NewWriter returns a Writer of world. Its names and uids come from a
@@ -219,7 +214,7 @@ func object(t *timeline.Timeline, code int, b []byte, proto, partial bool) Answe
 // that refuses the write.
 func (wr *Writer) target(rp apipath.Path, sub, verb string) (*timeline.Timeline, discovery.Info, *Answer) {
 	var info discovery.Info
-	if sub != "" && sub != "status" && !simulated(rp, sub, verb) {
+	if sub != "" && sub != "status" && !simulated(rp, wr.customOrNil(rp), sub, verb) {
 		a := fail(http.StatusMethodNotAllowed, metav1.StatusReasonMethodNotAllowed,
 			"kwrec replay: %s of the %s subresource of %s is not simulated", verb, sub, rp.Resource)
 		return nil, info, &a
@@ -269,7 +264,7 @@ func (wr *Writer) apply(req *http.Request, t *timeline.Timeline, w write.Request
 	if stored != nil {
 		switch {
 		case w.Subresource == write.SubresourceScale:
-			if answer, err = write.ScaleOf(stored); err != nil {
+			if answer, err = write.ScaleOf(stored, w.Custom); err != nil {
 				return errorAnswer(err, proto)
 			}
 		case bytes.Equal(res.Body, res.Object):
@@ -366,64 +361,34 @@ func IsWrite(req *http.Request) bool {
 	return verb != ""
 }
 
-// customKey names one version of a CustomResourceDefinition as the world
-// holds it: a change to the definition is a new key.
-type customKey struct {
-	name, version string
-	rv            int64
+// customOrNil is custom, nil when the definition cannot be read (the
+// write then fails on it).
+func (wr *Writer) customOrNil(rp apipath.Path) *write.CustomResource {
+	c, _ := wr.custom(rp)
+	return c
 }
 
 // custom returns what the world's CustomResourceDefinition of rp's
-// resource says of rp's version (read with the server's own code, once
-// per version of the definition); nil when the world holds no definition
-// of it (a built-in resource, or a recording without its CRD).
+// resource says of rp's version; nil when the world holds none.
 func (wr *Writer) custom(rp apipath.Path) (*write.CustomResource, error) {
-	if !strings.Contains(rp.Group, ".") {
-		return nil, nil // a CRD's group has a dot, as the server requires
-	}
-	name := rp.Resource + "." + rp.Group
-	key := customKey{name: name, version: rp.Version}
-	var def []byte
-	t, _ := wr.world.For(CRDPath)
-	o, ok := timeline.Object{}, false
-	if t != nil {
-		o, ok = t.Current("/" + name)
-	}
-	switch {
-	case ok:
-		key.rv = o.RV
-	case wr.cfg.RecordedCRD != nil:
-		if def, ok = wr.cfg.RecordedCRD(name); ok {
-			key.rv = -1 // the recorded GET's, which never changes
+	c, err := wr.world.Custom(rp)
+	if err == nil && c == nil {
+		if _, ok := wr.world.Definition(rp); !ok && strings.Contains(rp.Group, ".") && !wr.builtin(rp) {
+			wr.tellSchemaless(rp.Resource + "." + rp.Group)
 		}
 	}
-	if !ok {
-		wr.tellSchemaless(name)
-		return nil, nil
-	}
-	wr.mu.Lock()
-	c, cached := wr.customs[key]
-	wr.mu.Unlock()
-	if cached {
-		return c, nil
-	}
-	if def == nil {
-		var err error
-		if def, err = wr.world.JSON(t, &o); err != nil {
-			return nil, err
-		}
-	}
-	c, err := write.NewCustomResource(def, rp.Version)
+	return c, err
+}
+
+// builtin reports whether rp's resource is one kube-apiserver serves
+// itself.
+func (wr *Writer) builtin(rp apipath.Path) bool {
+	d, err := discovery.Builtin()
 	if err != nil {
-		return nil, err
+		return false
 	}
-	wr.mu.Lock()
-	defer wr.mu.Unlock()
-	if wr.customs == nil {
-		wr.customs = map[customKey]*write.CustomResource{}
-	}
-	wr.customs[key] = c
-	return c, nil
+	_, ok := d.Lookup(rp.Group, rp.Version, rp.Resource)
+	return ok
 }
 
 // tellSchemaless tells Config.Logf, once, that the custom resource

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	apiextensionsinternal "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
@@ -15,6 +16,8 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/registry/customresource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured/unstructuredscheme"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -32,6 +35,12 @@ import (
 type CustomResource struct {
 	structural *structuralschema.Structural
 	strategy   customStrategy
+	// scale is the scale subresource's paths, nil without one.
+	scale *apiextensionsinternal.CustomResourceSubresourceScale
+	// selectable are the labels a field selector may name:
+	// metadata.name, metadata.namespace of a namespaced resource, and
+	// the version's selectableFields.
+	selectable map[string]bool
 }
 
 // customStrategy is the part of the server's custom resource strategy a
@@ -39,6 +48,7 @@ type CustomResource struct {
 type customStrategy interface {
 	Validate(ctx context.Context, obj runtime.Object) field.ErrorList
 	ValidateUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList
+	GetAttrs(obj runtime.Object) (labels.Set, fields.Set, error)
 }
 
 // NewCustomResource reads version of crd, a CustomResourceDefinition's
@@ -70,15 +80,22 @@ func NewCustomResource(crd []byte, version string) (*CustomResource, error) {
 		return nil, err
 	}
 	kind := schema.GroupVersionKind{Group: def.Spec.Group, Version: version, Kind: def.Spec.Names.Kind}
+	namespaced := def.Spec.Scope == apiextensionsv1.NamespaceScoped
 	var selectable []apiextensionsv1.SelectableField
+	selects := map[string]bool{"metadata.name": true, "metadata.namespace": namespaced}
 	for _, v := range def.Spec.Versions {
 		if v.Name == version {
 			selectable = v.SelectableFields
 		}
 	}
-	strategy := customresource.NewStrategy(unstructuredscheme.NewUnstructuredObjectTyper(), def.Spec.Scope == apiextensionsv1.NamespaceScoped,
+	for _, f := range selectable {
+		// The label is the JSONPath without its leading dot, as the
+		// server's prepareSelectableFields names it.
+		selects[strings.TrimPrefix(f.JSONPath, ".")] = true
+	}
+	strategy := customresource.NewStrategy(unstructuredscheme.NewUnstructuredObjectTyper(), namespaced,
 		kind, validator, statusValidator, structural, status, scale, selectable)
-	return &CustomResource{structural: structural, strategy: strategy}, nil
+	return &CustomResource{structural: structural, strategy: strategy, scale: scale, selectable: selects}, nil
 }
 
 // customSubresources returns the status and scale subresources of version
@@ -142,3 +159,23 @@ func (c *CustomResource) validate(obj, old *unstructured.Unstructured) field.Err
 	}
 	return c.strategy.ValidateUpdate(context.Background(), obj, old)
 }
+
+// SelectsOn reports whether a field selector may name label: the server
+// refuses any other with "field label not supported: LABEL" (its
+// crConverter.ConvertFieldLabel).
+func (c *CustomResource) SelectsOn(label string) bool { return c.selectable[label] }
+
+// Fields returns the fields a selector matches obj, a custom resource's
+// JSON, by: its name, namespace and selectable fields, read and
+// formatted by the server's strategy (GetAttrs).
+func (c *CustomResource) Fields(obj []byte) (fields.Set, error) {
+	m := map[string]any{}
+	if err := kjson.UnmarshalCaseSensitivePreserveInts(obj, &m); err != nil {
+		return nil, err
+	}
+	_, set, err := c.strategy.GetAttrs(&unstructured.Unstructured{Object: m})
+	return set, err
+}
+
+// HasScale reports whether the resource has a scale subresource.
+func (c *CustomResource) HasScale() bool { return c != nil && c.scale != nil }

@@ -35,7 +35,8 @@ func newWrite(req Request, cur []byte, st Stamp) (*write, error) {
 		gr:  schema.GroupResource{Group: req.Group, Resource: req.Resource},
 	}
 	w.kind = factsFor(w.gvk, w.gr, req.StatusSubresource)
-	if req.Subresource != "" && req.Subresource != "status" && !HasSubresource(w.gr, req.Subresource) {
+	if req.Subresource != "" && req.Subresource != "status" && !HasSubresource(w.gr, req.Subresource) &&
+		!(req.Subresource == SubresourceScale && req.Custom.HasScale()) {
 		return nil, apierrors.NewNotFound(w.gr, req.Name)
 	}
 	if cur != nil {

@@ -1,9 +1,11 @@
 package write
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
@@ -16,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	kjson "sigs.k8s.io/json"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
 
 // The subresources the engine writes besides status.
@@ -45,21 +48,30 @@ func HasSubresource(gr schema.GroupResource, sub string) bool {
 }
 
 // ScaleOf returns the autoscaling/v1 Scale of obj, the JSON of a
-// Deployment, ReplicaSet, StatefulSet or ReplicationController, as a GET of
-// its scale subresource answers.
-func ScaleOf(obj []byte) ([]byte, error) {
+// Deployment, ReplicaSet, StatefulSet or ReplicationController, or of a
+// custom resource whose c has a scale subresource, as a GET of its scale
+// subresource answers.
+func ScaleOf(obj []byte, c *CustomResource) ([]byte, error) {
 	m := map[string]any{}
 	if err := kjson.UnmarshalCaseSensitivePreserveInts(obj, &m); err != nil {
 		return nil, err
 	}
-	s, err := scaleOf(&object{Object: m})
+	s, err := scaleOf(&object{Object: m}, c)
 	if err != nil {
 		return nil, err
 	}
 	return json.Marshal(s)
 }
 
-func scaleOf(o *object) (*autoscalingv1.Scale, error) {
+func scaleOf(o *object, c *CustomResource) (*autoscalingv1.Scale, error) {
+	if c.HasScale() {
+		s, found, err := customScale(o, c)
+		if err == nil && !found {
+			// ScaleREST.Get's words.
+			err = apierrors.NewInternalError(fmt.Errorf("the spec replicas field %q does not exist", c.scale.SpecReplicasPath))
+		}
+		return s, err
+	}
 	replicas, _, _ := unstructured.NestedInt64(o.Object, "spec", "replicas")
 	status, _, _ := unstructured.NestedInt64(o.Object, "status", "replicas")
 	var sel string
@@ -77,14 +89,51 @@ func scaleOf(o *object) (*autoscalingv1.Scale, error) {
 		}
 		sel = s.String()
 	}
-	s := &autoscalingv1.Scale{
+	return newScale(o, replicas, status, sel), nil
+}
+
+func newScale(o *object, replicas, status int64, sel string) *autoscalingv1.Scale {
+	return &autoscalingv1.Scale{
 		TypeMeta: metav1.TypeMeta{Kind: "Scale", APIVersion: "autoscaling/v1"},
 		ObjectMeta: metav1.ObjectMeta{Name: o.GetName(), Namespace: o.GetNamespace(), UID: o.GetUID(),
 			ResourceVersion: o.GetResourceVersion(), CreationTimestamp: o.GetCreationTimestamp()},
 		Spec:   autoscalingv1.ScaleSpec{Replicas: int32(replicas)},
 		Status: autoscalingv1.ScaleStatus{Replicas: int32(status), Selector: sel},
 	}
-	return s, nil
+}
+
+// customScale is k8s.io/apiextensions-apiserver's scaleFromCustomResource
+// (pkg/registry/customresource/etcd.go, unexported): the Scale of a
+// custom resource read at its definition's paths, and whether its spec
+// replicas were found.
+func customScale(o *object, c *CustomResource) (*autoscalingv1.Scale, bool, error) {
+	replicas, found, err := unstructured.NestedInt64(o.Object, splitReplicasPath(c.scale.SpecReplicasPath)...)
+	if err != nil {
+		return nil, false, err
+	}
+	status, _, err := unstructured.NestedInt64(o.Object, splitReplicasPath(c.scale.StatusReplicasPath)...)
+	if err != nil {
+		return nil, false, err
+	}
+	var sel string
+	if p := c.scale.LabelSelectorPath; p != nil && *p != "" {
+		if sel, _, err = unstructured.NestedString(o.Object, splitReplicasPath(*p)...); err != nil {
+			return nil, false, err
+		}
+	}
+	return newScale(o, replicas, status, sel), found, nil
+}
+
+// splitReplicasPath is the server's: a path's fields, its leading dot
+// dropped.
+func splitReplicasPath(p string) []string { return strings.Split(strings.TrimPrefix(p, "."), ".") }
+
+// replicasPath is where a Scale's spec.replicas goes in the object.
+func (w *write) replicasPath() []string {
+	if w.req.Custom.HasScale() {
+		return splitReplicasPath(w.req.Custom.scale.SpecReplicasPath)
+	}
+	return []string{"spec", "replicas"}
 }
 
 // scale handles an update or a patch of the scale subresource: the Scale
@@ -106,8 +155,11 @@ func (w *write) scale() (Result, error) {
 	if s.Name != "" && s.Name != w.req.Name {
 		return Result{}, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", s.Name, w.req.Name))
 	}
+	if s.Spec.Replicas == invalidSpecReplicas {
+		return Result{}, apierrors.NewBadRequest(fmt.Sprintf("the spec replicas field %q cannot be empty", w.req.Custom.scale.SpecReplicasPath))
+	}
 	obj := deepCopy(w.cur)
-	if err := unstructured.SetNestedField(obj.Object, int64(s.Spec.Replicas), "spec", "replicas"); err != nil {
+	if err := unstructured.SetNestedField(obj.Object, int64(s.Spec.Replicas), w.replicasPath()...); err != nil {
 		return Result{}, statusError(err)
 	}
 	rv := s.ResourceVersion
@@ -115,23 +167,78 @@ func (w *write) scale() (Result, error) {
 		rv = w.cur.GetResourceVersion() // a Scale without one updates unconditionally
 	}
 	obj.SetResourceVersion(rv)
-	if err := w.trackUpdate(obj, w.cur); err != nil {
-		return Result{}, err
+	if w.replicasOwned() {
+		if err := w.trackUpdate(obj, w.cur); err != nil {
+			return Result{}, err
+		}
 	}
 	res, err := w.updated(obj)
 	if err != nil {
 		return Result{}, err
 	}
-	return scaleAnswer(res)
+	return scaleAnswer(res, w.req.Custom)
 }
+
+// replicasOwned reports whether a managedFields entry of the current
+// object owns the field a Scale's replicas go to. The server tracks a
+// scale update's fields on the Scale, whose managedFields are the
+// parent's entries that own replicas (managedfields.ScaleHandler's
+// ToSubresource); with none, its skipNonAppliedManager tracks nothing,
+// and the object's managedFields stay as they were.
+func (w *write) replicasOwned() bool {
+	p := fieldpath.MakePathOrDie(toAny(w.replicasPath())...)
+	for _, e := range w.cur.GetManagedFields() {
+		if e.FieldsV1 == nil {
+			continue
+		}
+		var s fieldpath.Set
+		if s.FromJSON(bytes.NewReader(e.FieldsV1.Raw)) == nil && s.Has(p) {
+			return true
+		}
+	}
+	return false
+}
+
+func toAny(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}
+
+// currentScale is the Scale of the current object. A custom resource
+// without its spec replicas has one that a write must set, with the
+// server's answer when it does not (scaleUpdatedObjectInfo).
+func (w *write) currentScale() (*autoscalingv1.Scale, error) {
+	if !w.req.Custom.HasScale() {
+		s, err := scaleOf(w.cur, nil)
+		if err != nil {
+			return nil, statusError(err)
+		}
+		return s, nil
+	}
+	s, found, err := customScale(w.cur, w.req.Custom)
+	if err != nil {
+		return nil, statusError(err)
+	}
+	if !found {
+		s.Spec.Replicas = invalidSpecReplicas
+	}
+	return s, nil
+}
+
+// invalidSpecReplicas marks a custom resource's Scale whose spec replicas
+// were not set, as the server's scaleUpdatedObjectInfo does.
+const invalidSpecReplicas = -2147483648
 
 // requestedScale is the JSON of the Scale the request makes of the
 // current object's: the body of an update, or the current Scale patched
 // by the body of a patch.
 func (w *write) requestedScale() ([]byte, error) {
-	cur, err := scaleOf(w.cur)
+	cur, err := w.currentScale()
 	if err != nil {
-		return nil, statusError(err)
+		return nil, err
 	}
 	curJS, err := json.Marshal(cur)
 	if err != nil {
@@ -166,12 +273,12 @@ func (w *write) requestedScale() ([]byte, error) {
 
 // scaleAnswer is res, the result of the update of the scaled object,
 // answering with the object's new Scale.
-func scaleAnswer(res Result) (Result, error) {
+func scaleAnswer(res Result, c *CustomResource) (Result, error) {
 	m := map[string]any{}
 	if err := kjson.UnmarshalCaseSensitivePreserveInts(res.Object, &m); err != nil {
 		return Result{}, statusError(err)
 	}
-	answer, err := scaleOf(&object{Object: m})
+	answer, err := scaleOf(&object{Object: m}, c)
 	if err != nil {
 		return Result{}, statusError(err)
 	}
