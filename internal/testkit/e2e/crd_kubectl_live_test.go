@@ -48,7 +48,8 @@ const widgetRead = `jsonpath={.spec} {.status} {.metadata.generation}`
 // followed by a read of what it left: strict field validation, pruning
 // with its warning, a default, the schema's minimum, enum, maxItems and
 // required, a CEL rule and a transition rule on oldSelf, and the status
-// subresource against the main resource.
+// subresource against the main resource; then the definition's printer
+// columns, scale subresource and selectable field.
 var widgetScript = [][]string{
 	{"apply", "-f", "bogus.yaml"},
 	{"get", "widget", "w-bogus", "-o", widgetRead},
@@ -71,6 +72,14 @@ var widgetScript = [][]string{
 	{"patch", "widget", "w-red", "--type", "merge", "-p", `{"spec":{"color":"blue"}}`},
 	{"get", "widget", "w-red", "-o", widgetRead},
 	{"get", "widgets", "-o", "name"},
+	// Printer columns, a priority one with -o wide, the scale
+	// subresource, a selectable field and short names.
+	{"get", "widgets"},
+	{"get", "wd", "-o", "wide"},
+	{"scale", "widget", "w0", "--replicas=3"},
+	{"get", "widget", "w0", "-o", widgetRead},
+	{"get", "widgets", "--field-selector", "spec.color=red", "-o", "name"},
+	{"get", "widgets", "--field-selector", "spec.shade=red"},
 }
 
 // TestLiveWidgetWritesAnswerAsLive runs [widgetScript] on the control
