@@ -25,7 +25,11 @@ const widgetCRD = `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourc
      "properties":{
       "size":{"type":"integer","minimum":1},
       "color":{"type":"string","enum":["blue","red","green"],"default":"blue"},
-      "tags":{"type":"array","maxItems":3,"items":{"type":"string"}}}},
+      "tags":{"type":"array","maxItems":3,"items":{"type":"string"}},
+      "ports":{"type":"array","x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"],
+       "items":{"type":"object","required":["name"],"properties":{"name":{"type":"string"},"port":{"type":"integer"}}}},
+      "labels":{"type":"object","x-kubernetes-map-type":"granular","additionalProperties":{"type":"string"}},
+      "owner":{"type":"object","x-kubernetes-map-type":"atomic","properties":{"name":{"type":"string"},"team":{"type":"string"}}}}},
     "status":{"type":"object","properties":{"phase":{"type":"string"}}}}}}}]}}`
 
 const widgets = "/apis/example.com/v1/namespaces/default/widgets"
@@ -78,6 +82,17 @@ func TestLiveCustomResourcesAnswerAsTheAPIServer(t *testing.T) {
 		{name: "cr: spec through the status subresource is ignored", method: "PATCH", path: widgets + "/w0/status", body: `{"spec":{"size":9}}`, ct: "merge"},
 		{name: "cr: what the writes left", method: "GET", path: widgets + "/w0"},
 		{name: "cr: a json patch to an invalid value", method: "PATCH", path: widgets + "/w0", body: `[{"op":"replace","path":"/spec/size","value":-1}]`, ct: "jsonpatch"},
+		// Server-side apply merges by the schema: a list map by its keys,
+		// a granular map by key, an atomic struct whole.
+		{name: "cr: apply by a", method: "PATCH", path: widgets + "/wa?fieldManager=a", ct: "apply",
+			body: "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: wa\nspec:\n  size: 2\n  ports: [{name: http, port: 80}]\n  labels: {x: a}\n  owner: {name: ann}\n"},
+		{name: "cr: apply by b of another list item and map key", method: "PATCH", path: widgets + "/wa?fieldManager=b", ct: "apply",
+			body: "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: wa\nspec:\n  ports: [{name: https, port: 443}]\n  labels: {y: b}\n"},
+		{name: "cr: apply by b of a's atomic struct conflicts", method: "PATCH", path: widgets + "/wa?fieldManager=b", ct: "apply",
+			body: "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: wa\nspec:\n  owner: {team: blue}\n"},
+		{name: "cr: apply by a dropping its list item", method: "PATCH", path: widgets + "/wa?fieldManager=a", ct: "apply",
+			body: "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: wa\nspec:\n  size: 2\n  labels: {x: a}\n  owner: {name: ann}\n"},
+		{name: "cr: what the applies left", method: "GET", path: widgets + "/wa"},
 		{name: "cr: delete", method: "DELETE", path: widgets + "/w1"},
 		{name: "cr: the list", method: "GET", path: widgets},
 		{name: "cr: deletecollection of none", method: "DELETE", path: widgets + "?labelSelector=none%3Dnone"},

@@ -15,6 +15,8 @@ import (
 
 	"github.com/kwrec/kwrec/internal/wire"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/kube-openapi/pkg/spec3"
+	"k8s.io/kube-openapi/pkg/validation/spec"
 )
 
 // builtinArchive is the snapshot of kube-apiserver v1.37.2's discovery (see
@@ -256,4 +258,20 @@ func (d *Docs) openAPIV2(accept string) (status int, contentType string, body []
 		return http.StatusInternalServerError, jsonContentType, b, true
 	}
 	return http.StatusOK, d.types[openAPIV2], b, true
+}
+
+// MetaSchemas returns the OpenAPI schemas of the snapshot's core v1
+// document (meta.k8s.io's ObjectMeta and what it references among them),
+// the static part the apiextensions-apiserver builds a custom resource's
+// server-side apply schema on. Each call decodes them anew: the caller
+// owns them.
+func (d *Docs) MetaSchemas() (map[string]*spec.Schema, error) {
+	var doc spec3.OpenAPI
+	if err := json.Unmarshal(d.files["openapi/v3/api/v1"], &doc); err != nil {
+		return nil, fmt.Errorf("discovery: openapi/v3/api/v1: %w", err)
+	}
+	if doc.Components == nil {
+		return nil, errors.New("discovery: openapi/v3/api/v1 has no components")
+	}
+	return doc.Components.Schemas, nil
 }

@@ -5,6 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
+
+	"github.com/kwrec/kwrec/replay/internal/discovery"
+	openapibuilder "k8s.io/apiextensions-apiserver/pkg/controller/openapi/builder"
+	"k8s.io/apimachinery/pkg/util/managedfields"
+	"k8s.io/kube-openapi/pkg/spec3"
 
 	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	apiextensionsinternal "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
@@ -41,6 +47,10 @@ type CustomResource struct {
 	// metadata.name, metadata.namespace of a namespaced resource, and
 	// the version's selectableFields.
 	selectable map[string]bool
+	// def is the definition, from which the type converter of
+	// server-side apply is built at its first apply.
+	def      *apiextensionsv1.CustomResourceDefinition
+	applying func() (managedfields.TypeConverter, error)
 }
 
 // customStrategy is the part of the server's custom resource strategy a
@@ -95,7 +105,44 @@ func NewCustomResource(crd []byte, version string) (*CustomResource, error) {
 	}
 	strategy := customresource.NewStrategy(unstructuredscheme.NewUnstructuredObjectTyper(), namespaced,
 		kind, validator, statusValidator, structural, status, scale, selectable)
-	return &CustomResource{structural: structural, strategy: strategy, scale: scale, selectable: selects}, nil
+	c := &CustomResource{structural: structural, strategy: strategy, scale: scale, selectable: selects, def: &def}
+	c.applying = sync.OnceValues(c.typeConverter)
+	return c, nil
+}
+
+// typeConverter builds the type converter the apiextensions-apiserver's
+// custom resource handler gives server-side apply: the OpenAPI schemas of
+// every version of the definition, built by the server's builder and
+// merged onto the static ones (ObjectMeta and what it references), so
+// that a list map merges by its keys, a granular map by key and an atomic
+// struct whole (k8s.io/apiextensions-apiserver/pkg/apiserver
+// buildOpenAPIModelsForApply). Without schemas it is the deduced one,
+// every field atomic, as there.
+func (c *CustomResource) typeConverter() (managedfields.TypeConverter, error) {
+	d, err := discovery.Builtin()
+	if err != nil {
+		return nil, err
+	}
+	static, err := d.MetaSchemas()
+	if err != nil {
+		return nil, err
+	}
+	specs := []*spec3.OpenAPI{{Version: "3.0.0", Components: &spec3.Components{Schemas: static}}}
+	for _, v := range c.def.Spec.Versions {
+		s, err := openapibuilder.BuildOpenAPIV3(c.def, v.Name, openapibuilder.Options{})
+		if err != nil {
+			return nil, fmt.Errorf("%s: the OpenAPI schema of %s: %w", c.def.Name, v.Name, err)
+		}
+		specs = append(specs, s)
+	}
+	merged, err := openapibuilder.MergeSpecsV3(specs...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: merging its OpenAPI schemas: %w", c.def.Name, err)
+	}
+	if len(merged.Components.Schemas) == 0 {
+		return managedfields.NewDeducedTypeConverter(), nil
+	}
+	return managedfields.NewTypeConverter(merged.Components.Schemas, c.def.Spec.PreserveUnknownFields)
 }
 
 // customSubresources returns the status and scale subresources of version

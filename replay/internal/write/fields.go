@@ -33,7 +33,14 @@ func (w *write) fieldManager() (*managedfields.FieldManager, error) {
 	if w.kind.typed {
 		return managedfields.NewDefaultFieldManager(w.engine.typeConverter(true), conv, serverDefaulter{w}, creater, w.gvk, w.gvk.GroupVersion(), w.req.Subresource, reset)
 	}
-	return managedfields.NewDefaultCRDFieldManager(w.engine.typeConverter(false), conv, serverDefaulter{w}, creater, w.gvk, w.gvk.GroupVersion(), w.req.Subresource, reset)
+	tc := w.engine.typeConverter(false)
+	if w.req.Custom != nil {
+		var err error
+		if tc, err = w.req.Custom.applying(); err != nil {
+			return nil, err
+		}
+	}
+	return managedfields.NewDefaultCRDFieldManager(tc, conv, serverDefaulter{w}, creater, w.gvk, w.gvk.GroupVersion(), w.req.Subresource, reset)
 }
 
 func (w *write) resetFields() map[fieldpath.APIVersion]fieldpath.Filter {

@@ -289,6 +289,14 @@ func (w *write) apply() (Result, error) {
 	if !ok {
 		return Result{}, statusError(errors.New("write: field manager returned a typed object"))
 	}
+	if !w.kind.typed {
+		// The applied YAML's numbers are float64, as JSON's; the
+		// server's custom resource decoder reads integers as int64,
+		// which its schema and CEL rules then check.
+		if err := reread(obj); err != nil {
+			return Result{}, statusError(err)
+		}
+	}
 	if err := w.normalize(obj); err != nil {
 		return Result{}, statusError(err)
 	}
@@ -308,4 +316,18 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// reread decodes obj anew from its JSON, integers as int64.
+func reread(obj *object) error {
+	b, err := json.Marshal(obj.Object)
+	if err != nil {
+		return err
+	}
+	m := map[string]any{}
+	if err := kjson.UnmarshalCaseSensitivePreserveInts(b, &m); err != nil {
+		return err
+	}
+	obj.Object = m
+	return nil
 }
