@@ -192,6 +192,13 @@ func TestLiveOverlayAnswersAsTheAPIServer(t *testing.T) {
 		{name: "scale: get a StatefulSet's scale", method: "GET", path: apps + "/statefulsets/ss1/scale"},
 		{name: "scale: patch a StatefulSet's scale", method: "PATCH", path: apps + "/statefulsets/ss1/scale", body: `{"spec":{"replicas":3}}`, ct: "merge"},
 		{name: "scale: patch a ReplicaSet's scale", method: "PATCH", path: apps + "/replicasets/rs1/scale", body: `{"spec":{"replicas":0}}`, ct: "merge"},
+		// A status write keeps the metadata it sends, but what each
+		// kind's status strategy resets (a Deployment's labels).
+		{name: "status: a Deployment's status patch with metadata", method: "PATCH", path: apps + "/deployments/web/status",
+			body: `{"metadata":{"annotations":{"note":"by-status"},"labels":{"l":"by-status"}},"status":{"observedGeneration":7}}`, ct: "merge"},
+		{name: "status: a Deployment's status patch as the metadata-only client sends it", method: "PATCH", path: apps + "/deployments/web/status",
+			body: `{"metadata":{"annotations":{"some-new-annotation":"some-new-value"}}}`, ct: "merge", accept: "meta"},
+		{name: "status: the Deployment after", method: "GET", path: apps + "/deployments/web"},
 		{name: "scale: get a missing Deployment's scale", method: "GET", path: apps + "/deployments/nope/scale"},
 		{name: "scale: patch a missing Deployment's scale", method: "PATCH", path: apps + "/deployments/nope/scale", body: `{"spec":{"replicas":1}}`, ct: "merge"},
 		{name: "eviction: evict a Pod", method: "POST", path: ns + "/pods/solo/eviction", body: `{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"solo","namespace":"conf"}}`},

@@ -49,7 +49,7 @@ func (w *write) resetFields() map[fieldpath.APIVersion]fieldpath.Filter {
 	}
 	var s *fieldpath.Set
 	if w.req.Subresource == "status" {
-		s = fieldpath.NewSet(fieldpath.MakePathOrDie("spec"), fieldpath.MakePathOrDie("metadata"))
+		s = fieldpath.NewSet(w.statusResetFields()...)
 	} else {
 		s = fieldpath.NewSet(fieldpath.MakePathOrDie("status"))
 	}
@@ -219,4 +219,22 @@ func keepApplyTime(obj, old *object, manager string) {
 	}
 	sortManagedFields(mf)
 	obj.SetManagedFields(mf)
+}
+
+// statusResetFields are the fields a status write does not own, as its
+// strategy's GetResetFields says (k8s.io/kubernetes v1.37.2
+// pkg/registry/*/strategy.go): the spec, and the metadata a built-in
+// kind's status strategy resets (see [write.statusMetadata]); a custom
+// resource's status owns no metadata.
+func (w *write) statusResetFields() []fieldpath.Path {
+	spec, meta := fieldpath.MakePathOrDie("spec"), fieldpath.MakePathOrDie("metadata")
+	switch gr := w.gr.String(); {
+	case !w.kind.typed || statusResetsMetadata[gr]:
+		return []fieldpath.Path{spec, meta}
+	case gr == "deployments.apps":
+		return []fieldpath.Path{spec, fieldpath.MakePathOrDie("metadata", "labels")}
+	case gr == "pods":
+		return []fieldpath.Path{spec, fieldpath.MakePathOrDie("metadata", "deletionTimestamp"), fieldpath.MakePathOrDie("metadata", "ownerReferences")}
+	}
+	return []fieldpath.Path{spec}
 }

@@ -162,6 +162,9 @@ func (w *write) prepareForUpdate(obj *object) *object {
 		} else {
 			delete(out.Object, "status")
 		}
+		if w.kind.typed {
+			w.statusMetadata(out, obj)
+		}
 		out.SetManagedFields(obj.GetManagedFields())
 		out.SetResourceVersion(obj.GetResourceVersion())
 		return out
@@ -237,3 +240,43 @@ func (w *write) deletedByUpdate(obj *object) (Result, error) {
 	}
 	return Result{Object: data, Body: body, Code: http.StatusOK, Event: EventDeleted}, nil
 }
+
+// statusMetadata gives out, a status write's result, the metadata of obj,
+// the object the request made, as a built-in kind's status strategy keeps
+// it (k8s.io/kubernetes v1.37.2 pkg/registry/*/strategy.go, the
+// PrepareForUpdate of each status strategy): most reset only the spec; a
+// Deployment's keeps its labels, a Pod's its owner references, and a few
+// reset the metadata whole (ResetObjectMetaForStatus, or the flow
+// control kinds' copy of it). The generic store then keeps the system
+// fields (uid, creation, generation). A custom resource's status write
+// keeps none of the request's metadata (its status strategy copies the
+// old object).
+func (w *write) statusMetadata(out, obj *object) {
+	if statusResetsMetadata[w.gr.String()] {
+		return
+	}
+	meta, ok := obj.Object["metadata"].(map[string]any)
+	if !ok {
+		return
+	}
+	cur := w.cur
+	next := &object{Object: map[string]any{"metadata": runtime.DeepCopyJSONValue(meta)}}
+	switch w.gr.String() {
+	case "deployments.apps":
+		next.SetLabels(cur.GetLabels())
+	case "pods":
+		next.SetOwnerReferences(cur.GetOwnerReferences())
+	}
+	next.SetGeneration(cur.GetGeneration())
+	out.Object["metadata"] = next.Object["metadata"]
+}
+
+// statusResetsMetadata are the built-in resources whose status strategy
+// keeps the old object's metadata.
+var statusResetsMetadata = set(
+	"servicecidrs.networking.k8s.io", "storageversionmigrations.storagemigration.k8s.io",
+	"storageversions.internal.apiserver.k8s.io", "volumeattachments.storage.k8s.io", "csinodes.storage.k8s.io",
+	"flowschemas.flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations.flowcontrol.apiserver.k8s.io",
+	"podcertificaterequests.certificates.k8s.io", "podgroups.scheduling.k8s.io", "compositepodgroups.scheduling.k8s.io",
+	"resourceclaims.resource.k8s.io", "devicetaintrules.resource.k8s.io", "resourcepoolstatusrequests.resource.k8s.io",
+)
