@@ -144,7 +144,7 @@ type Edit struct {
 var editSyntax = edit.Syntax{Bad: ErrBadEdit, Keys: map[string][]string{
 	string(EditError):      {"request", "match", "resource", "group", "namespace", "verb", "nth", "!status", "reason", "retry-after"},
 	string(EditWatchError): {"request", "match", "resource", "group", "namespace", "after", "rv", "at", "code", "status", "reason", "skip"},
-	string(EditReset):      {"request", "match", "resource", "group", "namespace", "after", "rv", "at"},
+	string(EditReset):      {"request", "match", "resource", "group", "namespace", "verb", "nth", "after", "rv", "at"},
 	string(EditTruncate):   {"request", "match", "resource", "group", "namespace", "after", "rv", "at"},
 	string(EditWarp):       {"request", "match", "scale", "cap"},
 	string(EditPause):      {"request", "match", "!before", "!for"},
@@ -208,7 +208,11 @@ func (e *Edit) complete(seen map[string]bool) string {
 		return "give request (or match) or resource, not both"
 	case !anchored && (seen["group"] || seen["namespace"] || seen["verb"] || seen["nth"] || seen["rv"] || seen["at"]):
 		return "group, namespace, verb, nth, rv and at go with resource"
-	case anchored && e.Kind != EditError && e.Kind != EditExpireContinue && seen["rv"] == seen["at"]:
+	case e.Kind == EditReset && seen["nth"] && !seen["verb"]:
+		return "nth goes with verb: a reset before the first byte of the Nth request of that verb"
+	case e.Kind == EditReset && seen["verb"] && (seen["rv"] || seen["at"]):
+		return "give rv or at (a reset after that change), or verb (a reset before the first byte of a request), not both"
+	case anchored && e.Kind != EditError && e.Kind != EditExpireContinue && !(e.Kind == EditReset && seen["verb"]) && seen["rv"] == seen["at"]:
 		return "give rv or at with resource"
 	case anchored && seen["after"]:
 		return "after goes with request; with resource give rv or at"
@@ -218,7 +222,7 @@ func (e *Edit) complete(seen map[string]bool) string {
 		return "skip goes with resource: it moves a collection's timeline"
 	}
 	if anchored {
-		if (e.Kind == EditError || e.Kind == EditExpireContinue) && e.Nth == 0 {
+		if (e.Kind == EditError || e.Kind == EditExpireContinue || e.Kind == EditReset && e.Verb != "") && e.Nth == 0 {
 			e.Nth = 1
 		}
 		return ""

@@ -2,12 +2,17 @@ package replay_test
 
 import (
 	"errors"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/kwrec/kwrec/cassettes"
 	"github.com/kwrec/kwrec/replay"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
 )
 
 func TestParseEdit(t *testing.T) {
@@ -35,6 +40,9 @@ func TestParseEdit(t *testing.T) {
 		{in: "watch-error:resource=configmaps,rv=201,code=410,skip=1", want: replay.Edit{Kind: replay.EditWatchError, Resource: "configmaps", RV: 201, Status: 410, Skip: 1}},
 		{in: "reset:resource=deployments,group=apps,namespace=prod,at=1.5s", want: replay.Edit{Kind: replay.EditReset, Resource: "deployments", Group: "apps", Namespace: "prod", At: 1500 * time.Millisecond}},
 		{in: "truncate:resource=pods,rv=7", want: replay.Edit{Kind: replay.EditTruncate, Resource: "pods", RV: 7}},
+		{in: "reset:resource=configmaps,verb=watch,nth=2", want: replay.Edit{Kind: replay.EditReset, Resource: "configmaps", Verb: "watch", Nth: 2}},
+		{in: "reset:resource=configmaps,verb=get", want: replay.Edit{Kind: replay.EditReset, Resource: "configmaps", Verb: "get", Nth: 1},
+			str: "reset:resource=configmaps,verb=get,nth=1"},
 		{in: "error:resource=configmaps,verb=list,nth=2,status=503", want: replay.Edit{Kind: replay.EditError, Resource: "configmaps", Verb: "list", Nth: 2, Status: 503}},
 		{in: "expire-continue:resource=configmaps,nth=2", want: replay.Edit{Kind: replay.EditExpireContinue, Resource: "configmaps", Nth: 2}},
 		{in: "expire-continue:resource=deployments,group=apps,namespace=prod", want: replay.Edit{Kind: replay.EditExpireContinue, Resource: "deployments", Group: "apps", Namespace: "prod", Nth: 1},
@@ -85,6 +93,8 @@ func TestParseEditErrors(t *testing.T) {
 		{"error:request=1,status=5003", "status=5003: 5003 is not an HTTP status"},
 		{"watch-error:request=1,after=1,code=410,status=410", `key "status" given twice`},
 		{"reset:request=1", "missing after"},
+		{"reset:resource=configmaps,nth=2", "nth goes with verb: a reset before the first byte of the Nth request of that verb"},
+		{"reset:resource=configmaps,verb=watch,rv=3", "give rv or at (a reset after that change), or verb (a reset before the first byte of a request), not both"},
 		{"pause:request=1,before=2,for=soon", `for=soon: time: invalid duration "soon"`},
 		{"warp:", "give scale or cap"},
 		{"warp:scale=0", "scale=0: scale must be a finite number > 0"},
@@ -121,4 +131,69 @@ func TestEditsThatDoNotFitTheCassetteAreRefused(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestAResetByVerbCutsTheNthRequestBeforeItsFirstByte(t *testing.T) {
+	forEachSource(t, func(t *testing.T, src source) {
+		c := watchCassette(cassettes.EndEOF, eventFrame(0, "MODIFIED", cmJSON("a", 101, "1")))
+		r := src.replayer(t, c, replay.Options{Edits: []replay.Edit{mustEdit(t, "reset:resource=configmaps,verb=watch,nth=1")}})
+		req, err := http.NewRequestWithContext(ctxT(t), http.MethodGet, "http://replay"+cmPath+"?resourceVersion=100&watch=true", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp, err := r.RoundTrip(req); err == nil || !strings.Contains(err.Error(), "connection reset") {
+			if resp != nil {
+				resp.Body.Close()
+			}
+			t.Fatalf("the first watch: %v, want a connection reset before its first byte", err)
+		}
+		// The second is answered: client-go's watch retries a reset
+		// before the first byte itself.
+		w, err := kubernetes.NewForConfigOrDie(r.Config()).CoreV1().ConfigMaps("default").Watch(ctxT(t), metav1.ListOptions{ResourceVersion: "100"})
+		if err != nil {
+			t.Fatalf("the second watch: %v", err)
+		}
+		defer w.Stop()
+		if got := recv(t, w, 1); got[0].String() != "MODIFIED a@101=1" {
+			t.Errorf("the second watch got %v", got)
+		}
+		if rep := r.Edits()[0]; rep.Fired != 1 {
+			t.Errorf("fired %d times, want 1: %v", rep.Fired, rep)
+		}
+	})
+}
+
+func TestA410OnAWatchOpenCompactsItsResourceVersion(t *testing.T) {
+	forEachSource(t, func(t *testing.T, src source) {
+		c := watchCassette(cassettes.EndEOF, eventFrame(0, "MODIFIED", cmJSON("a", 101, "1")))
+		r := src.replayer(t, c, replay.Options{Edits: []replay.Edit{mustEdit(t, "error:resource=configmaps,verb=watch,nth=1,status=410")}})
+		cms := kubernetes.NewForConfigOrDie(r.Config()).CoreV1().ConfigMaps("default")
+		ctx := ctxT(t)
+		// The edit fires once; every later watch from 100 or older is
+		// refused alike, as on a cluster that compacted 100.
+		for i, rv := range []string{"100", "100", "99"} {
+			w, err := cms.Watch(ctx, metav1.ListOptions{ResourceVersion: rv})
+			if err != nil {
+				t.Fatalf("watch %d: %v", i+1, err)
+			}
+			ev := <-w.ResultChan()
+			w.Stop()
+			st, ok := ev.Object.(*metav1.Status)
+			if want := "too old resource version: " + rv + " (" + map[string]string{"100": "101", "99": "100"}[rv] + ")"; ev.Type != watch.Error || !ok || st.Code != 410 || st.Reason != metav1.StatusReasonExpired || st.Message != want {
+				t.Errorf("watch %d from %s: %s %+v, want an ERROR event 410 Expired %q", i+1, rv, ev.Type, ev.Object, want)
+			}
+		}
+		if rep := r.Edits()[0]; rep.Fired != 1 {
+			t.Errorf("fired %d times, want 1: %v", rep.Fired, rep)
+		}
+	})
+}
+
+func mustEdit(t *testing.T, s string) replay.Edit {
+	t.Helper()
+	e, err := replay.ParseEdit(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,6 +19,9 @@ import (
 type editSet struct {
 	all    []*editState
 	global []Edit
+
+	mu        sync.Mutex
+	compacted []compaction // resourceVersions compacted by a 410 edit on a watch open
 }
 
 // editState is one resolved edit: where it sits and whether it fired.
@@ -76,21 +80,22 @@ func (r *Replayer) Edits() []EditReport {
 func (r *Replayer) anchoredError(req *http.Request) *plan {
 	var rp apipath.Path
 	var verb string
+	if rp, verb = edit.Verb(req); verb == "" {
+		return nil
+	}
+	if p := r.compactedWatch(req, rp, verb); p != nil {
+		return p
+	}
 	for _, es := range r.edits.all {
-		if es.Kind != EditError && es.Kind != EditExpireContinue || es.Resource == "" {
+		if es.Kind != EditError && es.Kind != EditExpireContinue && (es.Kind != EditReset || es.Verb == "") || es.Resource == "" {
 			continue
-		}
-		if verb == "" {
-			if rp, verb = edit.Verb(req); verb == "" {
-				return nil
-			}
 		}
 		if !es.anchor().Names(rp) {
 			continue
 		}
 		var expired *metav1.Status
 		switch {
-		case es.Kind == EditError && es.Verb != "" && es.Verb != verb:
+		case (es.Kind == EditError || es.Kind == EditReset) && es.Verb != "" && es.Verb != verb:
 			continue
 		case es.Kind == EditExpireContinue:
 			if verb != "list" {
@@ -104,13 +109,77 @@ func (r *Replayer) anchoredError(req *http.Request) *plan {
 			continue
 		}
 		es.Fire(req.Method + " " + req.URL.Path)
-		if expired != nil {
+		switch {
+		case expired != nil:
 			enc, _ := wire.Negotiate(req.Header.Get("Accept"))
 			return r.views.statusPlan(expired, 0, enc)
+		case es.Kind == EditReset:
+			// Reset before a byte of the answer, as a connection dropped
+			// by a load balancer or an apiserver going away.
+			return &plan{end: endReset, pace: r.pacing(nil)}
+		case verb == "watch" && es.Status == http.StatusGone:
+			return r.compact(req, rp, es.Edit)
 		}
 		return r.errorPlan(nil, es.Edit)
 	}
 	return nil
+}
+
+// compaction is a resourceVersion of a collection an edit compacted:
+// every watch of it from that version or older is refused as too old.
+type compaction struct {
+	anchor edit.Anchor
+	rv     int64
+}
+
+// compact answers req, a watch, as kube-apiserver answers a watch from a
+// compacted resourceVersion (a 410 edit on a watch open): 200 and one
+// ERROR event, 410 Expired "too old resource version". From then on every
+// watch of the edit's resource from that resourceVersion or older gets
+// the same, as on a cluster whose etcd compacted it, so a client that
+// retries the same resourceVersion never gets through and must list
+// again. A watch with no resourceVersion to compact (a streaming list
+// from now) gets the 410 once.
+func (r *Replayer) compact(req *http.Request, rp apipath.Path, e Edit) *plan {
+	rv, _ := strconv.ParseInt(req.URL.Query().Get("resourceVersion"), 10, 64)
+	if rv > 0 {
+		r.edits.mu.Lock()
+		r.edits.compacted = append(r.edits.compacted, compaction{anchor: e.anchor(), rv: rv})
+		r.edits.mu.Unlock()
+	}
+	return r.tooOld(req, rv)
+}
+
+// compactedWatch answers a watch from a resourceVersion an edit
+// compacted (see [Replayer.compact]); nil for any other request.
+func (r *Replayer) compactedWatch(req *http.Request, rp apipath.Path, verb string) *plan {
+	if verb != "watch" {
+		return nil
+	}
+	rv, _ := strconv.ParseInt(req.URL.Query().Get("resourceVersion"), 10, 64)
+	if rv <= 0 {
+		return nil
+	}
+	r.edits.mu.Lock()
+	defer r.edits.mu.Unlock()
+	for _, c := range r.edits.compacted {
+		if c.anchor.Names(rp) && rv <= c.rv {
+			return r.tooOld(req, rv)
+		}
+	}
+	return nil
+}
+
+// tooOld is the watch answer to a compacted resourceVersion rv.
+func (r *Replayer) tooOld(req *http.Request, rv int64) *plan {
+	proto, _ := wire.Negotiate(req.Header.Get("Accept"))
+	st := wire.Status(http.StatusGone, metav1.StatusReasonExpired, fmt.Sprintf("too old resource version: %d (%d)", rv, rv+1), 0)
+	ct := wire.MediaJSON
+	if proto {
+		ct = wire.MediaProtobufWatch
+	}
+	return &plan{status: http.StatusOK, header: http.Header{"Content-Type": {ct}}, pace: r.pacing(nil), end: endEOF, watch: true,
+		frames: []outFrame{dataFrame(r.views.codec.ErrorEvent(st, proto))}}
 }
 
 // errorPlan answers with the HTTP error of edit e, in front of iv (nil for

@@ -191,6 +191,11 @@ func (rs resolver) anchored(es *editState) {
 	case EditExpireContinue:
 		es.Where = fmt.Sprintf("list request %d of %s that carries a continue token", e.Nth, what)
 		return
+	case EditReset:
+		if e.Verb != "" {
+			es.Where = fmt.Sprintf("request %d of %s, verb %s, before its first byte", e.Nth, what, e.Verb)
+			return
+		}
 	}
 	ts := e.anchor().On(rs.r.world.Recorded())
 	if len(ts) == 0 {
