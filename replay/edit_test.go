@@ -2,6 +2,7 @@ package replay_test
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -166,25 +167,66 @@ func TestAResetByVerbCutsTheNthRequestBeforeItsFirstByte(t *testing.T) {
 func TestA410OnAWatchOpenCompactsItsResourceVersion(t *testing.T) {
 	forEachSource(t, func(t *testing.T, src source) {
 		c := watchCassette(cassettes.EndEOF, eventFrame(0, "MODIFIED", cmJSON("a", 101, "1")))
-		r := src.replayer(t, c, replay.Options{Edits: []replay.Edit{mustEdit(t, "error:resource=configmaps,verb=watch,nth=1,status=410")}})
+		r := src.replayer(t, c, replay.Options{Edits: []replay.Edit{mustEdit(t, "error:resource=configmaps,verb=watch,nth=2,status=410")}})
 		cms := kubernetes.NewForConfigOrDie(r.Config()).CoreV1().ConfigMaps("default")
 		ctx := ctxT(t)
-		// The edit fires once; every later watch from 100 or older is
-		// refused alike, as on a cluster that compacted 100.
-		for i, rv := range []string{"100", "100", "99"} {
+		first, err := cms.Watch(ctx, metav1.ListOptions{ResourceVersion: "100"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := recv(t, first, 1); got[0].String() != "MODIFIED a@101=1" {
+			t.Fatalf("the first watch got %v", got)
+		}
+		first.Stop()
+		// The world is at 101 now: the edit compacts 100, and every
+		// later watch from 100 or older is refused alike, as on a
+		// cluster that compacted it; one from 101 is served.
+		for i, rv := range []string{"100", "100", "99", "101"} {
 			w, err := cms.Watch(ctx, metav1.ListOptions{ResourceVersion: rv})
 			if err != nil {
-				t.Fatalf("watch %d: %v", i+1, err)
+				t.Fatalf("watch %d: %v", i+2, err)
+			}
+			if rv == "101" {
+				w.Stop()
+				break
 			}
 			ev := <-w.ResultChan()
 			w.Stop()
 			st, ok := ev.Object.(*metav1.Status)
-			if want := "too old resource version: " + rv + " (" + map[string]string{"100": "101", "99": "100"}[rv] + ")"; ev.Type != watch.Error || !ok || st.Code != 410 || st.Reason != metav1.StatusReasonExpired || st.Message != want {
-				t.Errorf("watch %d from %s: %s %+v, want an ERROR event 410 Expired %q", i+1, rv, ev.Type, ev.Object, want)
+			want := fmt.Sprintf("too old resource version: %s (%d)", rv, map[string]int{"100": 101, "99": 100}[rv])
+			if ev.Type != watch.Error || !ok || st.Code != 410 || st.Reason != metav1.StatusReasonExpired || st.Message != want {
+				t.Errorf("watch %d from %s: %s %+v, want an ERROR event 410 Expired %q", i+2, rv, ev.Type, ev.Object, want)
 			}
 		}
 		if rep := r.Edits()[0]; rep.Fired != 1 {
 			t.Errorf("fired %d times, want 1: %v", rep.Fired, rep)
+		}
+	})
+}
+
+func TestA410OnAWatchFromTheNewestVersionRefusesItOnce(t *testing.T) {
+	forEachSource(t, func(t *testing.T, src source) {
+		c := watchCassette(cassettes.EndEOF, eventFrame(0, "MODIFIED", cmJSON("a", 101, "1")))
+		r := src.replayer(t, c, replay.Options{Edits: []replay.Edit{mustEdit(t, "error:resource=configmaps,verb=watch,nth=1,status=410")}})
+		cms := kubernetes.NewForConfigOrDie(r.Config()).CoreV1().ConfigMaps("default")
+		ctx := ctxT(t)
+		// Nothing newer than 100 was served: a server cannot have
+		// compacted it, so the 410 is once, and the retry is served.
+		w, err := cms.Watch(ctx, metav1.ListOptions{ResourceVersion: "100"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev := <-w.ResultChan(); ev.Type != watch.Error {
+			t.Errorf("the first watch got %s, want the 410", ev.Type)
+		}
+		w.Stop()
+		w, err = cms.Watch(ctx, metav1.ListOptions{ResourceVersion: "100"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Stop()
+		if got := recv(t, w, 1); got[0].String() != "MODIFIED a@101=1" {
+			t.Errorf("the retry got %v", got)
 		}
 	})
 }

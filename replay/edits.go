@@ -138,11 +138,13 @@ type compaction struct {
 // watch of the edit's resource from that resourceVersion or older gets
 // the same, as on a cluster whose etcd compacted it, so a client that
 // retries the same resourceVersion never gets through and must list
-// again. A watch with no resourceVersion to compact (a streaming list
-// from now) gets the 410 once.
+// again; a streaming list (sendInitialEvents) "not older than" it is
+// served, as the server's watch cache serves it. A server compacts only
+// what is older than its newest version: a watch from the world's newest
+// version, or from none (a streaming list from now), gets the 410 once.
 func (r *Replayer) compact(req *http.Request, rp apipath.Path, e Edit) *plan {
 	rv, _ := strconv.ParseInt(req.URL.Query().Get("resourceVersion"), 10, 64)
-	if rv > 0 {
+	if t, _ := r.world.For(rp); rv > 0 && t != nil && rv < t.Progress() {
 		r.edits.mu.Lock()
 		r.edits.compacted = append(r.edits.compacted, compaction{anchor: e.anchor(), rv: rv})
 		r.edits.mu.Unlock()
@@ -153,10 +155,11 @@ func (r *Replayer) compact(req *http.Request, rp apipath.Path, e Edit) *plan {
 // compactedWatch answers a watch from a resourceVersion an edit
 // compacted (see [Replayer.compact]); nil for any other request.
 func (r *Replayer) compactedWatch(req *http.Request, rp apipath.Path, verb string) *plan {
-	if verb != "watch" {
+	q := req.URL.Query()
+	if verb != "watch" || q.Get("sendInitialEvents") == "true" && q.Get("resourceVersionMatch") == string(metav1.ResourceVersionMatchNotOlderThan) {
 		return nil
 	}
-	rv, _ := strconv.ParseInt(req.URL.Query().Get("resourceVersion"), 10, 64)
+	rv, _ := strconv.ParseInt(q.Get("resourceVersion"), 10, 64)
 	if rv <= 0 {
 		return nil
 	}
@@ -178,7 +181,9 @@ func (r *Replayer) tooOld(req *http.Request, rv int64) *plan {
 	if proto {
 		ct = wire.MediaProtobufWatch
 	}
-	return &plan{status: http.StatusOK, header: http.Header{"Content-Type": {ct}}, pace: r.pacing(nil), end: endEOF, watch: true,
+	// Not a watch of recorded changes: Hold and Settle do not hold its
+	// ERROR event.
+	return &plan{status: http.StatusOK, header: http.Header{"Content-Type": {ct}}, pace: r.pacing(nil), end: endEOF,
 		frames: []outFrame{dataFrame(r.views.codec.ErrorEvent(st, proto))}}
 }
 

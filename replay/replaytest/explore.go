@@ -49,10 +49,33 @@ const (
 	FaultConflict  FaultKind = "409"
 	FaultWrite500  FaultKind = "500"
 	FaultThrottled FaultKind = "429"
+	// FaultGet500 and FaultGet503 answer a get with 500 InternalError
+	// and 503 ServiceUnavailable.
+	FaultGet500 FaultKind = "get500"
+	FaultGet503 FaultKind = "get503"
+	// The watch-open faults refuse the request that opens a watch (an
+	// informer's initial sync included, which client-go v0.37 makes a
+	// streaming watch): FaultWatchCompacted as a cluster whose etcd
+	// compacted the resourceVersion asked for (200 and an ERROR 410
+	// Expired "too old resource version", and so every later watch from
+	// that version or older: the client must list again);
+	// FaultWatch429 with Retry-After: 1, FaultWatch500, FaultWatch503;
+	// FaultWatchReset resets the connection before the first byte
+	// (client-go retries that itself).
+	FaultWatchCompacted FaultKind = "watch410"
+	FaultWatch429       FaultKind = "watch429"
+	FaultWatch500       FaultKind = "watch500"
+	FaultWatch503       FaultKind = "watch503"
+	FaultWatchReset     FaultKind = "watchreset"
+	// FaultTimeout ends a watch after a change as the server ends one at
+	// its timeoutSeconds: a clean end of the stream, no error.
+	FaultTimeout FaultKind = "timeout"
 )
 
 // AllFaults are the kinds [Explore] injects by default.
-var AllFaults = []FaultKind{FaultExpired, FaultBehind, FaultReset, FaultList500, FaultList503, FaultConflict, FaultWrite500, FaultThrottled}
+var AllFaults = []FaultKind{FaultExpired, FaultBehind, FaultReset, FaultTimeout, FaultList500, FaultList503,
+	FaultGet500, FaultGet503, FaultWatchCompacted, FaultWatch429, FaultWatch500, FaultWatch503, FaultWatchReset,
+	FaultConflict, FaultWrite500, FaultThrottled}
 
 // Faults selects the fault points [Explore] tries.
 type Faults struct {
@@ -270,6 +293,11 @@ func watchFaultPoints(out []Point, changes []replay.Change, requests []replay.Re
 			e.Kind = replay.EditReset
 			out = append(out, Point{Name: "reset@" + where, Edit: e})
 		}
+		if slices.Contains(kinds, FaultTimeout) {
+			e := at
+			e.Kind = replay.EditTruncate
+			out = append(out, Point{Name: "timeout@" + where, Edit: e})
+		}
 	}
 	return out
 }
@@ -286,6 +314,15 @@ func requestFaultPoints(out []Point, requests []replay.RequestCount, kinds []Fau
 			if slices.Contains(kinds, FaultList503) {
 				out = errorPoints(out, 503, 0, c)
 			}
+		case "get":
+			if slices.Contains(kinds, FaultGet500) {
+				out = errorPoints(out, 500, 0, c)
+			}
+			if slices.Contains(kinds, FaultGet503) {
+				out = errorPoints(out, 503, 0, c)
+			}
+		case "watch":
+			out = watchOpenPoints(out, kinds, c)
 		case "create", "update", "patch", "delete", "deletecollection":
 			if slices.Contains(kinds, FaultConflict) {
 				out = errorPoints(out, 409, 0, c)
@@ -307,6 +344,31 @@ func errorPoints(out []Point, status, retryAfter int, c replay.RequestCount) []P
 	for n := 1; n <= c.N; n++ {
 		e := replay.Edit{Kind: replay.EditError, Resource: c.Resource, Group: c.Group, Verb: c.Verb, Nth: n, Status: status, RetryAfter: retryAfter}
 		out = append(out, Point{Name: fmt.Sprintf("%d@%s:%s:nth=%d", status, c.Verb, resourceName(c.Group, c.Resource), n), Edit: e})
+	}
+	return out
+}
+
+// watchOpenPoints appends to out the watch-open faults of kinds on each
+// of the c.N watches counted in c.
+func watchOpenPoints(out []Point, kinds []FaultKind, c replay.RequestCount) []Point {
+	for n := 1; n <= c.N; n++ {
+		at := replay.Edit{Kind: replay.EditError, Resource: c.Resource, Group: c.Group, Verb: "watch", Nth: n}
+		for _, k := range []struct {
+			kind       FaultKind
+			status     int
+			retryAfter int
+		}{{FaultWatchCompacted, 410, 0}, {FaultWatch429, 429, 1}, {FaultWatch500, 500, 0}, {FaultWatch503, 503, 0}} {
+			if slices.Contains(kinds, k.kind) {
+				e := at
+				e.Status, e.RetryAfter = k.status, k.retryAfter
+				out = append(out, Point{Name: fmt.Sprintf("%d@watch-open:%s:nth=%d", k.status, resourceName(c.Group, c.Resource), n), Edit: e})
+			}
+		}
+		if slices.Contains(kinds, FaultWatchReset) {
+			e := at
+			e.Kind = replay.EditReset
+			out = append(out, Point{Name: fmt.Sprintf("reset@watch-open:%s:nth=%d", resourceName(c.Group, c.Resource), n), Edit: e})
+		}
 	}
 	return out
 }
