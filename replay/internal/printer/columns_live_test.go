@@ -42,6 +42,21 @@ func newLiveServer(t *testing.T, cp *controlplanetest.ControlPlane) liveServer {
 // unless the server answers 200.
 func (s liveServer) get(path, accept string) []byte {
 	s.t.Helper()
+	status, body := s.fetch(path, accept)
+	if status != http.StatusOK {
+		s.t.Fatalf("GET %s (Accept %s): %d: %s", path, accept, status, body)
+	}
+	return body
+}
+
+// try returns the status and body of a GET of path in JSON.
+func (s liveServer) try(path string) (int, []byte) {
+	s.t.Helper()
+	return s.fetch(path, "application/json")
+}
+
+func (s liveServer) fetch(path, accept string) (int, []byte) {
+	s.t.Helper()
 	req, err := http.NewRequestWithContext(s.t.Context(), http.MethodGet, s.base+path, nil)
 	if err != nil {
 		s.t.Fatal(err)
@@ -56,10 +71,7 @@ func (s liveServer) get(path, accept string) []byte {
 	if err != nil {
 		s.t.Fatalf("GET %s: %v", path, err)
 	}
-	if resp.StatusCode != http.StatusOK {
-		s.t.Fatalf("GET %s (Accept %s): %d: %s", path, accept, resp.StatusCode, body)
-	}
-	return body
+	return resp.StatusCode, body
 }
 
 // columns returns the columnDefinitions of the Table the server sends
