@@ -98,6 +98,8 @@ var builtins = map[string]cellsFunc{
 
 	"/apis/discovery.k8s.io/v1/endpointslices": cellsOf(printEndpointSlice),
 
+	"/apis/events.k8s.io/v1/events": cellsOf(printEventsV1),
+
 	"/apis/networking.k8s.io/v1/ingresses": cellsOf(printIngress),
 
 	"/apis/policy/v1/poddisruptionbudgets": cellsOf(printPodDisruptionBudget),

@@ -287,7 +287,7 @@ func TestLiveBuiltinPrintsAsTheServer(t *testing.T) {
 					t.Errorf("%s: cells (-server +printer):\n%s", names[i], diff)
 				}
 			}
-			t.Logf("%d rows compared, %d differ", len(items), differ)
+			t.Logf("%s: %d rows compared, %d differ", c, len(items), differ)
 			if len(items) == 0 {
 				t.Errorf("no objects to compare")
 			}

@@ -10,6 +10,7 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -192,6 +193,33 @@ func printEvent(obj *corev1.Event, now time.Time) []any {
 	}
 	return []any{lastTimestamp, obj.Type, obj.Reason, target, obj.InvolvedObject.FieldPath, source,
 		strings.TrimSpace(obj.Message), firstTimestamp, int64(count), obj.Name}
+}
+
+// printEventsV1 is printEvent of an events.k8s.io/v1 Event, which the
+// server converts to the internal (core) Event it prints as
+// k8s.io/kubernetes/pkg/apis/events/v1's Convert_v1_Event_To_core_Event
+// does: regarding, note and the deprecated fields renamed.
+func printEventsV1(obj *eventsv1.Event, now time.Time) []any {
+	e := &corev1.Event{
+		ObjectMeta:          obj.ObjectMeta,
+		InvolvedObject:      obj.Regarding,
+		Reason:              obj.Reason,
+		Message:             obj.Note,
+		Source:              obj.DeprecatedSource,
+		FirstTimestamp:      obj.DeprecatedFirstTimestamp,
+		LastTimestamp:       obj.DeprecatedLastTimestamp,
+		Count:               obj.DeprecatedCount,
+		Type:                obj.Type,
+		EventTime:           obj.EventTime,
+		Action:              obj.Action,
+		Related:             obj.Related,
+		ReportingController: obj.ReportingController,
+		ReportingInstance:   obj.ReportingInstance,
+	}
+	if obj.Series != nil {
+		e.Series = &corev1.EventSeries{Count: obj.Series.Count, LastObservedTime: obj.Series.LastObservedTime}
+	}
+	return printEvent(e, now)
 }
 
 // printRoleBinding is printRoleBinding.
