@@ -75,8 +75,15 @@
 //     NotFound Status;
 //   - kubectl's server-side printing (Accept ...;as=Table) is answered in
 //     the Table form from the rows of the Table-form list and watch that
-//     kwrec record records beside the JSON ones, where every object in the
-//     answer has a recorded row;
+//     kwrec record records beside the JSON ones; an object without a
+//     recorded row (a write, or a collection recorded without its Table
+//     form) is printed as kube-apiserver v1.37.2 prints it, ages on the
+//     replay's clock: a custom resource by its definition's printer
+//     columns, a built-in kind by a port of the server's printer (Pods,
+//     workloads, Services, Endpoints and EndpointSlices, Ingresses, Nodes,
+//     Namespaces, storage, Events, RBAC, HPAs, PDBs, Leases, ConfigMaps,
+//     Secrets, ServiceAccounts); other built-in kinds are answered in the
+//     Table form only where every object has a recorded row;
 //   - discovery (/version, /api, /apis, group versions, OpenAPI v3) is the
 //     recorded server's, else kube-apiserver's own for the built-in
 //     resources (short names, categories, verbs) plus the cassette's other

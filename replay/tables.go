@@ -96,8 +96,9 @@ func tableVersion(t *timeline.Timeline, o *timeline.Object) table.Version {
 
 // tableForm is a collection's Table form: the index of its rows
 // (recorded, or made when served) and the printer of the rows the index
-// lacks, nil when kwrec has none for the resource (then only a write's
-// row is made, of the columns [table.Index.AddObject] knows).
+// lacks, nil when kwrec has none for the resource or its columns are not
+// the recorded ones (then only a write's row is made, of the columns
+// [table.Index.AddObject] knows).
 type tableForm struct {
 	x *table.Index
 	p table.Printer
@@ -198,7 +199,7 @@ type formKey struct {
 
 // of returns the printer of t's resource, nil when kwrec has none: a
 // custom resource whose definition the world does not hold, or a
-// built-in kind (their printers are not ported).
+// built-in resource whose printer is not ported.
 func (ps *printers) of(t *timeline.Timeline) table.Printer {
 	p, _ := ps.keyed(t)
 	return p
@@ -208,27 +209,32 @@ func (ps *printers) keyed(t *timeline.Timeline) (table.Printer, printerKey) {
 	rp := apipath.Path{Group: t.Res.Group, Version: t.Res.Version, Resource: t.Res.Resource}
 	key := printerKey{res: rp.Collection()}
 	d, custom := ps.world.Definition(rp)
-	if !custom {
-		return nil, key
+	if custom {
+		key.crd, key.crdRV = d.Name, d.RV
 	}
-	key.crd, key.crdRV = d.Name, d.RV
 	ps.mu.Lock()
 	p, ok := ps.made[key]
 	ps.mu.Unlock()
 	if ok {
 		return p, key
 	}
-	if def, err := d.JSON(); err == nil {
-		if c, err := printer.NewCustom(def, rp.Version); err == nil {
-			p = c
+	if custom {
+		if def, err := d.JSON(); err == nil {
+			if c, err := printer.NewCustom(def, rp.Version); err == nil {
+				p = c
+			}
 		}
+	} else if b, err := printer.NewBuiltin(key.res); err == nil {
+		p = b
 	}
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	if ps.made == nil {
 		ps.made = map[printerKey]table.Printer{}
 	}
-	ps.made[key] = p // nil when the definition cannot be read: plain JSON, as before
+	// nil when the definition cannot be read, or no built-in printer is
+	// ported: plain JSON, as before.
+	ps.made[key] = p
 	return p, key
 }
 

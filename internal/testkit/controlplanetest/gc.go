@@ -25,6 +25,17 @@ const KubeControllerManager = "kube-controller-manager"
 // is skipped, or fails under $KWREC_REQUIRE_CONTROLPLANE=1.
 func (cp *ControlPlane) StartGarbageCollector(t testing.TB) {
 	t.Helper()
+	cp.StartControllers(t, "garbagecollector", "--concurrent-gc-syncs=5")
+}
+
+// StartControllers runs kube-controller-manager against cp with the
+// controllers named in controllers (its --controllers flag: names such as
+// deployment-controller, comma-separated), and any further flags, as
+// [ControlPlane.StartGarbageCollector] runs the garbage collector: it
+// serves nothing, takes no lease, and stops in t.Cleanup. Without a
+// scheduler or kubelet, the pods its controllers create stay Pending.
+func (cp *ControlPlane) StartControllers(t testing.TB, controllers string, flags ...string) {
+	t.Helper()
 	dir, err := AssetsDir()
 	if err != nil {
 		t.Fatal(err)
@@ -38,8 +49,9 @@ func (cp *ControlPlane) StartGarbageCollector(t testing.TB) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	cmd := exec.Command(bin, "--kubeconfig="+cp.Kubeconfig, "--controllers=garbagecollector",
-		"--leader-elect=false", "--secure-port=0", "--concurrent-gc-syncs=5", "-v=1")
+	args := append([]string{"--kubeconfig=" + cp.Kubeconfig, "--controllers=" + controllers,
+		"--leader-elect=false", "--secure-port=0", "-v=1"}, flags...)
+	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
