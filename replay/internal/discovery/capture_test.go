@@ -196,6 +196,12 @@ func TestLiveCaptureBuiltin(t *testing.T) {
 		if n == "version" {
 			continue // its goVersion follows the toolchain that built the server
 		}
+		if n == openAPIV2 {
+			// protojson's spacing varies on purpose from run to run: the
+			// document is compared below in the server's protobuf, byte
+			// for byte.
+			continue
+		}
 		if !bytes.Equal(bytes.TrimSuffix(d.files[n], []byte("\n")), bytes.TrimSuffix(live[n], []byte("\n"))) {
 			t.Errorf("%s differs from the live server's; run %s=1 go test -run TestLiveCaptureBuiltin", n, envUpdate)
 		}
