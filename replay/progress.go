@@ -38,7 +38,8 @@ type progress struct {
 	playing  chan struct{} // closed by Play, or at once without Hold
 	playedAt time.Time     // when Play closed playing (read after it is closed)
 	playOnce sync.Once
-	consumed chan struct{} // closed Linger after done with no request
+	consumed chan struct{} // closed Linger after done with no request, or by Replayer.Close
+	consume  func()        // closes consumed once
 
 	mu         sync.Mutex
 	done       chan struct{}
@@ -49,6 +50,7 @@ type progress struct {
 func newProgress(c clock.Clock, opts Options, closed <-chan struct{}) *progress {
 	pr := &progress{clock: c, strict: opts.Strict, linger: opts.Linger, closed: closed,
 		playing: make(chan struct{}), consumed: make(chan struct{}), done: make(chan struct{})}
+	pr.consume = sync.OnceFunc(func() { close(pr.consumed) })
 	pr.activity.Store(c.Now().UnixNano())
 	if !opts.Hold {
 		pr.play()
@@ -78,7 +80,8 @@ func (pr *progress) play() {
 
 // Consumed returns a channel closed once the replay is [Replayer.Done] and
 // the clients have then made no request for [Options.Linger]: every
-// recorded change delivered and the code under test idle. A test that
+// recorded change delivered and the code under test idle; or once the
+// Replayer is closed, when nothing more is served. A test that
 // replays into code that keeps watching waits for it (or passes
 // ErrorWhenExhausted, which ends the watches then).
 func (r *Replayer) Consumed() <-chan struct{} { return r.prog.consumed }
@@ -88,7 +91,7 @@ func (pr *progress) lingerOn() {
 	for {
 		idle := pr.clock.Since(time.Unix(0, pr.activity.Load()))
 		if idle >= pr.linger {
-			close(pr.consumed)
+			pr.consume()
 			return
 		}
 		t := pr.clock.NewTimer(pr.linger - idle)
@@ -164,7 +167,7 @@ func (pr *progress) checkDoneLocked() {
 		pr.activity.Store(pr.clock.Now().UnixNano())
 		go pr.lingerOn()
 	} else {
-		close(pr.consumed)
+		pr.consume()
 	}
 }
 

@@ -111,9 +111,11 @@ func (r *Replayer) Interactions() []*cassettes.Interaction {
 }
 
 // Close releases the cassette file of a Replayer made by [Open]; bodies
-// still being served fail once it is closed.
+// still being served fail once it is closed, and [Replayer.Consumed] is
+// closed.
 func (r *Replayer) Close() error {
 	r.closed.fire()
+	r.prog.consume() // nothing more is served: a test waiting for Consumed goes on
 	if r.own {
 		return r.hist.Close()
 	}

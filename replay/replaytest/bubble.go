@@ -1,7 +1,12 @@
 package replaytest
 
 import (
+	stdcmp "cmp"
 	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -90,11 +95,12 @@ func logError(ctx context.Context, err error, msg string, keysAndValues ...any) 
 // informers in bubbles calls [Main] from its TestMain.
 func Run(t *testing.T, name string, opts replay.Options, body func(t *testing.T, r *replay.Replayer)) {
 	t.Helper()
-	run(t, Load(t, name), opts, body)
+	run(t, Load(t, name), opts, 0, body)
 }
 
-// run is [Run] of a loaded history.
-func run(t *testing.T, h *replay.History, opts replay.Options, body func(t *testing.T, r *replay.Replayer)) {
+// run is [Run] of a loaded history; a run that does not settle within
+// settle (see [settleWatch]) fails, when settle is above 0.
+func run(t *testing.T, h *replay.History, opts replay.Options, settle time.Duration, body func(t *testing.T, r *replay.Replayer)) {
 	t.Helper()
 	synctest.Test(t, func(t *testing.T) {
 		r, err := h.Replayer(opts)
@@ -102,6 +108,90 @@ func run(t *testing.T, h *replay.History, opts replay.Options, body func(t *test
 			t.Fatalf("replaytest: %v", err)
 		}
 		t.Cleanup(func() { r.Close() })
+		if settle > 0 {
+			go settleWatch(t, r, settle, opts.Settle)
+		}
 		body(t, r)
 	})
+}
+
+// settleWatch fails t when r's run does not settle, and then closes r
+// (so that a body waiting for Consumed goes on): when the code under
+// test makes no request for bound before the recording has played (it
+// stopped watching, or exited); when the recording has not played by
+// the time its changes take at one per settle plus bound (the code keeps
+// making requests that get nowhere: retrying what never gets through,
+// say); or when it is not idle (consumed) within bound after the
+// recording has played. Times are bubble time.
+func settleWatch(t *testing.T, r *replay.Replayer, bound, settle time.Duration) {
+	deadline := time.NewTimer(time.Duration(len(r.Changes())+1)*settle + bound)
+	defer deadline.Stop()
+	before := requestTotals(r)
+	for {
+		tick := time.NewTimer(bound)
+		select {
+		case <-r.Consumed():
+			tick.Stop()
+			return
+		case <-r.Done():
+			tick.Stop()
+			played := requestTotals(r)
+			select {
+			case <-r.Consumed():
+			case <-time.After(bound):
+				t.Errorf("replaytest: the run did not settle: the recording has played, and %v later the code under test was still making requests (%s); a client that retries what never gets through never settles", bound, busiest(played, requestTotals(r)))
+				r.Close()
+			}
+			return
+		case <-deadline.C:
+			tick.Stop()
+			t.Errorf("replaytest: the run did not settle: the recording had not played after %v, the code under test making requests that got it nowhere (%s in the last %v); a client that retries what never gets through never settles", time.Duration(len(r.Changes())+1)*settle+bound, busiest(before, requestTotals(r)), bound)
+			r.Close()
+			return
+		case <-tick.C:
+			now := requestTotals(r)
+			if maps.Equal(now, before) {
+				t.Errorf("replaytest: the run did not settle: the code under test made no request for %v before the recording had played: it stopped watching (or exited), and nothing consumes the recording", bound)
+				r.Close()
+				return
+			}
+			before = now
+		}
+	}
+}
+
+// requestTotals are r's requests so far, by "verb resource".
+func requestTotals(r *replay.Replayer) map[string]int {
+	out := map[string]int{}
+	for _, c := range r.Requests() {
+		out[c.Verb+" "+resourceName(c.Group, c.Resource)] = c.N
+	}
+	return out
+}
+
+// busiest names the requests made most between from and to, at most
+// three, as "N list configmaps".
+func busiest(from, to map[string]int) string {
+	type made struct {
+		what string
+		n    int
+	}
+	var ms []made
+	for k, n := range to {
+		if d := n - from[k]; d > 0 {
+			ms = append(ms, made{k, d})
+		}
+	}
+	slices.SortFunc(ms, func(a, b made) int { return stdcmp.Or(b.n-a.n, strings.Compare(a.what, b.what)) })
+	var parts []string
+	for i, m := range ms {
+		if i == 3 {
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%d %s", m.n, m.what))
+	}
+	if len(parts) == 0 {
+		return "none counted"
+	}
+	return strings.Join(parts, ", ")
 }

@@ -2,9 +2,12 @@ package replaytest
 
 import (
 	"bytes"
+	stdcmp "cmp"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kwrec/kwrec/cassettes"
+	"github.com/kwrec/kwrec/internal/apipath"
 	"github.com/kwrec/kwrec/replay"
 )
 
@@ -93,7 +97,21 @@ type Faults struct {
 	// CRDs are given to every replay of the exploration, the reference
 	// run's included (see [CRDs]).
 	CRDs *replay.CRDs
+	// AllowDeletes lets a point's run delete objects the reference run
+	// never deleted. By default that fails the point: the object's data
+	// was lost for its users, even when the code under test creates it
+	// again later and the world converges.
+	AllowDeletes bool
+	// SettleWithin bounds, in bubble time, how long a run may go without
+	// a request before the recording has played, and how long it may
+	// keep making requests after: a run past it fails with "did not
+	// settle" and the requests it kept making, and never hangs the test.
+	// 0 means [DefaultSettleWithin].
+	SettleWithin time.Duration
 }
+
+// DefaultSettleWithin is [Faults.SettleWithin]'s default.
+const DefaultSettleWithin = 10 * time.Minute
 
 // Point is one fault [Explore] injects: its subtest name and the edit.
 type Point struct {
@@ -141,11 +159,12 @@ const (
 // tried, how fast, and which failed.
 func Explore(t *testing.T, name string, faults Faults, body func(t *testing.T, r *replay.Replayer)) []Point {
 	t.Helper()
-	x := &exploration{name: name, ignore: faults.Ignore, crds: faults.CRDs, body: body}
+	x := &exploration{name: name, ignore: faults.Ignore, crds: faults.CRDs, allowDeletes: faults.AllowDeletes, body: body,
+		settle: stdcmp.Or(faults.SettleWithin, DefaultSettleWithin)}
 	x.h = Load(t, name) // read once, replayed once per point
 	ref := BubbleOptions()
 	ref.CRDs = faults.CRDs
-	run(t, x.h, ref, func(t *testing.T, r *replay.Replayer) {
+	run(t, x.h, ref, x.settle, func(t *testing.T, r *replay.Replayer) {
 		body(t, r)
 		if t.Failed() {
 			return
@@ -155,6 +174,10 @@ func Explore(t *testing.T, name string, faults Faults, body func(t *testing.T, r
 			t.Fatalf("replaytest: the world of the reference run: %v", err)
 		}
 		x.ref.world, x.ref.changes, x.ref.requests = w, r.Changes(), r.Requests()
+		x.ref.deleted = map[string]bool{}
+		for _, d := range deleted(r.Writes()) {
+			x.ref.deleted[d] = true
+		}
 	})
 	if x.ref.world == nil {
 		t.Fatalf("replaytest: the reference run (no fault) failed: exploration needs a body that passes first")
@@ -164,6 +187,7 @@ func Explore(t *testing.T, name string, faults Faults, body func(t *testing.T, r
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
+		slices.Sort(x.failed) // in the order of the points' names, not of their ends
 		elapsed := x.end.Sub(x.start)
 		t.Logf("replaytest: explored %d of %d fault points of %s in %v (%.0f a second): %d failed %v",
 			x.ran, len(points), name, elapsed.Round(time.Millisecond), float64(x.ran)/elapsed.Seconds(), len(x.failed), x.failed)
@@ -177,15 +201,18 @@ func Explore(t *testing.T, name string, faults Faults, body func(t *testing.T, r
 // exploration is what the subtests of one [Explore] share: its cassette,
 // body and reference run, and what the points' runs found.
 type exploration struct {
-	name   string
-	h      *replay.History
-	ignore [][]string
-	crds   *replay.CRDs
-	body   func(t *testing.T, r *replay.Replayer)
-	ref    struct {
+	name         string
+	h            *replay.History
+	ignore       [][]string
+	crds         *replay.CRDs
+	allowDeletes bool
+	settle       time.Duration
+	body         func(t *testing.T, r *replay.Replayer)
+	ref          struct {
 		world    []byte
 		changes  []replay.Change
 		requests []replay.RequestCount
+		deleted  map[string]bool // the objects the reference run deleted, by path
 	}
 
 	mu     sync.Mutex
@@ -225,7 +252,7 @@ func (x *exploration) explore(t *testing.T, p Point) {
 			writeFailing(t, x.name, p)
 		}
 	}()
-	run(t, x.h, opts, func(t *testing.T, r *replay.Replayer) {
+	run(t, x.h, opts, x.settle, func(t *testing.T, r *replay.Replayer) {
 		t.Logf("replaytest: injected %s", p.Edit)
 		x.body(t, r)
 		for _, e := range r.Edits() {
@@ -240,6 +267,14 @@ func (x *exploration) explore(t *testing.T, p Point) {
 		}
 		if d := cmp.Diff(string(x.ref.world), string(w)); d != "" {
 			t.Errorf("replaytest: with %s (%s) the world ends unlike the reference run's: the code under test did not converge (-reference +this run):\n%s", p.Name, p.Edit, d)
+		}
+		if x.allowDeletes {
+			return
+		}
+		for _, d := range deleted(r.Writes()) {
+			if !x.ref.deleted[d] {
+				t.Errorf("replaytest: with %s (%s) the code under test deleted %s, which the reference run never deleted: its data was lost for its users, even if it was created again later (Faults.AllowDeletes allows it)", p.Name, p.Edit, d)
+			}
 		}
 	})
 }
@@ -479,4 +514,23 @@ func fileName(s string) string {
 		}
 		return r
 	}, s)
+}
+
+// deleted returns the paths of the objects writes deleted (a DELETE of
+// an object; a deletecollection names none), each once, in order.
+func deleted(writes []*cassettes.Interaction) []string {
+	var out []string
+	for _, in := range writes {
+		if in.Request.Method != http.MethodDelete {
+			continue
+		}
+		u, err := url.Parse(in.Request.URL)
+		if err != nil {
+			continue
+		}
+		if rp, ok := apipath.Parse(u.Path); ok && rp.Name != "" && !slices.Contains(out, u.Path) {
+			out = append(out, u.Path)
+		}
+	}
+	return out
 }

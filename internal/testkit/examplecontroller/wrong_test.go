@@ -42,6 +42,16 @@ const (
 	// keepAcross410 adds what a re-list holds to the sources it knew,
 	// so it never forgets one deleted while its watch was behind.
 	keepAcross410 flaw = "keepAcross410"
+	// deleteOnGetError takes any failed get of a mirror for a broken
+	// mirror, and deletes it (a later change of its source makes it
+	// again).
+	deleteOnGetError flaw = "deleteOnGetError"
+	// exitOnFirstWatchError stops syncing for good when the watch of its
+	// initial sync cannot be opened.
+	exitOnFirstWatchError flaw = "exitOnFirstWatchError"
+	// recreateOn409 deletes a mirror whose update conflicts and creates
+	// it again: the world converges, but the mirror's users saw it gone.
+	recreateOn409 flaw = "recreateOn409"
 )
 
 // loop runs the controller until ctx ends: it lists, syncs every
@@ -51,7 +61,7 @@ const (
 func loop(ctx context.Context, cs kubernetes.Interface, f flaw) {
 	cms := cs.CoreV1().ConfigMaps(namespace)
 	var lastRV string
-	resync := true
+	resync, first := true, true
 	sources := map[string]corev1.ConfigMap{}
 	for ctx.Err() == nil {
 		l, err := cms.List(ctx, metav1.ListOptions{})
@@ -86,6 +96,10 @@ func loop(ctx context.Context, cs kubernetes.Interface, f flaw) {
 			}
 		}
 		w, err := cms.Watch(ctx, metav1.ListOptions{ResourceVersion: lastRV, TimeoutSeconds: ptr.To[int64](300)})
+		if err != nil && f == exitOnFirstWatchError && first {
+			return
+		}
+		first = false
 		if err != nil {
 			pause(ctx)
 			continue
@@ -128,6 +142,9 @@ func syncMirror(ctx context.Context, cs kubernetes.Interface, f flaw, src corev1
 	for attempt := 0; attempt < 10 && ctx.Err() == nil; attempt++ {
 		cur, err := cms.Get(ctx, name, metav1.GetOptions{})
 		switch {
+		case err != nil && !apierrors.IsNotFound(err) && f == deleteOnGetError:
+			_ = cms.Delete(ctx, name, metav1.DeleteOptions{})
+			return
 		case err != nil && !apierrors.IsNotFound(err):
 			pause(ctx)
 			continue
@@ -146,6 +163,10 @@ func syncMirror(ctx context.Context, cs kubernetes.Interface, f flaw, src corev1
 		}
 		if err == nil || apierrors.IsNotFound(err) || f == swallow409 && apierrors.IsConflict(err) {
 			return
+		}
+		if f == recreateOn409 && apierrors.IsConflict(err) && cur != nil {
+			_ = cms.Delete(ctx, name, metav1.DeleteOptions{})
+			continue // the next attempt finds it gone and creates it
 		}
 		if !apierrors.IsConflict(err) && !apierrors.IsTooManyRequests(err) {
 			pause(ctx)
@@ -206,6 +227,15 @@ func TestExplorationFindsWhatEachFlawDoesNotSurvive(t *testing.T) {
 		// Behind at the 410 after 226, its watch never sends epsilon's
 		// deletion; the re-list lacks epsilon, but it remembers it.
 		{keepAcross410, []string{"410behind@configmaps/kwrec-mirror:rv=226"}},
+		// A failed get of a mirror deletes it, at each get where the
+		// mirror exists.
+		{deleteOnGetError, []string{"500@get:configmaps:nth=6", "500@get:configmaps:nth=7", "500@get:configmaps:nth=8",
+			"503@get:configmaps:nth=6", "503@get:configmaps:nth=7", "503@get:configmaps:nth=8"}},
+		// The watch of its initial sync refused: it stops, and the run
+		// does not settle (client-go retries a 429 and a reset itself).
+		{exitOnFirstWatchError, []string{"500@watch-open:configmaps:nth=1", "503@watch-open:configmaps:nth=1"}},
+		// It converges, but deleted the mirrors it recreated.
+		{recreateOn409, []string{"409@update:configmaps:nth=1", "409@update:configmaps:nth=2"}},
 	} {
 		t.Run(string(tc.flaw), func(t *testing.T) {
 			cmd := exec.Command(os.Args[0], "-test.run", "^TestExploreALoopController$", "-test.v", "-test.count=1")
