@@ -4,14 +4,20 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kwrec/kwrec/internal/testkit/conformance"
 	"github.com/kwrec/kwrec/internal/testkit/controlplanetest"
 	"github.com/kwrec/kwrec/replay"
 )
@@ -29,6 +35,9 @@ const (
 	// rvToken in a generated body stands for the object's current
 	// resourceVersion on the side it is sent to (each side has its own).
 	rvToken = "@RV@"
+	// contToken in a list's query stands for the continue token of the
+	// side's last list of the same collection ("" if it had none).
+	contToken = "@CONT@"
 )
 
 // fuzzNames are the names generated requests use: valid ones, and some
@@ -86,16 +95,30 @@ func (g *fuzzGen) query(write bool) string {
 	return "?" + strings.Join(q, "&")
 }
 
-// next returns the seed's next request.
+// next returns the seed's next request: a fifth over ConfigMaps, the
+// rest over Secrets, Widgets, Deployments and their scale, Pods and their
+// eviction, Roles, RoleBindings, ClusterRoles, and lists a page at a
+// time.
 func (g *fuzzGen) next() row {
-	kind := g.r.IntN(10)
-	switch {
-	case kind < 6:
+	switch kind := g.r.IntN(20); {
+	case kind < 4:
 		return g.configMap()
-	case kind < 8:
+	case kind < 6:
 		return g.secret()
+	case kind < 8:
+		return g.widget()
+	case kind < 11:
+		return g.deployment()
+	case kind < 13:
+		return g.pod()
+	case kind < 15:
+		return g.role()
+	case kind < 17:
+		return g.roleBinding()
+	case kind < 18:
+		return g.clusterRole()
 	}
-	return g.widget()
+	return g.page()
 }
 
 func (g *fuzzGen) configMap() row {
@@ -197,10 +220,252 @@ func (g *fuzzGen) widget() row {
 
 func (g *fuzzGen) pick2(xs ...int) int { return xs[g.r.IntN(len(xs))] }
 
-// TestLiveDifferentialFuzz sends fuzzSeeds seeds of fuzzRequests
-// generated requests each to kube-apiserver and to the overlay, and
-// compares every answer.
+// deploymentBody is a Deployment, sometimes one the server refuses: a
+// selector its template's labels do not match, negative replicas, a
+// container without an image.
+func (g *fuzzGen) deploymentBody(n, extra string) string {
+	sel := g.pick("x", "y")
+	tmpl := sel
+	if g.r.IntN(6) == 0 {
+		tmpl = g.pick("x", "y")
+	}
+	replicas := g.pick("", `"replicas":1,`, `"replicas":1,`, `"replicas":0,`, `"replicas":3,`, `"replicas":-1,`)
+	return fmt.Sprintf(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":%q%s%s},"spec":{%s"selector":{"matchLabels":{"app":%q}},"template":{"metadata":{"labels":{"app":%q}},"spec":{"containers":[{"name":"c","image":%q}]}}}}`,
+		n, g.labels(), extra, replicas, sel, tmpl, g.pick("busybox", "busybox", "nginx:1", ""))
+}
+
+func (g *fuzzGen) deployment() row {
+	base := "/apis/apps/v1/namespaces/" + g.ns + "/deployments"
+	n := g.name()
+	switch g.r.IntN(14) {
+	case 0, 1:
+		return row{name: "deployment: create", method: "POST", path: base + g.query(true), body: g.deploymentBody(n, "")}
+	case 2:
+		return row{name: "deployment: get", method: "GET", path: base + "/" + n}
+	case 3:
+		rv := g.pick("", `,"resourceVersion":"`+rvToken+`"`, `,"resourceVersion":"1"`)
+		return row{name: "deployment: update", method: "PUT", path: base + "/" + n + g.query(true), body: g.deploymentBody(n, rv)}
+	case 4:
+		return row{name: "deployment: merge patch", method: "PATCH", path: base + "/" + n + g.query(true), ct: "merge",
+			body: g.pick(`{"spec":{"replicas":`+g.pick("2", "-1", "0")+`}}`, `{"spec":{"selector":{"matchLabels":{"app":"z"}}}}`,
+				`{"spec":{"template":{"metadata":{"labels":{"app":"`+g.pick("x", "y")+`"}}}}}`, `{"metadata":{"annotations":{"note":"`+g.pick("1", "2")+`"}}}`)}
+	case 5:
+		return row{name: "deployment: strategic merge patch", method: "PATCH", path: base + "/" + n + g.query(true), ct: "smp",
+			body: `{"spec":{"template":{"spec":{"containers":[{"name":"` + g.pick("c", "d") + `","image":"` + g.pick("nginx:2", "") + `"}]}}}}`}
+	case 6:
+		mgr := g.pick("m1", "m2")
+		return row{name: "deployment: apply", method: "PATCH", path: base + "/" + n + "?fieldManager=" + mgr + g.pick("", "&force=true"), ct: "apply",
+			body: fmt.Sprintf("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: %s\nspec:\n  replicas: %d\n  selector:\n    matchLabels:\n      app: x\n  template:\n    metadata:\n      labels:\n        app: x\n    spec:\n      containers:\n      - name: c\n        image: %s\n",
+				n, g.pick2(1, 2, -1), g.pick("busybox", mgr))}
+	case 7, 8:
+		return row{name: "scale: get", method: "GET", path: base + "/" + n + "/scale"}
+	case 9:
+		rv := g.pick("", `,"resourceVersion":"`+rvToken+`"`, `,"resourceVersion":"1"`)
+		return row{name: "scale: update", method: "PUT", path: base + "/" + n + "/scale" + g.query(true),
+			body: fmt.Sprintf(`{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":%q%s},"spec":{"replicas":%d}}`, g.pick(n, n, "zz"), rv, g.pick2(0, 2, 5, -1))}
+	case 10:
+		return row{name: "scale: merge patch", method: "PATCH", path: base + "/" + n + "/scale" + g.query(true), ct: "merge",
+			body: fmt.Sprintf(`{"spec":{"replicas":%d}}`, g.pick2(0, 2, 4, -3))}
+	case 11:
+		return row{name: "scale: json patch", method: "PATCH", path: base + "/" + n + "/scale" + g.query(true), ct: "jsonpatch",
+			body: fmt.Sprintf(`[{"op":"replace","path":"/spec/replicas","value":%d}]`, g.pick2(1, 6))}
+	case 12:
+		return row{name: "deployment: list", method: "GET", path: base + g.pick("", "?labelSelector=app%3Dx")}
+	}
+	return row{name: "deployment: delete", method: "DELETE", path: base + "/" + n, body: g.pick("", `{"propagationPolicy":"Orphan"}`)}
+}
+
+func (g *fuzzGen) pod() row {
+	base := "/api/v1/namespaces/" + g.ns + "/pods"
+	n := g.name()
+	switch g.r.IntN(9) {
+	case 0, 1:
+		return row{name: "pod: create", method: "POST", path: base + g.query(true),
+			body: fmt.Sprintf(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":%q%s},"spec":{"containers":[{"name":%q,"image":%q}]}}`,
+				n, g.labels(), g.pick("c", "c", "C"), g.pick("busybox", "busybox", ""))}
+	case 2:
+		return row{name: "pod: get", method: "GET", path: base + "/" + n}
+	case 3:
+		return row{name: "pod: merge patch", method: "PATCH", path: base + "/" + n + g.query(true), ct: "merge",
+			body: `{"metadata":{"labels":{"app":` + g.pick(`"x"`, `"y"`, `null`) + `}}}`}
+	case 4, 5:
+		opts := g.pick("", "", `,"deleteOptions":{"dryRun":["All"]}`, `,"deleteOptions":{"preconditions":{"resourceVersion":"1"}}`, `,"deleteOptions":{"gracePeriodSeconds":0}`)
+		return row{name: "eviction: evict", method: "POST", path: base + "/" + n + "/eviction",
+			body: fmt.Sprintf(`{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":%q}%s}`, g.pick(n, n, n, "zz"), opts)}
+	case 6:
+		return row{name: "pod: list", method: "GET", path: base + g.pick("", "?labelSelector=app%3Dx", "?fieldSelector=status.phase%3DPending")}
+	}
+	return row{name: "pod: delete", method: "DELETE", path: base + "/" + n, body: g.pick("", `{"gracePeriodSeconds":0}`)}
+}
+
+// rules are a Role's or ClusterRole's rules, sometimes ones the server
+// refuses: no verbs, no apiGroups or resources, non-resource URLs (a
+// Role's never, a ClusterRole's never with resources).
+func (g *fuzzGen) rules() string {
+	var rs []string
+	for range g.r.IntN(3) {
+		var f []string
+		if g.r.IntN(6) != 0 {
+			f = append(f, `"verbs":[`+g.pick(`"get"`, `"get","list"`, `"*"`)+`]`)
+		}
+		if g.r.IntN(5) != 0 {
+			f = append(f, `"apiGroups":[`+g.pick(`""`, `"apps"`, `"","apps"`)+`]`)
+		}
+		if g.r.IntN(5) != 0 {
+			f = append(f, `"resources":[`+g.pick(`"configmaps"`, `"pods","pods/log"`, `"*"`)+`]`)
+		}
+		if g.r.IntN(6) == 0 {
+			f = append(f, `"resourceNames":["a"]`)
+		}
+		if g.r.IntN(6) == 0 {
+			f = append(f, `"nonResourceURLs":["/healthz"]`)
+		}
+		rs = append(rs, "{"+strings.Join(f, ",")+"}")
+	}
+	return "[" + strings.Join(rs, ",") + "]"
+}
+
+func (g *fuzzGen) role() row {
+	base := "/apis/rbac.authorization.k8s.io/v1/namespaces/" + g.ns + "/roles"
+	n := g.name()
+	obj := func(extra string) string {
+		return fmt.Sprintf(`{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"Role","metadata":{"name":%q%s%s},"rules":%s}`, n, g.labels(), extra, g.rules())
+	}
+	switch g.r.IntN(8) {
+	case 0, 1, 2:
+		return row{name: "role: create", method: "POST", path: base + g.query(true), body: obj("")}
+	case 3:
+		return row{name: "role: get", method: "GET", path: base + "/" + n}
+	case 4:
+		return row{name: "role: update", method: "PUT", path: base + "/" + n + g.query(true), body: obj(g.pick("", `,"resourceVersion":"`+rvToken+`"`))}
+	case 5:
+		return row{name: "role: merge patch", method: "PATCH", path: base + "/" + n + g.query(true), ct: "merge", body: `{"rules":` + g.rules() + `}`}
+	case 6:
+		return row{name: "role: list", method: "GET", path: base}
+	}
+	return row{name: "role: delete", method: "DELETE", path: base + "/" + n}
+}
+
+// roleRef is a RoleBinding's roleRef, sometimes one the server refuses.
+func (g *fuzzGen) roleRef() string {
+	group := `"apiGroup":"rbac.authorization.k8s.io",`
+	if g.r.IntN(6) == 0 {
+		group = g.pick("", `"apiGroup":"example.com",`)
+	}
+	kind := "Role"
+	if g.r.IntN(3) == 0 {
+		kind = g.pick("ClusterRole", "Bogus")
+	}
+	return fmt.Sprintf(`{%s"kind":%q,"name":%q}`, group, kind, g.pick("a", "a", "b", "", "x/y"))
+}
+
+// subjects are a RoleBinding's subjects, sometimes ones the server refuses.
+func (g *fuzzGen) subjects() string {
+	var ss []string
+	for range g.r.IntN(3) {
+		ss = append(ss, g.pick(`{"kind":"User","name":"alice"}`, `{"kind":"User","name":"bob","apiGroup":"rbac.authorization.k8s.io"}`,
+			`{"kind":"ServiceAccount","name":"default"}`, `{"kind":"ServiceAccount","name":"sa","namespace":"`+g.ns+`"}`,
+			`{"kind":"Group","name":"devs"}`, `{"kind":"ServiceAccount","name":"Bad_Name"}`, `{"kind":"Group","name":"g","apiGroup":"wrong"}`,
+			`{"kind":"Robot","name":"r"}`, `{"kind":"User","name":""}`, `{"kind":"ServiceAccount","name":"sa","apiGroup":"v1"}`))
+	}
+	return "[" + strings.Join(ss, ",") + "]"
+}
+
+func (g *fuzzGen) roleBinding() row {
+	base := "/apis/rbac.authorization.k8s.io/v1/namespaces/" + g.ns + "/rolebindings"
+	n := g.name()
+	obj := func(extra string) string {
+		return fmt.Sprintf(`{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"RoleBinding","metadata":{"name":%q%s},"roleRef":%s,"subjects":%s}`, n, extra, g.roleRef(), g.subjects())
+	}
+	switch g.r.IntN(9) {
+	case 0, 1, 2:
+		return row{name: "rolebinding: create", method: "POST", path: base + g.query(true), body: obj("")}
+	case 3:
+		return row{name: "rolebinding: get", method: "GET", path: base + "/" + n}
+	case 4:
+		return row{name: "rolebinding: update", method: "PUT", path: base + "/" + n + g.query(true), body: obj(g.pick("", `,"resourceVersion":"`+rvToken+`"`))}
+	case 5:
+		return row{name: "rolebinding: merge patch", method: "PATCH", path: base + "/" + n + g.query(true), ct: "merge",
+			body: g.pick(`{"subjects":`+g.subjects()+`}`, `{"roleRef":{"name":"`+g.pick("a", "b")+`"}}`)}
+	case 6:
+		return row{name: "rolebinding: apply", method: "PATCH", path: base + "/" + n + "?fieldManager=" + g.pick("m1", "m2"), ct: "apply",
+			body: fmt.Sprintf("apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata:\n  name: %s\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: Role\n  name: %s\nsubjects:\n- kind: User\n  name: %s\n",
+				n, g.pick("a", "b"), g.pick("alice", "carol"))}
+	case 7:
+		return row{name: "rolebinding: list", method: "GET", path: base}
+	}
+	return row{name: "rolebinding: delete", method: "DELETE", path: base + "/" + n}
+}
+
+// clusterRole writes ClusterRoles named after the seed's namespace, as
+// they are not in it.
+func (g *fuzzGen) clusterRole() row {
+	base := "/apis/rbac.authorization.k8s.io/v1/clusterroles"
+	n := g.ns + "-" + g.pick("a", "b", "c")
+	switch g.r.IntN(6) {
+	case 0, 1:
+		agg := g.pick("", "", "", `,"aggregationRule":{"clusterRoleSelectors":[]}`, `,"aggregationRule":{"clusterRoleSelectors":[{"matchLabels":{"agg":"x"}}]}`,
+			`,"aggregationRule":{"clusterRoleSelectors":[{"matchLabels":{"bad key!":"x"}}]}`)
+		return row{name: "clusterrole: create", method: "POST", path: base + g.query(true),
+			body: fmt.Sprintf(`{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRole","metadata":{"name":%q},"rules":%s%s}`, n, g.rules(), agg)}
+	case 2:
+		return row{name: "clusterrole: get", method: "GET", path: base + "/" + n}
+	case 3:
+		return row{name: "clusterrole: merge patch", method: "PATCH", path: base + "/" + n + g.query(true), ct: "merge", body: `{"rules":` + g.rules() + `}`}
+	case 4:
+		return row{name: "clusterrole: list", method: "GET", path: base + "?fieldSelector=metadata.name%3D" + n}
+	}
+	return row{name: "clusterrole: delete", method: "DELETE", path: base + "/" + n}
+}
+
+// page lists one of the seed's collections a page at a time: a first page,
+// or the page after the last list of the same collection, whose continue
+// token (contToken) each side resolves to its own.
+func (g *fuzzGen) page() row {
+	base := g.pick("/api/v1/namespaces/"+g.ns+"/configmaps", "/api/v1/namespaces/"+g.ns+"/secrets",
+		"/apis/apps/v1/namespaces/"+g.ns+"/deployments", "/apis/rbac.authorization.k8s.io/v1/namespaces/"+g.ns+"/roles",
+		"/apis/example.com/v1/namespaces/"+g.ns+"/widgets")
+	limit := fmt.Sprintf("?limit=%d", g.pick2(1, 2, 3))
+	if g.r.IntN(2) == 0 {
+		return row{name: "page: first", method: "GET", path: base + limit}
+	}
+	return row{name: "page: next", method: "GET", path: base + limit + "&continue=" + contToken}
+}
+
+// fuzzShape returns the number of seeds and of requests a seed, fuzzSeeds
+// and fuzzRequests unless KWREC_FUZZ_SEEDS or KWREC_FUZZ_REQUESTS say
+// otherwise (a longer run: KWREC_FUZZ_SEEDS=500).
+func fuzzShape(t *testing.T) (seeds, requests int) {
+	seeds, requests = fuzzSeeds, fuzzRequests
+	for _, v := range []struct {
+		env string
+		n   *int
+	}{{"KWREC_FUZZ_SEEDS", &seeds}, {"KWREC_FUZZ_REQUESTS", &requests}} {
+		if s := os.Getenv(v.env); s != "" {
+			n, err := strconv.Atoi(s)
+			if err != nil || n < 1 {
+				t.Fatalf("%s=%q: want a positive number", v.env, s)
+			}
+			*v.n = n
+		}
+	}
+	return seeds, requests
+}
+
+// fuzzShrinks is how many differing seeds a run shrinks, and
+// fuzzShrinkRuns how many re-runs each shrink may take.
+const (
+	fuzzShrinks    = 2
+	fuzzShrinkRuns = 150
+)
+
+// TestLiveDifferentialFuzz sends seeds of generated requests to
+// kube-apiserver and to the overlay, compares every answer and what a
+// watch of each of the seed's collections saw, and shrinks the sequence
+// of a seed that differs to the fewest requests that still differ,
+// printed as rows for conformance_live_test.go's table.
 func TestLiveDifferentialFuzz(t *testing.T) {
+	seeds, requests := fuzzShape(t)
 	w := newWorld(t, controlplanetest.Start(t))
 	if a := w.do(t, w.live, w.liveHost, row{method: "POST", path: "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", body: widgetCRD}); a.Code != http.StatusCreated && a.Code != http.StatusConflict {
 		t.Fatalf("creating the CRD: %d %v", a.Code, a.Body)
@@ -214,74 +479,208 @@ func TestLiveDifferentialFuzz(t *testing.T) {
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-	for s := range fuzzSeeds {
-		if a := w.do(t, w.live, w.liveHost, row{method: "POST", path: "/api/v1/namespaces", body: fmt.Sprintf(`{"metadata":{"name":"fuzz-%d"}}`, s)}); a.Code != http.StatusCreated {
+	for s := range seeds {
+		if a := w.do(t, w.live, w.liveHost, namespaceRow(fmt.Sprintf("fuzz-%d", s))); a.Code != http.StatusCreated {
 			t.Fatalf("namespace fuzz-%d: %d %v", s, a.Code, a.Body)
 		}
 	}
-	w.record(t, []string{"/api/v1/namespaces", "/api/v1/configmaps", "/api/v1/secrets",
-		"/apis/apiextensions.k8s.io/v1/customresourcedefinitions", "/apis/example.com/v1/widgets"},
-		replay.Options{Writes: replay.WritesOverlay, DisableGarbageCollection: true})
+	w.record(t, fuzzCollections, replay.Options{Writes: replay.WritesOverlay, DisableGarbageCollection: true})
 
-	differ := map[string]int{}
-	total := map[string]int{}
-	fc := fakeClient(fuzzSeeds)
-	fakeTotal, fakeDiff := map[string]int{}, map[string]map[string]int{}
+	st := &fuzzStats{total: map[string]int{}, differ: map[string]int{}, fc: fakeClient(seeds),
+		fakeTotal: map[string]int{}, fakeDiff: map[string]map[string]int{}}
 	var first []string
-	var liveTime, overTime time.Duration
-	for s := range fuzzSeeds {
-		g := &fuzzGen{r: rand.New(rand.NewPCG(uint64(s), 42)), ns: fmt.Sprintf("fuzz-%d", s)}
-		for i := range fuzzRequests {
-			r := g.next()
-			total[r.name]++
-			lr, or := w.resolveRV(t, w.live, w.liveHost, r), w.resolveRV(t, w.overlay, w.oHost, r)
-			t0 := time.Now()
-			live := w.do(t, w.live, w.liveHost, lr)
-			t1 := time.Now()
-			over := w.do(t, w.overlay, w.oHost, or)
-			liveTime, overTime = liveTime+t1.Sub(t0), overTime+time.Since(t1)
-			if fakeComparable(r) {
-				fakeTotal[r.name]++
-				fk := fakeDo(t.Context(), fc, lr)
-				if how := fakeDiffers(live, fk, r); how != "" {
-					if os.Getenv("KWREC_FAKE_SAMPLES") != "" && fakeDiff[r.name][how] < 2 {
-						t.Logf("fake %s %s: %s %s %s\n(-server +fake):\n%s", r.name, how, r.method, r.path, r.body, diffAnswers(live, fk))
-					}
-					if fakeDiff[r.name] == nil {
-						fakeDiff[r.name] = map[string]int{}
-					}
-					fakeDiff[r.name][how]++
-				}
+	shrunk := 0
+	for s := range seeds {
+		ns := fmt.Sprintf("fuzz-%d", s)
+		g := &fuzzGen{r: rand.New(rand.NewPCG(uint64(s), 42)), ns: ns}
+		rows := make([]row, requests)
+		for i := range rows {
+			rows[i] = g.next()
+		}
+		diffs := w.runSequence(t, ns, rows, st)
+		for _, d := range diffs {
+			if len(first) < 12 {
+				first = append(first, fmt.Sprintf("seed %d %s", s, d.text))
 			}
-			if d := diffAnswers(live, over); d != "" {
-				differ[r.name]++
-				if len(first) < 12 {
-					lb, _ := json.Marshal(live)
-					ob, _ := json.Marshal(over)
-					first = append(first, fmt.Sprintf("seed %d request %d: %s %s %s\n(-server +overlay):\n%s\nserver: %.600s\noverlay: %.600s", s, i, r.method, r.path, r.body, d, lb, ob))
-				}
-			}
+		}
+		if len(diffs) > 0 && shrunk < fuzzShrinks {
+			shrunk++
+			t.Logf("seed %d shrunk to the requests that still differ (%s), as table rows:\n%s", s, diffs[0].name,
+				goRows(w.shrinkSeed(t, s, rows, diffs[0]), ns, fmt.Sprintf("fuzz: seed %d", s)))
 		}
 	}
 	var b strings.Builder
 	n, bad := 0, 0
-	names := make([]string, 0, len(total))
-	for k := range total {
-		names = append(names, k)
+	for _, k := range slices.Sorted(maps.Keys(st.total)) {
+		fmt.Fprintf(&b, "\n  %-34s %5d requests, %d differ", k, st.total[k], st.differ[k])
+		n += st.total[k]
+		bad += st.differ[k]
 	}
-	sort.Strings(names)
-	for _, k := range names {
-		fmt.Fprintf(&b, "\n  %-34s %5d requests, %d differ", k, total[k], differ[k])
-		n += total[k]
-		bad += differ[k]
-	}
-	t.Logf("differential fuzz, %d seeds: %d requests, %d differ%s", fuzzSeeds, n, bad, b.String())
+	t.Logf("differential fuzz, %d seeds: %d requests, %d differ; watches: %d events, %d seeds' differ%s",
+		seeds, n, bad, st.events, st.differ["watch"], b.String())
 	t.Logf("requests a second, one at a time: kube-apiserver %.0f, the overlay (in process) %.0f",
-		float64(n)/liveTime.Seconds(), float64(n)/overTime.Seconds())
-	logFake(t, fakeTotal, fakeDiff)
+		float64(n)/st.liveTime.Seconds(), float64(n)/st.overTime.Seconds())
+	logFake(t, st.fakeTotal, st.fakeDiff)
 	for _, f := range first {
 		t.Error(f)
 	}
+}
+
+// fuzzCollections are recorded, across namespaces, before the seeds run.
+var fuzzCollections = []string{"/api/v1/namespaces", "/api/v1/configmaps", "/api/v1/secrets", "/api/v1/pods",
+	"/apis/apps/v1/deployments", "/apis/rbac.authorization.k8s.io/v1/roles", "/apis/rbac.authorization.k8s.io/v1/rolebindings",
+	"/apis/rbac.authorization.k8s.io/v1/clusterroles",
+	"/apis/apiextensions.k8s.io/v1/customresourcedefinitions", "/apis/example.com/v1/widgets"}
+
+func namespaceRow(name string) row {
+	return row{name: "namespace", method: "POST", path: "/api/v1/namespaces", body: fmt.Sprintf(`{"metadata":{"name":%q}}`, name)}
+}
+
+// fuzzStats are a run's counts, by request name ("watch" for a seed
+// whose watches saw different events), and the fake client's.
+type fuzzStats struct {
+	total, differ      map[string]int
+	events             int
+	liveTime, overTime time.Duration
+	fc                 client.Client
+	fakeTotal          map[string]int
+	fakeDiff           map[string]map[string]int
+}
+
+// fuzzDiff is a difference a sequence showed: at a request, or (at -1)
+// in what its watches saw.
+type fuzzDiff struct {
+	at   int
+	name string // the request's name, or "watch"
+	text string
+}
+
+// runSequence sends rows to both sides in order, with a watch of each of
+// ns's collections open on each from before the first, and returns the
+// differences; st, when not nil, counts them, times the requests and
+// compares the fake client's answers.
+func (w *world) runSequence(t *testing.T, ns string, rows []row, st *fuzzStats) []fuzzDiff {
+	t.Helper()
+	live, over := w.sides()
+	lw, ow := w.watchAll(t, live, ns), w.watchAll(t, over, ns)
+	var diffs []fuzzDiff
+	for i, r := range rows {
+		t0 := time.Now()
+		la, lr := w.send(t, live, r)
+		t1 := time.Now()
+		oa, _ := w.send(t, over, r)
+		if st != nil {
+			st.total[r.name]++
+			st.liveTime, st.overTime = st.liveTime+t1.Sub(t0), st.overTime+time.Since(t1)
+			st.fake(t, r, lr, la)
+		}
+		if d := diffAnswers(la, oa); d != "" {
+			if st != nil {
+				st.differ[r.name]++
+			}
+			lb, _ := json.Marshal(la)
+			ob, _ := json.Marshal(oa)
+			diffs = append(diffs, fuzzDiff{at: i, name: r.name, text: fmt.Sprintf("request %d: %s %s %s\n(-server +overlay):\n%s\nserver: %.600s\noverlay: %.600s", i, r.method, r.path, r.body, d, lb, ob)})
+		}
+	}
+	le, oe := w.endWatches(t, live, ns, lw), w.endWatches(t, over, ns, ow)
+	if st != nil {
+		for _, c := range le {
+			st.events += len(c.([]any)) - 1 // the first is the collection's path
+		}
+	}
+	if d := diffAnswers(answer{Body: le}, answer{Body: oe}); d != "" {
+		if st != nil {
+			st.differ["watch"]++
+		}
+		diffs = append(diffs, fuzzDiff{at: -1, name: "watch", text: "watches (-server +overlay):\n" + d})
+	}
+	return diffs
+}
+
+// fake makes r through the fake client, when it can be, and counts how
+// its answer differs from the server's (la, to lr, r resolved for the
+// server).
+func (st *fuzzStats) fake(t *testing.T, r, lr row, la answer) {
+	if !fakeComparable(r) {
+		return
+	}
+	st.fakeTotal[r.name]++
+	fk := fakeDo(t.Context(), st.fc, lr)
+	how := fakeDiffers(la, fk, r)
+	if how == "" {
+		return
+	}
+	if os.Getenv("KWREC_FAKE_SAMPLES") != "" && st.fakeDiff[r.name][how] < 2 {
+		t.Logf("fake %s %s: %s %s %s\n(-server +fake):\n%s", r.name, how, r.method, r.path, r.body, diffAnswers(la, fk))
+	}
+	if st.fakeDiff[r.name] == nil {
+		st.fakeDiff[r.name] = map[string]int{}
+	}
+	st.fakeDiff[r.name][how]++
+}
+
+// shrinkSeed returns the fewest of seed s's rows (up to the first
+// difference d's request) that still show a difference at a request of
+// d's name, each try re-run on fresh namespaces on both sides.
+func (w *world) shrinkSeed(t *testing.T, s int, rows []row, d fuzzDiff) []row {
+	t.Helper()
+	if d.at >= 0 {
+		rows = rows[:d.at+1]
+	}
+	from := fmt.Sprintf("fuzz-%d", s)
+	runs := 0
+	return conformance.Shrink(rows, func(rs []row) bool {
+		if runs++; runs > fuzzShrinkRuns {
+			return false
+		}
+		ns := fmt.Sprintf("%s-s%d", from, runs)
+		live, over := w.sides()
+		for _, side := range []*fuzzSide{live, over} {
+			if a, _ := w.send(t, side, namespaceRow(ns)); a.Code != http.StatusCreated {
+				t.Fatalf("namespace %s: %d %v", ns, a.Code, a.Body)
+			}
+		}
+		renamed := make([]row, len(rs))
+		for i, r := range rs {
+			r.path, r.body = strings.ReplaceAll(r.path, from, ns), strings.ReplaceAll(r.body, from, ns)
+			renamed[i] = r
+		}
+		for _, got := range w.runSequence(t, ns, renamed, nil) {
+			if got.name == d.name {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// goRows prints rows of namespace ns as Go rows for conformance_live_test.go's
+// table, in its namespace conf, named label and their step.
+func goRows(rows []row, ns, label string) string {
+	var b strings.Builder
+	for i, r := range rows {
+		path, body := strings.ReplaceAll(r.path, ns, "conf"), strings.ReplaceAll(r.body, ns, "conf")
+		p := strconv.Quote(path)
+		for prefix, name := range map[string]string{"/api/v1/namespaces/conf": "ns", "/apis/apps/v1/namespaces/conf": "apps"} {
+			if rest, ok := strings.CutPrefix(path, prefix+"/"); ok {
+				p = name + " + " + strconv.Quote("/"+rest)
+			}
+		}
+		fmt.Fprintf(&b, "\t\t{name: %q, method: %q, path: %s", fmt.Sprintf("%s step %d, %s", label, i+1, r.name), r.method, p)
+		if r.ct != "" {
+			fmt.Fprintf(&b, ", ct: %q", r.ct)
+		}
+		if body != "" {
+			if strings.Contains(body, "`") {
+				fmt.Fprintf(&b, ", body: %q", body)
+			} else {
+				fmt.Fprintf(&b, ", body: `%s`", body)
+			}
+		}
+		b.WriteString("},\n")
+	}
+	return b.String()
 }
 
 // resolveRV returns r with rvToken replaced by the object's current
@@ -333,5 +732,5 @@ func logFake(t *testing.T, total map[string]int, differ map[string]map[string]in
 		n += total[k]
 		bad += m
 	}
-	t.Logf("controller-runtime's fake client on the same requests (ConfigMaps and Secrets): %d requests, %d differ from kube-apiserver%s", n, bad, b.String())
+	t.Logf("controller-runtime's fake client on the same requests (of the kinds it holds, no subresources or continued lists): %d requests, %d differ from kube-apiserver%s", n, bad, b.String())
 }

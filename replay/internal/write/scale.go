@@ -92,6 +92,13 @@ func scaleOf(o *object) (*autoscalingv1.Scale, error) {
 // recorded in managedFields as the scale subresource's, and the answer is
 // the new Scale.
 func (w *write) scale() (Result, error) {
+	if w.req.Verb == VerbUpdate {
+		// The update handler decodes the body and checks its name
+		// before the store looks the object up.
+		if _, err := w.decodeScale(w.req.Body); err != nil {
+			return Result{}, err
+		}
+	}
 	if w.cur == nil {
 		return Result{}, apierrors.NewNotFound(w.gr, w.req.Name)
 	}
@@ -99,12 +106,9 @@ func (w *write) scale() (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	var s autoscalingv1.Scale
-	if err := kjson.UnmarshalCaseSensitivePreserveInts(next, &s); err != nil {
-		return Result{}, apierrors.NewBadRequest(fmt.Sprintf("Scale in version \"v1\" cannot be handled as a Scale: %v", err))
-	}
-	if s.Name != "" && s.Name != w.req.Name {
-		return Result{}, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", s.Name, w.req.Name))
+	s, err := w.decodeScale(next)
+	if err != nil {
+		return Result{}, err
 	}
 	obj := deepCopy(w.cur)
 	if err := unstructured.SetNestedField(obj.Object, int64(s.Spec.Replicas), "spec", "replicas"); err != nil {
@@ -123,6 +127,19 @@ func (w *write) scale() (Result, error) {
 		return Result{}, err
 	}
 	return scaleAnswer(res)
+}
+
+// decodeScale decodes a Scale whose name, if it has one, must be the
+// URL's.
+func (w *write) decodeScale(b []byte) (*autoscalingv1.Scale, error) {
+	var s autoscalingv1.Scale
+	if err := kjson.UnmarshalCaseSensitivePreserveInts(b, &s); err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("Scale in version \"v1\" cannot be handled as a Scale: %v", err))
+	}
+	if s.Name != "" && s.Name != w.req.Name {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", s.Name, w.req.Name))
+	}
+	return &s, nil
 }
 
 // requestedScale is the JSON of the Scale the request makes of the
