@@ -27,18 +27,21 @@ func (w *world) sides() (live, over *fuzzSide) {
 		&fuzzSide{hc: w.overlay, host: w.oHost, cont: map[string]string{}}
 }
 
-// send resolves r's tokens (rvToken, contToken) for s, sends it, keeps the
-// continue token a list answered, and returns the answer and r as sent.
-func (w *world) send(t *testing.T, s *fuzzSide, r row) (answer, row) {
+// send resolves r's tokens for s, sends it, keeps the continue token a
+// list answered, and returns the answer, r as sent, and how long the
+// answer took (the tokens' resolution aside).
+func (w *world) send(t *testing.T, s *fuzzSide, r row) (answer, row, time.Duration) {
 	t.Helper()
 	r = w.resolveRV(t, s.hc, s.host, r)
 	collection, _, _ := strings.Cut(r.path, "?")
 	r.path = strings.ReplaceAll(r.path, contToken, url.QueryEscape(s.cont[collection]))
+	t0 := time.Now()
 	a := w.do(t, s.hc, s.host, r)
+	took := time.Since(t0)
 	if r.method == http.MethodGet {
 		s.cont[collection] = a.cont
 	}
-	return a, r
+	return a, r, took
 }
 
 // fuzzWatched are the collections of a seed's namespace (%s) a watch

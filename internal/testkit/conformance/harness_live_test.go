@@ -215,8 +215,8 @@ func (w *world) run(t *testing.T, rows []row) {
 		names[r.name] = true
 		total[r.category()]++
 		ok := t.Run(r.name, func(t *testing.T) {
-			live, _ := w.send(t, lside, r)
-			over, _ := w.send(t, oside, r)
+			live, _, _ := w.send(t, lside, r)
+			over, _, _ := w.send(t, oside, r)
 			if d := diffAnswers(live, over); d != "" {
 				t.Errorf("%s %s\n(-server +overlay):\n%s", r.method, r.path, d)
 				lb, _ := json.Marshal(live)

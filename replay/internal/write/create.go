@@ -42,7 +42,12 @@ func (w *write) create() (Result, error) {
 		return Result{}, err
 	}
 	if w.cur != nil {
-		return Result{}, apierrors.NewAlreadyExists(w.gr, obj.GetName())
+		err := apierrors.NewAlreadyExists(w.gr, obj.GetName())
+		if w.cur.GetDeletionTimestamp() != nil {
+			// Store.Create says why the name is still taken.
+			err.ErrStatus.Message = "object is being deleted: " + err.ErrStatus.Message
+		}
+		return Result{}, err
 	}
 	return w.created(obj)
 }

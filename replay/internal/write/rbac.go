@@ -1,9 +1,6 @@
 package write
 
 import (
-	"errors"
-	"fmt"
-
 	rbacv1 "k8s.io/api/rbac/v1"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -43,7 +40,7 @@ func validateRBAC(obj, old any) field.ErrorList {
 			errs = append(errs, validateSubject(s, true, field.NewPath("subjects").Index(i))...)
 		}
 		if p, ok := old.(*rbacv1.RoleBinding); ok && o.RoleRef != p.RoleRef {
-			errs = append(errs, field.Invalid(field.NewPath("roleRef"), internalRoleRef(o.RoleRef), apivalidation.FieldImmutableErrorMsg))
+			errs = append(errs, field.Invalid(field.NewPath("roleRef"), internalRoleRef{o.RoleRef.APIGroup, o.RoleRef.Kind, o.RoleRef.Name}, apivalidation.FieldImmutableErrorMsg))
 		}
 	case *rbacv1.ClusterRoleBinding:
 		errs = append(errs, validateRoleRef(o.RoleRef, "ClusterRole")...)
@@ -51,7 +48,7 @@ func validateRBAC(obj, old any) field.ErrorList {
 			errs = append(errs, validateSubject(s, false, field.NewPath("subjects").Index(i))...)
 		}
 		if p, ok := old.(*rbacv1.ClusterRoleBinding); ok && o.RoleRef != p.RoleRef {
-			errs = append(errs, field.Invalid(field.NewPath("roleRef"), internalRoleRef(o.RoleRef), apivalidation.FieldImmutableErrorMsg))
+			errs = append(errs, field.Invalid(field.NewPath("roleRef"), internalRoleRef{o.RoleRef.APIGroup, o.RoleRef.Kind, o.RoleRef.Name}, apivalidation.FieldImmutableErrorMsg))
 		}
 	}
 	return errs
@@ -176,17 +173,10 @@ func validateSubject(s rbacv1.Subject, namespaced bool, path *field.Path) field.
 	return errs
 }
 
-// internalRoleRef is a roleRef as the server's field error quotes it: its
-// internal type, which refuses to become JSON, printed with %#v.
-type internalRoleRef rbacv1.RoleRef
-
-var errInternalType = errors.New("an internal type is not serialized")
-
-func (internalRoleRef) MarshalJSON() ([]byte, error) { return nil, errInternalType }
-
-func (r internalRoleRef) GoString() string {
-	return fmt.Sprintf("rbac.RoleRef{APIGroup:%q, Kind:%q, Name:%q}", r.APIGroup, r.Kind, r.Name)
-}
+// internalRoleRef is a roleRef as the server's field error quotes it:
+// its internal type, without JSON tags, so the quoted JSON has the Go
+// field names ({"APIGroup":...,"Kind":...,"Name":...}).
+type internalRoleRef struct{ APIGroup, Kind, Name string }
 
 // defaultRBAC sets a binding's defaults (SetDefaults_RoleBinding,
 // SetDefaults_ClusterRoleBinding, SetDefaults_Subject): RBAC's group for

@@ -8,14 +8,19 @@ import (
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	kjson "sigs.k8s.io/json"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
 
 // The subresources the engine writes besides status.
@@ -110,6 +115,11 @@ func (w *write) scale() (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	// The scale storage validates the Scale (ValidateScale) before it
+	// touches the object.
+	if errs := apivalidation.ValidateNonnegativeField(int64(s.Spec.Replicas), field.NewPath("spec", "replicas")); len(errs) > 0 {
+		return Result{}, apierrors.NewInvalid(autoscalingv1.SchemeGroupVersion.WithKind("Scale").GroupKind(), w.req.Name, errs)
+	}
 	obj := deepCopy(w.cur)
 	if err := unstructured.SetNestedField(obj.Object, int64(s.Spec.Replicas), "spec", "replicas"); err != nil {
 		return Result{}, statusError(err)
@@ -119,7 +129,7 @@ func (w *write) scale() (Result, error) {
 		rv = w.cur.GetResourceVersion() // a Scale without one updates unconditionally
 	}
 	obj.SetResourceVersion(rv)
-	if err := w.trackUpdate(obj, w.cur); err != nil {
+	if err := w.trackScale(obj, s); err != nil {
 		return Result{}, err
 	}
 	res, err := w.updated(obj)
@@ -198,3 +208,79 @@ func scaleAnswer(res Result) (Result, error) {
 	res.Code = http.StatusOK
 	return res, nil
 }
+
+// scaleGVK is the kind of every scale subresource kwrec writes.
+var scaleGVK = autoscalingv1.SchemeGroupVersion.WithKind("Scale")
+
+// replicasPaths are where a scaled object keeps its replicas, by
+// apiVersion (k8s.io/kubernetes v1.37.2 pkg/registry/apps/*/storage and
+// core/replicationcontroller/storage: replicasPathIn*).
+var replicasPaths = managedfields.ResourcePathMappings{
+	"apps/v1": fieldpath.MakePathOrDie("spec", "replicas"), "apps/v1beta1": fieldpath.MakePathOrDie("spec", "replicas"),
+	"apps/v1beta2": fieldpath.MakePathOrDie("spec", "replicas"), "v1": fieldpath.MakePathOrDie("spec", "replicas"),
+}
+
+// trackScale sets obj's managedFields as the scale storage does: the
+// field manager compares the current Scale (owners mapped from the
+// object's entries by a [managedfields.ScaleHandler]) with next, and the
+// handler maps the Scale's owners back. A Scale's replicas is omitempty,
+// so a scale to 0 sets no field its manager owns: the manager gets no
+// entry, and whoever owned the replicas loses them.
+func (w *write) trackScale(obj *object, next *autoscalingv1.Scale) error {
+	h := managedfields.NewScaleHandler(w.cur.GetManagedFields(), w.gvk.GroupVersion(), replicasPaths)
+	entries, err := h.ToSubresource()
+	if err != nil {
+		return statusError(err)
+	}
+	cur, err := scaleOf(w.cur)
+	if err != nil {
+		return statusError(err)
+	}
+	cur.ManagedFields = entries
+	live, err := runtime.DefaultUnstructuredConverter.ToUnstructured(cur)
+	if err != nil {
+		return statusError(err)
+	}
+	nextCopy := next.DeepCopy()
+	nextCopy.TypeMeta = metav1.TypeMeta{Kind: scaleGVK.Kind, APIVersion: scaleGVK.GroupVersion().String()}
+	updated, err := runtime.DefaultUnstructuredConverter.ToUnstructured(nextCopy)
+	if err != nil {
+		return statusError(err)
+	}
+	// client-go's models have no Scale; the deduced converter's granular
+	// maps are what the server's Scale schema is (no lists in it).
+	fm, err := managedfields.NewDefaultFieldManager(w.engine.typeConverter(false), unstructuredConvertor{}, noDefaults{}, scaleCreater{},
+		scaleGVK, scaleGVK.GroupVersion(), SubresourceScale, nil)
+	if err != nil {
+		return statusError(err)
+	}
+	out, err := fm.Update(&object{Object: live}, &object{Object: updated}, w.manager())
+	if err != nil {
+		obj.SetManagedFields(w.cur.GetManagedFields())
+		return nil
+	}
+	acc, err := meta.Accessor(out)
+	if err != nil {
+		return statusError(err)
+	}
+	parent, err := h.ToParent(acc.GetManagedFields())
+	if err != nil {
+		return statusError(err)
+	}
+	obj.SetManagedFields(parent)
+	return nil
+}
+
+// scaleCreater makes the empty Scale the field manager starts from.
+type scaleCreater struct{}
+
+func (scaleCreater) New(gvk schema.GroupVersionKind) (runtime.Object, error) {
+	u := &object{Object: map[string]any{}}
+	u.SetGroupVersionKind(gvk)
+	return u, nil
+}
+
+// noDefaults is the defaulter of a kind the server sets no defaults on.
+type noDefaults struct{}
+
+func (noDefaults) Default(runtime.Object) {}

@@ -43,7 +43,11 @@ func (w *write) update() (Result, error) {
 // createViaUpdate creates obj from a PUT or an apply of a missing object.
 func (w *write) createViaUpdate(obj *object) (Result, error) {
 	wipeSystemFields(obj)
-	unstructured.RemoveNestedField(obj.Object, "metadata", "resourceVersion")
+	if !w.req.DryRun {
+		// A dry run keeps the body's, as the dry-run storage copies the
+		// object it would create.
+		unstructured.RemoveNestedField(obj.Object, "metadata", "resourceVersion")
+	}
 	if err := w.beforeCreate(obj); err != nil {
 		return Result{}, err
 	}
