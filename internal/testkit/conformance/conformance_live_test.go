@@ -373,5 +373,17 @@ func TestLiveOverlayAnswersAsTheAPIServer(t *testing.T) {
 		{name: "eviction: the Pod a dry run evicted", method: "GET", path: ns + "/pods/kept"},
 		{name: "eviction: evict the Pod with a finalizer", method: "POST", path: ns + "/pods/kept/eviction", body: `{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"kept"}}`},
 		{name: "eviction: the evicted Pod carries its DisruptionTarget condition", method: "GET", path: ns + "/pods/kept"},
+		{name: "scale: a Deployment applied with 2 replicas", method: "PATCH", path: apps + "/deployments/sc0?fieldManager=m1", ct: "apply",
+			body: "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: sc0\nspec:\n  replicas: 2\n  selector:\n    matchLabels:\n      app: sc0\n  template:\n    metadata:\n      labels:\n        app: sc0\n    spec:\n      containers:\n      - name: c\n        image: busybox\n"},
+		{name: "scale: scale the applied Deployment to 0", method: "PUT", path: apps + "/deployments/sc0/scale", body: `{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"sc0"},"spec":{"replicas":0}}`},
+		{name: "scale: nobody owns the replicas of a Deployment scaled to 0", method: "GET", path: apps + "/deployments/sc0"},
+		{name: "scale: scale it to 3", method: "PATCH", path: apps + "/deployments/sc0/scale", ct: "merge", body: `{"spec":{"replicas":3}}`},
+		{name: "scale: the scaler owns the replicas of a Deployment scaled to 3", method: "GET", path: apps + "/deployments/sc0"},
+		{name: "scale: a Deployment created here", method: "POST", path: apps + "/deployments", body: deployment("same", 1)},
+		{name: "scale: patch its scale to what it is", method: "PATCH", path: apps + "/deployments/same/scale", ct: "jsonpatch", body: `[{"op":"replace","path":"/spec/replicas","value":1}]`},
+		{name: "scale: the Deployment whose scale was patched to what it is", method: "GET", path: apps + "/deployments/same"},
+		{name: "write: a Deployment deleted with its dependents orphaned", method: "POST", path: apps + "/deployments", body: deployment("orphaner", 1)},
+		{name: "write: delete it orphaning its dependents (it waits for a collector)", method: "DELETE", path: apps + "/deployments/orphaner", body: `{"propagationPolicy":"Orphan"}`},
+		{name: "write: create it again while it is being deleted", method: "POST", path: apps + "/deployments", body: deployment("orphaner", 1)},
 	})
 }

@@ -492,7 +492,7 @@ func TestLiveDifferentialFuzz(t *testing.T) {
 		fakeTotal: map[string]int{}, fakeDiff: map[string]map[string]int{}}
 	var first []string
 	shrunk := 0
-	only := -1
+	only, ran := -1, 0
 	if v := os.Getenv("KWREC_FUZZ_SEED"); v != "" {
 		if only, err = strconv.Atoi(v); err != nil || only < 0 || only >= seeds {
 			t.Fatalf("KWREC_FUZZ_SEED=%q: want a seed from 0 to %d", v, seeds-1)
@@ -502,6 +502,7 @@ func TestLiveDifferentialFuzz(t *testing.T) {
 		if only >= 0 && s != only {
 			continue
 		}
+		ran++
 		ns := fmt.Sprintf("fuzz-%d", s)
 		g := &fuzzGen{r: rand.New(rand.NewPCG(uint64(s), 42)), ns: ns}
 		rows := make([]row, requests)
@@ -528,7 +529,7 @@ func TestLiveDifferentialFuzz(t *testing.T) {
 		bad += st.differ[k]
 	}
 	t.Logf("differential fuzz, %d seeds: %d requests, %d differ; watches: %d events, %d seeds' differ%s",
-		seeds, n, bad, st.events, st.differ["watch"], b.String())
+		ran, n, bad, st.events, st.differ["watch"], b.String())
 	t.Logf("requests a second, one at a time: kube-apiserver %.0f, the overlay (in process) %.0f",
 		float64(n)/st.liveTime.Seconds(), float64(n)/st.overTime.Seconds())
 	logFake(t, st.fakeTotal, st.fakeDiff)

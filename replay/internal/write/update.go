@@ -116,7 +116,11 @@ func (w *write) updated(obj *object) (Result, error) {
 	if equalIgnoringTimes(st, cur) {
 		return w.unchanged(cur, cur)
 	}
-	stampManagedFields(obj, cur, metav1.NewTime(w.st.Now))
+	if w.req.Subresource != SubresourceScale {
+		// A scale write's entries are the scale handler's, times and all
+		// (trackScale): the server stamps none on the scaled object.
+		stampManagedFields(obj, cur, metav1.NewTime(w.st.Now))
+	}
 	if w.isApply() && equalContent(st, cur) {
 		// An apply that changed nothing but managedFields: the server's
 		// field manager returns no new object, so the applier's entry
