@@ -64,13 +64,20 @@ type fuzzWatch struct {
 }
 
 // watchAll opens a watch of each of fuzzWatched's collections in ns on s,
-// from the resourceVersion a list of the collection answers.
+// from the seed's start: on the server the resourceVersion of one list
+// (etcd's revision, which every collection shares), on the overlay the
+// one a list of each collection answers (its versions are counted per
+// collection).
 func (w *world) watchAll(t *testing.T, s *fuzzSide, ns string) []*fuzzWatch {
 	t.Helper()
 	ws := make([]*fuzzWatch, len(fuzzWatched))
+	var start string
 	for i, c := range fuzzWatched {
 		path := fmt.Sprintf(c.path, ns)
-		ws[i] = w.watch(t, s, path, w.listRV(t, s, path))
+		if start == "" || s.hc == w.overlay {
+			start = w.listRV(t, s, path)
+		}
+		ws[i] = w.watch(t, s, path, start)
 	}
 	return ws
 }

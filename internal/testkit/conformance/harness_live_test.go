@@ -452,13 +452,17 @@ func normalize(v any) any {
 // overlay's, "" for none, compared as JSON (a protobuf answer decodes to
 // int64 where JSON has float64).
 func diffAnswers(live, over answer) string {
-	asJSON := func(a answer) any {
+	lb, _ := json.Marshal(live)
+	ob, _ := json.Marshal(over)
+	if bytes.Equal(lb, ob) {
+		return "" // JSON sorts map keys: equal bytes, equal answers
+	}
+	asJSON := func(b []byte) any {
 		var v any
-		b, _ := json.Marshal(a)
 		_ = json.Unmarshal(b, &v)
 		return v
 	}
-	return cmp.Diff(asJSON(live), asJSON(over))
+	return cmp.Diff(asJSON(lb), asJSON(ob))
 }
 
 // csrPEM returns a PEM certificate request for CN name, as a
