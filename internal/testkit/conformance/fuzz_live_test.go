@@ -239,7 +239,7 @@ func (g *fuzzGen) deploymentBody(n, extra string) string {
 func (g *fuzzGen) deployment() row {
 	base := "/apis/apps/v1/namespaces/" + g.ns + "/deployments"
 	n := g.name()
-	switch g.r.IntN(14) {
+	switch g.r.IntN(15) {
 	case 0, 1:
 		return row{name: "deployment: create", method: "POST", path: base + g.query(true), body: g.deploymentBody(n, "")}
 	case 2:
@@ -273,6 +273,11 @@ func (g *fuzzGen) deployment() row {
 			body: fmt.Sprintf(`[{"op":"replace","path":"/spec/replicas","value":%d}]`, g.pick2(1, 6))}
 	case 12:
 		return row{name: "deployment: list", method: "GET", path: base + g.pick("", "?labelSelector=app%3Dx")}
+	case 13:
+		if g.r.IntN(2) == 0 {
+			return row{name: "scale: apply", method: "PATCH", path: base + "/" + n + "/scale?fieldManager=" + g.pick("m1", "s1") + g.pick("", "&force=true"), ct: "apply",
+				body: fmt.Sprintf("apiVersion: %s\nkind: Scale\nmetadata:\n  name: %s\nspec:\n  replicas: %d\n", g.pick("autoscaling/v1", "autoscaling/v1", "apps/v1"), n, g.pick2(1, 3, 0, -1))}
+		}
 	}
 	return row{name: "deployment: delete", method: "DELETE", path: base + "/" + n, body: g.pick("", `{"propagationPolicy":"Orphan"}`)}
 }

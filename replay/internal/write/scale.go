@@ -2,13 +2,13 @@ package write
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+	"sigs.k8s.io/yaml"
 )
 
 // The subresources the engine writes besides status.
@@ -107,6 +108,9 @@ func (w *write) scale() (Result, error) {
 	if w.cur == nil {
 		return Result{}, apierrors.NewNotFound(w.gr, w.req.Name)
 	}
+	if w.isApply() {
+		return w.applyScale()
+	}
 	next, err := w.requestedScale()
 	if err != nil {
 		return Result{}, err
@@ -118,7 +122,7 @@ func (w *write) scale() (Result, error) {
 	// The scale storage validates the Scale (ValidateScale) before it
 	// touches the object.
 	if errs := apivalidation.ValidateNonnegativeField(int64(s.Spec.Replicas), field.NewPath("spec", "replicas")); len(errs) > 0 {
-		return Result{}, apierrors.NewInvalid(autoscalingv1.SchemeGroupVersion.WithKind("Scale").GroupKind(), w.req.Name, errs)
+		return Result{}, apierrors.NewInvalid(scaleGVK.GroupKind(), w.req.Name, errs)
 	}
 	obj := deepCopy(w.cur)
 	if err := unstructured.SetNestedField(obj.Object, int64(s.Spec.Replicas), "spec", "replicas"); err != nil {
@@ -220,55 +224,109 @@ var replicasPaths = managedfields.ResourcePathMappings{
 	"apps/v1beta2": fieldpath.MakePathOrDie("spec", "replicas"), "v1": fieldpath.MakePathOrDie("spec", "replicas"),
 }
 
-// trackScale sets obj's managedFields as the scale storage does: the
-// field manager compares the current Scale (owners mapped from the
-// object's entries by a [managedfields.ScaleHandler]) with next, and the
-// handler maps the Scale's owners back. A Scale's replicas is omitempty,
-// so a scale to 0 sets no field its manager owns: the manager gets no
-// entry, and whoever owned the replicas loses them.
+// trackScale sets obj's managedFields as the scale storage does for an
+// update or a patch: the field manager compares the current Scale with
+// next (see [write.scaleManaged]). A Scale's replicas is omitempty, so a
+// scale to 0 sets no field its manager owns: the manager gets no entry,
+// and whoever owned the replicas loses them.
 func (w *write) trackScale(obj *object, next *autoscalingv1.Scale) error {
-	h := managedfields.NewScaleHandler(w.cur.GetManagedFields(), w.gvk.GroupVersion(), replicasPaths)
-	entries, err := h.ToSubresource()
-	if err != nil {
-		return statusError(err)
-	}
-	cur, err := scaleOf(w.cur)
-	if err != nil {
-		return statusError(err)
-	}
-	cur.ManagedFields = entries
-	live, err := runtime.DefaultUnstructuredConverter.ToUnstructured(cur)
-	if err != nil {
-		return statusError(err)
-	}
 	nextCopy := next.DeepCopy()
 	nextCopy.TypeMeta = metav1.TypeMeta{Kind: scaleGVK.Kind, APIVersion: scaleGVK.GroupVersion().String()}
 	updated, err := runtime.DefaultUnstructuredConverter.ToUnstructured(nextCopy)
 	if err != nil {
 		return statusError(err)
 	}
+	_, entries, err := w.scaleManaged(func(fm *managedfields.FieldManager, live *object) (runtime.Object, error) {
+		return fm.Update(live, &object{Object: updated}, w.manager())
+	})
+	if err != nil {
+		obj.SetManagedFields(w.cur.GetManagedFields())
+		return nil
+	}
+	obj.SetManagedFields(entries)
+	return nil
+}
+
+// scaleManaged runs change, the field manager's update or apply, on the
+// current Scale, whose owners a [managedfields.ScaleHandler] maps from
+// the object's entries, as the scale storage does, and returns the Scale
+// change made and its owners mapped back to the object's entries.
+func (w *write) scaleManaged(change func(fm *managedfields.FieldManager, live *object) (runtime.Object, error)) (*object, []metav1.ManagedFieldsEntry, error) {
+	h := managedfields.NewScaleHandler(w.cur.GetManagedFields(), w.gvk.GroupVersion(), replicasPaths)
+	entries, err := h.ToSubresource()
+	if err != nil {
+		return nil, nil, statusError(err)
+	}
+	cur, err := scaleOf(w.cur)
+	if err != nil {
+		return nil, nil, statusError(err)
+	}
+	cur.ManagedFields = entries
+	live, err := runtime.DefaultUnstructuredConverter.ToUnstructured(cur)
+	if err != nil {
+		return nil, nil, statusError(err)
+	}
 	// client-go's models have no Scale; the deduced converter's granular
 	// maps are what the server's Scale schema is (no lists in it).
 	fm, err := managedfields.NewDefaultFieldManager(w.engine.typeConverter(false), unstructuredConvertor{}, noDefaults{}, scaleCreater{},
 		scaleGVK, scaleGVK.GroupVersion(), SubresourceScale, nil)
 	if err != nil {
-		return statusError(err)
+		return nil, nil, statusError(err)
 	}
-	out, err := fm.Update(&object{Object: live}, &object{Object: updated}, w.manager())
+	out, err := change(fm, &object{Object: live})
 	if err != nil {
-		obj.SetManagedFields(w.cur.GetManagedFields())
-		return nil
+		return nil, nil, statusError(err)
 	}
-	acc, err := meta.Accessor(out)
+	u, ok := out.(*object)
+	if !ok {
+		return nil, nil, statusError(errors.New("write: field manager returned a typed object"))
+	}
+	parent, err := h.ToParent(u.GetManagedFields())
 	if err != nil {
-		return statusError(err)
+		return nil, nil, statusError(err)
 	}
-	parent, err := h.ToParent(acc.GetManagedFields())
+	return u, parent, nil
+}
+
+// applyScale is a server-side apply to the scale subresource: the field
+// manager applies the patch to the current Scale, whose replicas then
+// become the object's.
+func (w *write) applyScale() (Result, error) {
+	patch := &object{Object: map[string]any{}}
+	if err := yaml.Unmarshal(w.req.Body, &patch.Object); err != nil {
+		return Result{}, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
+	}
+	if patch.Object == nil {
+		patch.Object = map[string]any{}
+	}
+	force := w.req.Query.Get("force") == "true"
+	applied, entries, err := w.scaleManaged(func(fm *managedfields.FieldManager, live *object) (runtime.Object, error) {
+		return fm.Apply(live, patch, w.req.Query.Get("fieldManager"), force)
+	})
 	if err != nil {
-		return statusError(err)
+		return Result{}, err
 	}
-	obj.SetManagedFields(parent)
-	return nil
+	b, err := applied.MarshalJSON()
+	if err != nil {
+		return Result{}, statusError(err)
+	}
+	s, err := w.decodeScale(b)
+	if err != nil {
+		return Result{}, err
+	}
+	if errs := apivalidation.ValidateNonnegativeField(int64(s.Spec.Replicas), field.NewPath("spec", "replicas")); len(errs) > 0 {
+		return Result{}, apierrors.NewInvalid(scaleGVK.GroupKind(), w.req.Name, errs)
+	}
+	obj := deepCopy(w.cur)
+	if err := unstructured.SetNestedField(obj.Object, int64(s.Spec.Replicas), "spec", "replicas"); err != nil {
+		return Result{}, statusError(err)
+	}
+	obj.SetManagedFields(entries)
+	res, err := w.updated(obj)
+	if err != nil {
+		return Result{}, err
+	}
+	return scaleAnswer(res)
 }
 
 // scaleCreater makes the empty Scale the field manager starts from.
