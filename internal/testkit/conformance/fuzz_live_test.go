@@ -4,31 +4,33 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"math/rand/v2"
 	"net/http"
 	"os"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/kwrec/kwrec/internal/testkit/conformance"
 	"github.com/kwrec/kwrec/internal/testkit/controlplanetest"
 	"github.com/kwrec/kwrec/replay"
 )
 
 // The differential fuzzer: seeded random sequences of requests (creates,
-// gets, lists, updates, the four patch types, server-side apply, deletes,
-// dry runs, field validation) over ConfigMaps, Secrets and the Widgets of
-// a CRD with a structural schema, each sent to kube-apiserver and to the
-// overlay of its recording, with the answers compared as the table's rows
-// are. Each seed has a namespace of its own, so that one difference does
-// not spread to the others' requests.
+// gets, lists with selectors and a page at a time, updates, the four
+// patch types, server-side apply, deletes, dry runs, field validation,
+// valid and invalid objects) over ConfigMaps, Secrets, the Widgets of a
+// CRD with a structural schema, Deployments and their scale subresource,
+// Pods and their eviction, Roles, RoleBindings and ClusterRoles, each
+// sent to kube-apiserver and to the overlay of its recording, with the
+// answers compared as the table's rows are. A watch of each of the seed's
+// collections runs throughout the seed on both sides, and the events they
+// saw are compared at its end. Each seed has a namespace of its own (and
+// names its ClusterRoles after it), so that one difference does not
+// spread to the others' requests; a seed that differs is shrunk (see
+// [conformance.Shrink]) to the fewest requests that still differ, on
+// fresh namespaces, and printed as rows for the table.
 const (
 	fuzzSeeds    = 50
 	fuzzRequests = 200 // per seed
@@ -439,25 +441,30 @@ func (g *fuzzGen) page() row {
 	return row{name: "page: next", method: "GET", path: base + limit + "&continue=" + contToken}
 }
 
-// fuzzShape returns the number of seeds and of requests a seed, fuzzSeeds
-// and fuzzRequests unless KWREC_FUZZ_SEEDS or KWREC_FUZZ_REQUESTS say
-// otherwise (a longer run: KWREC_FUZZ_SEEDS=500). KWREC_FUZZ_SEED=N runs
-// seed N alone, to look at its differences.
-func fuzzShape(t *testing.T) (seeds, requests int) {
-	seeds, requests = fuzzSeeds, fuzzRequests
+// fuzzShape returns the number of seeds, of requests a seed, and the one
+// seed to run (-1 for all): fuzzSeeds and fuzzRequests unless
+// KWREC_FUZZ_SEEDS or KWREC_FUZZ_REQUESTS say otherwise (a longer run:
+// KWREC_FUZZ_SEEDS=500, make fuzz-live); KWREC_FUZZ_SEED=N runs seed N
+// alone, to look at its differences.
+func fuzzShape(t *testing.T) (seeds, requests, only int) {
+	seeds, requests, only = fuzzSeeds, fuzzRequests, -1
 	for _, v := range []struct {
 		env string
 		n   *int
-	}{{"KWREC_FUZZ_SEEDS", &seeds}, {"KWREC_FUZZ_REQUESTS", &requests}} {
+		min int
+	}{{"KWREC_FUZZ_SEEDS", &seeds, 1}, {"KWREC_FUZZ_REQUESTS", &requests, 1}, {"KWREC_FUZZ_SEED", &only, 0}} {
 		if s := os.Getenv(v.env); s != "" {
 			n, err := strconv.Atoi(s)
-			if err != nil || n < 1 {
-				t.Fatalf("%s=%q: want a positive number", v.env, s)
+			if err != nil || n < v.min {
+				t.Fatalf("%s=%q: want a number from %d", v.env, s, v.min)
 			}
 			*v.n = n
 		}
 	}
-	return seeds, requests
+	if only >= seeds {
+		t.Fatalf("KWREC_FUZZ_SEED=%d: want a seed below KWREC_FUZZ_SEEDS (%d)", only, seeds)
+	}
+	return seeds, requests, only
 }
 
 // fuzzShrinks is how many differing seeds a run shrinks, and
@@ -473,49 +480,13 @@ const (
 // of a seed that differs to the fewest requests that still differ,
 // printed as rows for conformance_live_test.go's table.
 func TestLiveDifferentialFuzz(t *testing.T) {
-	seeds, requests := fuzzShape(t)
-	var err error
-	w := newWorld(t, controlplanetest.Start(t))
-	if a := w.do(t, w.live, w.liveHost, row{method: "POST", path: "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", body: widgetCRD}); a.Code != http.StatusCreated && a.Code != http.StatusConflict {
-		t.Fatalf("creating the CRD: %d %v", a.Code, a.Body)
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
-	for w.do(t, w.live, w.liveHost, row{method: "GET", path: "/apis/example.com/v1/widgets"}).Code != http.StatusOK {
-		select {
-		case <-ctx.Done():
-			t.Fatal("the CRD was not served within a minute")
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-	for s := range seeds {
-		if a := w.do(t, w.live, w.liveHost, namespaceRow(fmt.Sprintf("fuzz-%d", s))); a.Code != http.StatusCreated {
-			t.Fatalf("namespace fuzz-%d: %d %v", s, a.Code, a.Body)
-		}
-	}
-	w.record(t, fuzzCollections, replay.Options{Writes: replay.WritesOverlay, DisableGarbageCollection: true})
-
-	st := &fuzzStats{total: map[string]int{}, differ: map[string]int{}, fakes: make(chan fakeCall, 1024)}
-	fakeDone := make(chan struct{})
-	fakeTotal, fakeDiff := map[string]int{}, map[string]map[string]int{}
-	go func() {
-		// The fake client answers on the side, in the requests' order,
-		// so that its slowness does not hold up the server's and the
-		// overlay's.
-		defer close(fakeDone)
-		fc := fakeClient(seeds)
-		for c := range st.fakes {
-			c.compare(t, fc, fakeTotal, fakeDiff)
-		}
-	}()
+	seeds, requests, only := fuzzShape(t)
+	w := fuzzWorld(t, seeds)
+	st := &fuzzStats{total: map[string]int{}, differ: map[string]int{}}
+	fake := startFake(t, seeds)
+	st.fakes = fake.calls
 	var first []string
-	shrunk := 0
-	only, ran := -1, 0
-	if v := os.Getenv("KWREC_FUZZ_SEED"); v != "" {
-		if only, err = strconv.Atoi(v); err != nil || only < 0 || only >= seeds {
-			t.Fatalf("KWREC_FUZZ_SEED=%q: want a seed from 0 to %d", v, seeds-1)
-		}
-	}
+	ran, shrunk := 0, 0
 	for s := range seeds {
 		if only >= 0 && s != only {
 			continue
@@ -539,23 +510,37 @@ func TestLiveDifferentialFuzz(t *testing.T) {
 				goRows(w.shrinkSeed(t, s, rows, diffs[0]), ns, fmt.Sprintf("fuzz: seed %d", s)))
 		}
 	}
-	close(st.fakes)
-	<-fakeDone
-	var b strings.Builder
-	n, bad := 0, 0
-	for _, k := range slices.Sorted(maps.Keys(st.total)) {
-		fmt.Fprintf(&b, "\n  %-34s %5d requests, %d differ", k, st.total[k], st.differ[k])
-		n += st.total[k]
-		bad += st.differ[k]
-	}
-	t.Logf("differential fuzz, %d seeds: %d requests, %d differ; watches: %d events, %d seeds' differ%s",
-		ran, n, bad, st.events, st.differ["watch"], b.String())
-	t.Logf("requests a second, one at a time: kube-apiserver %.0f, the overlay (in process) %.0f",
-		float64(n)/st.liveTime.Seconds(), float64(n)/st.overTime.Seconds())
-	logFake(t, fakeTotal, fakeDiff)
+	st.log(t, ran)
+	fake.log(t)
 	for _, f := range first {
 		t.Error(f)
 	}
+}
+
+// fuzzWorld starts the control plane with the Widget CRD and a namespace
+// a seed, and opens the overlay of its recording.
+func fuzzWorld(t *testing.T, seeds int) *world {
+	t.Helper()
+	w := newWorld(t, controlplanetest.Start(t))
+	if a := w.do(t, w.live, w.liveHost, row{method: "POST", path: "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", body: widgetCRD}); a.Code != http.StatusCreated && a.Code != http.StatusConflict {
+		t.Fatalf("creating the CRD: %d %v", a.Code, a.Body)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	for w.do(t, w.live, w.liveHost, row{method: "GET", path: "/apis/example.com/v1/widgets"}).Code != http.StatusOK {
+		select {
+		case <-ctx.Done():
+			t.Fatal("the CRD was not served within a minute")
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	for s := range seeds {
+		if a := w.do(t, w.live, w.liveHost, namespaceRow(fmt.Sprintf("fuzz-%d", s))); a.Code != http.StatusCreated {
+			t.Fatalf("namespace fuzz-%d: %d %v", s, a.Code, a.Body)
+		}
+	}
+	w.record(t, fuzzCollections, replay.Options{Writes: replay.WritesOverlay, DisableGarbageCollection: true})
+	return w
 }
 
 // fuzzCollections are recorded, across namespaces, before the seeds run.
@@ -566,160 +551,6 @@ var fuzzCollections = []string{"/api/v1/namespaces", "/api/v1/configmaps", "/api
 
 func namespaceRow(name string) row {
 	return row{name: "namespace", method: "POST", path: "/api/v1/namespaces", body: fmt.Sprintf(`{"metadata":{"name":%q}}`, name)}
-}
-
-// fuzzStats are a run's counts, by request name ("watch" for a seed
-// whose watches saw different events), and the fake client's.
-type fuzzStats struct {
-	total, differ      map[string]int
-	events             int
-	liveTime, overTime time.Duration
-	// fakes takes the requests the fake client is to answer too.
-	fakes chan fakeCall
-}
-
-// fuzzDiff is a difference a sequence showed: at a request, or (at -1)
-// in what its watches saw.
-type fuzzDiff struct {
-	at   int
-	name string // the request's name, or "watch"
-	text string
-}
-
-// runSequence sends rows to both sides in order, with a watch of each of
-// ns's collections open on each from before the first, and returns the
-// differences; st, when not nil, counts them, times the requests and
-// compares the fake client's answers.
-func (w *world) runSequence(t *testing.T, ns string, rows []row, st *fuzzStats) []fuzzDiff {
-	t.Helper()
-	live, over := w.sides()
-	lw, ow := w.watchAll(t, live, ns), w.watchAll(t, over, ns)
-	var diffs []fuzzDiff
-	for i, r := range rows {
-		la, lr, lt := w.send(t, live, r)
-		oa, _, ot := w.send(t, over, r)
-		if st != nil {
-			st.total[r.name]++
-			st.liveTime, st.overTime = st.liveTime+lt, st.overTime+ot
-			st.fake(r, lr, la)
-		}
-		if d := diffAnswers(la, oa); d != "" {
-			if st != nil {
-				st.differ[r.name]++
-			}
-			lb, _ := json.Marshal(la)
-			ob, _ := json.Marshal(oa)
-			diffs = append(diffs, fuzzDiff{at: i, name: r.name, text: fmt.Sprintf("request %d: %s %s %s\n(-server +overlay):\n%s\nserver: %.600s\noverlay: %.600s", i, r.method, r.path, r.body, d, lb, ob)})
-		}
-	}
-	le, oe := w.endWatches(t, live, ns, lw), w.endWatches(t, over, ns, ow)
-	if st != nil {
-		for _, c := range le {
-			st.events += len(c.([]any)) - 1 // the first is the collection's path
-		}
-	}
-	if d := diffAnswers(answer{Body: le}, answer{Body: oe}); d != "" {
-		if st != nil {
-			st.differ["watch"]++
-		}
-		diffs = append(diffs, fuzzDiff{at: -1, name: "watch", text: "watches (-server +overlay):\n" + d})
-	}
-	return diffs
-}
-
-// fakeCall is a request for the fake client: r as generated, lr as sent
-// to the server, la the server's answer.
-type fakeCall struct {
-	r, lr row
-	la    answer
-}
-
-// fake queues r for the fake client, when it can be asked it.
-func (st *fuzzStats) fake(r, lr row, la answer) {
-	if fakeComparable(r) {
-		st.fakes <- fakeCall{r, lr, la}
-	}
-}
-
-// compare makes the call through fc and counts, by request name, how its
-// answer differs from the server's.
-func (c fakeCall) compare(t *testing.T, fc client.Client, total map[string]int, differ map[string]map[string]int) {
-	total[c.r.name]++
-	fk := fakeDo(t.Context(), fc, c.lr)
-	how := fakeDiffers(c.la, fk, c.r)
-	if how == "" {
-		return
-	}
-	if os.Getenv("KWREC_FAKE_SAMPLES") != "" && differ[c.r.name][how] < 2 {
-		t.Logf("fake %s %s: %s %s %s\n(-server +fake):\n%s", c.r.name, how, c.r.method, c.r.path, c.r.body, diffAnswers(c.la, fk))
-	}
-	if differ[c.r.name] == nil {
-		differ[c.r.name] = map[string]int{}
-	}
-	differ[c.r.name][how]++
-}
-
-// shrinkSeed returns the fewest of seed s's rows (up to the first
-// difference d's request) that still show a difference at a request of
-// d's name, each try re-run on fresh namespaces on both sides.
-func (w *world) shrinkSeed(t *testing.T, s int, rows []row, d fuzzDiff) []row {
-	t.Helper()
-	if d.at >= 0 {
-		rows = rows[:d.at+1]
-	}
-	from := fmt.Sprintf("fuzz-%d", s)
-	runs := 0
-	return conformance.Shrink(rows, func(rs []row) bool {
-		if runs++; runs > fuzzShrinkRuns {
-			return false
-		}
-		ns := fmt.Sprintf("%s-s%d", from, runs)
-		live, over := w.sides()
-		for _, side := range []*fuzzSide{live, over} {
-			if a, _, _ := w.send(t, side, namespaceRow(ns)); a.Code != http.StatusCreated {
-				t.Fatalf("namespace %s: %d %v", ns, a.Code, a.Body)
-			}
-		}
-		renamed := make([]row, len(rs))
-		for i, r := range rs {
-			r.path, r.body = strings.ReplaceAll(r.path, from, ns), strings.ReplaceAll(r.body, from, ns)
-			renamed[i] = r
-		}
-		for _, got := range w.runSequence(t, ns, renamed, nil) {
-			if got.name == d.name {
-				return true
-			}
-		}
-		return false
-	})
-}
-
-// goRows prints rows of namespace ns as Go rows for conformance_live_test.go's
-// table, in its namespace conf, named label and their step.
-func goRows(rows []row, ns, label string) string {
-	var b strings.Builder
-	for i, r := range rows {
-		path, body := strings.ReplaceAll(r.path, ns, "conf"), strings.ReplaceAll(r.body, ns, "conf")
-		p := strconv.Quote(path)
-		for prefix, name := range map[string]string{"/api/v1/namespaces/conf": "ns", "/apis/apps/v1/namespaces/conf": "apps", "/apis/rbac.authorization.k8s.io/v1/namespaces/conf": "rbac"} {
-			if rest, ok := strings.CutPrefix(path, prefix+"/"); ok {
-				p = name + " + " + strconv.Quote("/"+rest)
-			}
-		}
-		fmt.Fprintf(&b, "\t\t{name: %q, method: %q, path: %s", fmt.Sprintf("%s step %d, %s", label, i+1, r.name), r.method, p)
-		if r.ct != "" {
-			fmt.Fprintf(&b, ", ct: %q", r.ct)
-		}
-		if body != "" {
-			if strings.Contains(body, "`") {
-				fmt.Fprintf(&b, ", body: %q", body)
-			} else {
-				fmt.Fprintf(&b, ", body: `%s`", body)
-			}
-		}
-		b.WriteString("},\n")
-	}
-	return b.String()
 }
 
 // resolveRV returns r with rvToken replaced by the object's current

@@ -425,15 +425,18 @@ func normalize(v any) any {
 		if msg, ok := x["message"].(string); ok {
 			x["message"] = numberRE.ReplaceAllString(uidRE.ReplaceAllString(timeRE.ReplaceAllString(msg, "TIME"), "UID"), "N")
 		}
+		if mf, ok := x["managedFields"].([]any); ok {
+			// The server orders the entries by their times, to the
+			// second: two writes a tick apart on one side and within a
+			// second on the other come in different orders. With the
+			// times masked, order them by what is left.
+			sortByJSON(mf)
+		}
 		if causes, ok := x["causes"].([]any); ok {
 			// The server validates a custom resource's fields in map
 			// order: the same errors come in any order, each in causes
 			// (sorted here) and in the message's list (left out).
-			sort.Slice(causes, func(i, j int) bool {
-				a, _ := json.Marshal(causes[i])
-				b, _ := json.Marshal(causes[j])
-				return string(a) < string(b)
-			})
+			sortByJSON(causes)
 		}
 		if msg, ok := x["message"].(string); ok {
 			if head, _, ok := strings.Cut(msg, " is invalid: ["); ok && strings.HasSuffix(msg, "]") {
@@ -446,6 +449,15 @@ func normalize(v any) any {
 		}
 	}
 	return v
+}
+
+// sortByJSON sorts xs, JSON values, by their JSON.
+func sortByJSON(xs []any) {
+	sort.Slice(xs, func(i, j int) bool {
+		a, _ := json.Marshal(xs[i])
+		b, _ := json.Marshal(xs[j])
+		return string(a) < string(b)
+	})
 }
 
 // diffAnswers returns the differences between the server's answer and the

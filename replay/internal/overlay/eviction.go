@@ -95,6 +95,7 @@ func evictionDeleteOptions(ev *policyv1.Eviction, queryDryRun bool) (metav1.Dele
 	case len(opts.DryRun) == 0:
 		opts.DryRun = query
 	case len(query) > 0 && !reflect.DeepEqual(query, opts.DryRun):
+		//lint:ignore ST1005 the server's words
 		return opts, apierrors.NewInternalError(fmt.Errorf("Non-matching dry-run options in request and content: %v and %v", query, opts.DryRun))
 	}
 	return opts, nil
