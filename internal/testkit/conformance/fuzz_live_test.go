@@ -554,8 +554,8 @@ func namespaceRow(name string) row {
 }
 
 // resolveRV returns r with rvToken replaced by the object's current
-// resourceVersion on the side hc reaches, or dropped with its field when
-// the object does not exist there.
+// resourceVersion on the side hc reaches, or by "1" (a stale version)
+// when the object does not exist there or the path names none.
 func (w *world) resolveRV(t *testing.T, hc *http.Client, host string, r row) row {
 	t.Helper()
 	if !strings.Contains(r.body, rvToken) {

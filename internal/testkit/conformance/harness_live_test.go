@@ -201,7 +201,9 @@ func (w *world) record(t *testing.T, recorded []string, opts replay.Options) {
 }
 
 // run sends each row to the server and then to the overlay, in order, as
-// subtests, and logs how many differ by category.
+// subtests (rvToken and contToken resolved on each side, as the fuzzer
+// does, so that a row it prints can be pasted here), and logs how many
+// differ by category.
 func (w *world) run(t *testing.T, rows []row) {
 	t.Helper()
 	differ := map[string]int{}
