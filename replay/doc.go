@@ -200,8 +200,9 @@
 // selectors; the status subresource; the scale
 // subresource of Deployments, ReplicaSets, StatefulSets and
 // ReplicationControllers (GET, PUT, merge, JSON and strategic merge
-// patches); a Pod's eviction (allowed: PodDisruptionBudgets are not
-// weighed) and binding; a ServiceAccount's token (a fake, non-JWT token;
+// patches, server-side apply, with the scale handler's managedFields); a
+// Pod's eviction (its DisruptionTarget condition, then the delete;
+// allowed: PodDisruptionBudgets are not weighed) and binding; a ServiceAccount's token (a fake, non-JWT token;
 // the default audience is https://kubernetes.default.svc.cluster.local,
 // since a recording does not hold the server's issuer); a CSR's approval;
 // dryRun=All; the server's defaults for Pods and workloads (Deployments,
@@ -223,8 +224,9 @@
 // where the server asks one, else only a path segment, as for RBAC's
 // kinds; labels, annotations), ConfigMap and Secret keys, a Secret's type
 // and an immutable ConfigMap's or Secret's data (immutable on update), Pod
-// containers (in Pods and templates) and workloads' replicas and
-// selectors (immutable on update); dryRun is read from the query and, for
+// containers (in Pods and templates), workloads' replicas and
+// selectors (immutable on update), RBAC's rules, role references
+// (immutable on update) and subjects; dryRun is read from the query and, for
 // a delete, from the DeleteOptions body, where client-go sends it;
 // fieldValidation warns of unknown and duplicate fields of built-in kinds
 // (Warning headers, the default) or refuses them (Strict). A custom
@@ -235,7 +237,7 @@
 // and the metadata's 422s as its strategy answers them. Not simulated: the
 // rest of the server's validation of built-in kinds (such an invalid
 // object is stored), server-side apply by a custom resource's schema (its
-// merges treat every field as atomic), apply to the scale subresource,
+// merges treat every field as atomic), RBAC's escalation check,
 // Services' cluster IP allocation, and other subresources (exec, log,
 // proxy), which answer 405.
 //

@@ -12,6 +12,7 @@ const (
 	ns   = "/api/v1/namespaces/conf"
 	ns2  = "/api/v1/namespaces/conf2"
 	apps = "/apis/apps/v1/namespaces/conf"
+	rbac = "/apis/rbac.authorization.k8s.io/v1/namespaces/conf"
 )
 
 func seedRows(t *testing.T) []row {
@@ -339,5 +340,68 @@ func TestLiveOverlayAnswersAsTheAPIServer(t *testing.T) {
 		{name: "dryrun: an unknown dryRun value in the DeleteOptions body", method: "DELETE", path: ns + "/configmaps/a",
 			body: `{"kind":"DeleteOptions","apiVersion":"v1","dryRun":["Some"]}`},
 		{name: "dryrun: an unknown dryRun value", method: "POST", path: ns + "/configmaps?dryRun=Some", body: cm("dry", "")},
+
+		// RBAC's validation, defaults and immutable roleRef (found by the
+		// differential fuzzer, #42).
+		{name: "rbac: a Role whose rule has no verbs", method: "POST", path: rbac + "/roles", body: `{"metadata":{"name":"r1"},"rules":[{"apiGroups":[""],"resources":["pods"]}]}`},
+		{name: "rbac: a Role with a non-resource URL", method: "POST", path: rbac + "/roles", body: `{"metadata":{"name":"r2"},"rules":[{"verbs":["get"],"nonResourceURLs":["/healthz"],"resources":["pods"]}]}`},
+		{name: "rbac: a Role whose rule has no apiGroups or resources", method: "POST", path: rbac + "/roles", body: `{"metadata":{"name":"r3"},"rules":[{"verbs":["get"]}]}`},
+		{name: "rbac: a Role with an empty list of rules", method: "POST", path: rbac + "/roles", body: `{"metadata":{"name":"r4"},"rules":[]}`},
+		{name: "rbac: a Role", method: "POST", path: rbac + "/roles", body: `{"metadata":{"name":"r5"},"rules":[{"verbs":["get"],"apiGroups":[""],"resources":["pods"]}]}`},
+		{name: "rbac: a Role updated with an empty rule", method: "PUT", path: rbac + "/roles/r5", body: `{"metadata":{"name":"r5"},"rules":[{}]}`},
+		{name: "rbac: a dry-run PUT creating a Role with a resourceVersion", method: "PUT", path: rbac + "/roles/r6?dryRun=All", body: `{"metadata":{"name":"r6","resourceVersion":"1"},"rules":[]}`},
+		{name: "rbac: a ClusterRole with resources and non-resource URLs and no aggregation selector", method: "POST", path: "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+			body: `{"metadata":{"name":"conf-cr1"},"rules":[{"verbs":["get"],"resources":["pods"],"nonResourceURLs":["/healthz"]}],"aggregationRule":{"clusterRoleSelectors":[]}}`},
+		{name: "rbac: a ClusterRole with an invalid aggregation selector", method: "POST", path: "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+			body: `{"metadata":{"name":"conf-cr2"},"rules":[{"verbs":["get"],"nonResourceURLs":["/healthz"]}],"aggregationRule":{"clusterRoleSelectors":[{"matchLabels":{"bad key!":"x"}}]}}`},
+		{name: "rbac: a RoleBinding with the defaults", method: "POST", path: rbac + "/rolebindings",
+			body: `{"metadata":{"name":"rb"},"roleRef":{"kind":"Role","name":"r5"},"subjects":[{"kind":"User","name":"alice"},{"kind":"Group","name":"devs"},{"kind":"ServiceAccount","name":"sa"}]}`},
+		{name: "rbac: a RoleBinding with a bad roleRef and bad subjects", method: "POST", path: rbac + "/rolebindings",
+			body: `{"metadata":{"name":"rb2"},"roleRef":{"apiGroup":"example.com","kind":"Bogus","name":""},"subjects":[{"kind":"Robot","name":"r"},{"kind":"ServiceAccount","name":"Bad_Name","apiGroup":"v1"},{"kind":"Group","name":"g","apiGroup":"wrong"},{"kind":"User","name":""}]}`},
+		{name: "rbac: a RoleBinding's roleRef cannot change", method: "PATCH", path: rbac + "/rolebindings/rb", ct: "merge", body: `{"roleRef":{"name":"other"}}`},
+		{name: "rbac: a ClusterRoleBinding to a Role, its ServiceAccount without a namespace", method: "POST", path: "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+			body: `{"metadata":{"name":"conf-crb"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"Role","name":"r5"},"subjects":[{"kind":"ServiceAccount","name":"sa"}]}`},
+
+		// The warnings of a name Pods' hostnames come from, and the scale
+		// and eviction subresources' checks (found by the fuzzer, #42).
+		{name: "warnings: a Pod whose name is not a DNS label", method: "POST", path: ns + "/pods", body: pod("dotted.pod")},
+		{name: "warnings: a Deployment whose name is not a DNS label", method: "POST", path: apps + "/deployments", body: deployment("dotted.web", 1)},
+		{name: "scale: update a missing Deployment's scale under another name", method: "PUT", path: apps + "/deployments/nope/scale",
+			body: `{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"zz"},"spec":{"replicas":2}}`},
+		{name: "scale: patch a Deployment's scale to negative replicas", method: "PATCH", path: apps + "/deployments/web/scale", ct: "merge", body: `{"spec":{"replicas":-3}}`},
+		{name: "scale: get a scale without a name", method: "GET", path: apps + "/deployments//scale"},
+		{name: "scale: patch a scale without a name", method: "PATCH", path: apps + "/deployments//scale", ct: "merge", body: `{"spec":{"replicas":1}}`},
+		{name: "eviction: evict a Pod without a name", method: "POST", path: ns + "/pods//eviction", body: `{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":""}}`},
+		{name: "eviction: a Pod with a finalizer", method: "POST", path: ns + "/pods", body: `{"metadata":{"name":"kept","finalizers":["example.com/keep"]},"spec":{"containers":[{"name":"c","image":"busybox"}]}}`},
+		{name: "eviction: evict a Pod with a stale precondition", method: "POST", path: ns + "/pods/kept/eviction",
+			body: `{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"kept"},"deleteOptions":{"preconditions":{"resourceVersion":"1"}}}`},
+		{name: "eviction: dry-run evict a Pod through its delete options", method: "POST", path: ns + "/pods/kept/eviction",
+			body: `{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"kept"},"deleteOptions":{"dryRun":["All"]}}`},
+		{name: "eviction: the Pod a dry run evicted", method: "GET", path: ns + "/pods/kept"},
+		{name: "eviction: evict the Pod with a finalizer", method: "POST", path: ns + "/pods/kept/eviction", body: `{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"kept"}}`},
+		{name: "eviction: the evicted Pod carries its DisruptionTarget condition", method: "GET", path: ns + "/pods/kept"},
+		{name: "scale: a Deployment applied with 2 replicas", method: "PATCH", path: apps + "/deployments/sc0?fieldManager=m1", ct: "apply",
+			body: "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: sc0\nspec:\n  replicas: 2\n  selector:\n    matchLabels:\n      app: sc0\n  template:\n    metadata:\n      labels:\n        app: sc0\n    spec:\n      containers:\n      - name: c\n        image: busybox\n"},
+		{name: "scale: scale the applied Deployment to 0", method: "PUT", path: apps + "/deployments/sc0/scale", body: `{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"sc0"},"spec":{"replicas":0}}`},
+		{name: "scale: nobody owns the replicas of a Deployment scaled to 0", method: "GET", path: apps + "/deployments/sc0"},
+		{name: "scale: scale it to 3", method: "PATCH", path: apps + "/deployments/sc0/scale", ct: "merge", body: `{"spec":{"replicas":3}}`},
+		{name: "scale: the scaler owns the replicas of a Deployment scaled to 3", method: "GET", path: apps + "/deployments/sc0"},
+		{name: "scale: apply the Deployment's scale as s1", method: "PATCH", path: apps + "/deployments/sc0/scale?fieldManager=s1", ct: "apply",
+			body: "apiVersion: autoscaling/v1\nkind: Scale\nmetadata:\n  name: sc0\nspec:\n  replicas: 4\n"},
+		{name: "scale: apply its scale as s2, a conflict with s1", method: "PATCH", path: apps + "/deployments/sc0/scale?fieldManager=s2", ct: "apply",
+			body: "apiVersion: autoscaling/v1\nkind: Scale\nmetadata:\n  name: sc0\nspec:\n  replicas: 5\n"},
+		{name: "scale: apply its scale as s2 with force", method: "PATCH", path: apps + "/deployments/sc0/scale?fieldManager=s2&force=true", ct: "apply",
+			body: "apiVersion: autoscaling/v1\nkind: Scale\nmetadata:\n  name: sc0\nspec:\n  replicas: 5\n"},
+		{name: "scale: apply a scale of the wrong kind", method: "PATCH", path: apps + "/deployments/sc0/scale?fieldManager=s2", ct: "apply",
+			body: "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: sc0\nspec:\n  replicas: 6\n"},
+		{name: "scale: apply a negative scale", method: "PATCH", path: apps + "/deployments/sc0/scale?fieldManager=s2", ct: "apply",
+			body: "apiVersion: autoscaling/v1\nkind: Scale\nmetadata:\n  name: sc0\nspec:\n  replicas: -1\n"},
+		{name: "scale: the Deployment whose scale was applied", method: "GET", path: apps + "/deployments/sc0"},
+		{name: "scale: a Deployment created here", method: "POST", path: apps + "/deployments", body: deployment("same", 1)},
+		{name: "scale: patch its scale to what it is", method: "PATCH", path: apps + "/deployments/same/scale", ct: "jsonpatch", body: `[{"op":"replace","path":"/spec/replicas","value":1}]`},
+		{name: "scale: the Deployment whose scale was patched to what it is", method: "GET", path: apps + "/deployments/same"},
+		{name: "write: a Deployment deleted with its dependents orphaned", method: "POST", path: apps + "/deployments", body: deployment("orphaner", 1)},
+		{name: "write: delete it orphaning its dependents (it waits for a collector)", method: "DELETE", path: apps + "/deployments/orphaner", body: `{"propagationPolicy":"Orphan"}`},
+		{name: "write: create it again while it is being deleted", method: "POST", path: apps + "/deployments", body: deployment("orphaner", 1)},
 	})
 }

@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -42,11 +45,33 @@ func fakeClient(seeds int) client.Client {
 	return b.Build()
 }
 
+// fakeKinds are the resources the fake client is asked about, by the
+// typed object and list it fills in.
+var fakeKinds = map[string]struct {
+	obj  func() client.Object
+	list func() client.ObjectList
+}{
+	"configmaps":   {func() client.Object { return &corev1.ConfigMap{} }, func() client.ObjectList { return &corev1.ConfigMapList{} }},
+	"secrets":      {func() client.Object { return &corev1.Secret{} }, func() client.ObjectList { return &corev1.SecretList{} }},
+	"pods":         {func() client.Object { return &corev1.Pod{} }, func() client.ObjectList { return &corev1.PodList{} }},
+	"deployments":  {func() client.Object { return &appsv1.Deployment{} }, func() client.ObjectList { return &appsv1.DeploymentList{} }},
+	"roles":        {func() client.Object { return &rbacv1.Role{} }, func() client.ObjectList { return &rbacv1.RoleList{} }},
+	"rolebindings": {func() client.Object { return &rbacv1.RoleBinding{} }, func() client.ObjectList { return &rbacv1.RoleBindingList{} }},
+	"clusterroles": {func() client.Object { return &rbacv1.ClusterRole{} }, func() client.ObjectList { return &rbacv1.ClusterRoleList{} }},
+}
+
 // fakeComparable reports whether r is a request the fake client can be
-// asked through client.Client: ConfigMaps and Secrets (it knows no CRD's
-// schema).
+// asked through client.Client: one of fakeKinds (it knows no CRD's
+// schema), not to a subresource (scale, eviction) and not a list's
+// continuation (the fake does not page).
 func fakeComparable(r row) bool {
-	return strings.HasPrefix(r.name, "configmap:") || strings.HasPrefix(r.name, "secret:")
+	u, err := url.Parse(r.path)
+	if err != nil || strings.Contains(r.path, contToken) {
+		return false
+	}
+	rp, ok := apipath.Parse(strings.TrimSuffix(u.Path, "/"))
+	_, known := fakeKinds[rp.Resource]
+	return ok && known
 }
 
 // fakeDo makes r through c as client.Client calls, and returns what the
@@ -58,12 +83,7 @@ func fakeDo(ctx context.Context, c client.Client, r row) answer {
 	}
 	rp, _ := apipath.Parse(strings.TrimSuffix(u.Path, "/"))
 	q := u.Query()
-	newObj := func() client.Object {
-		if rp.Resource == "secrets" {
-			return &corev1.Secret{}
-		}
-		return &corev1.ConfigMap{}
-	}
+	newObj := fakeKinds[rp.Resource].obj
 	key := client.ObjectKey{Namespace: rp.Namespace, Name: rp.Name}
 	var dry []string
 	if q.Get("dryRun") == "All" {
@@ -83,11 +103,11 @@ func fakeDo(ctx context.Context, c client.Client, r row) answer {
 		obj := newObj()
 		err, out = c.Get(ctx, key, obj), obj
 	case r.method == http.MethodGet:
-		var list client.ObjectList = &corev1.ConfigMapList{}
-		if rp.Resource == "secrets" {
-			list = &corev1.SecretList{}
-		}
+		list := fakeKinds[rp.Resource].list()
 		opts := []client.ListOption{client.InNamespace(rp.Namespace)}
+		if l, err := strconv.ParseInt(q.Get("limit"), 10, 64); err == nil {
+			opts = append(opts, client.Limit(l))
+		}
 		if s := q.Get("labelSelector"); s != "" {
 			sel, perr := labels.Parse(s)
 			if perr != nil {

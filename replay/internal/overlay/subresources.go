@@ -11,7 +11,6 @@ import (
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
-	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -118,32 +117,6 @@ func currentAs[T any](wr *Writer, t *timeline.Timeline, w write.Request) (timeli
 		return o, nil, err
 	}
 	return o, v, nil
-}
-
-// evict deletes the Pod as its eviction asks. kwrec does not weigh
-// PodDisruptionBudgets: every eviction is allowed, as on a cluster with
-// none.
-func (wr *Writer) evict(t *timeline.Timeline, w write.Request) ([]byte, error) {
-	var ev policyv1.Eviction
-	if err := json.Unmarshal(w.Body, &ev); err != nil {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("Eviction in version \"v1\" cannot be handled as a Eviction: %v", err))
-	}
-	if ev.Name != "" && ev.Name != w.Name {
-		return nil, apierrors.NewBadRequest("name in URL does not match name in Eviction object")
-	}
-	del := w
-	del.Verb, del.Subresource, del.Body, del.ContentType = "delete", "", nil, wire.MediaJSON
-	if ev.DeleteOptions != nil {
-		b, err := json.Marshal(ev.DeleteOptions)
-		if err != nil {
-			return nil, err
-		}
-		del.Body = b
-	}
-	if _, _, err := wr.applyWrite(t, del); err != nil {
-		return nil, err
-	}
-	return wire.StatusJSON(success(http.StatusCreated)), nil
 }
 
 // bind sets the Pod's node, as the scheduler's binding does: spec.nodeName,
@@ -307,7 +280,7 @@ func Scale(world *World, req *http.Request) (a Answer, ok bool) {
 		return Answer{}, false
 	}
 	rp, ok := apipath.Parse(parent)
-	if !ok || rp.Name == "" {
+	if !ok {
 		return Answer{}, false
 	}
 	c, err := world.Custom(rp)
@@ -322,6 +295,10 @@ func Scale(world *World, req *http.Request) (a Answer, ok bool) {
 		return errorAnswer(apierrors.NewNotFound(gr, rp.Name), false), true
 	case !write.HasSubresource(gr, write.SubresourceScale) && !c.HasScale():
 		return Answer{}, false
+	}
+	if rp.Name == "" {
+		// ".../deployments//scale": the handler wants a name.
+		return fail(http.StatusBadRequest, metav1.StatusReasonBadRequest, "name must be provided"), true
 	}
 	t, _ := world.ForRead(rp)
 	if t == nil {

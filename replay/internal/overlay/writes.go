@@ -148,14 +148,13 @@ func (wr *Writer) Write(req *http.Request, body []byte) (a Answer, ok bool) {
 	return wr.apply(req, t, w, proto, partial), true
 }
 
-// nameless answers an update or a patch whose path has an empty name
-// (".../configmaps/", ".../widgets//status") as kube-apiserver does: a
-// custom resource's handler reads the path and wants a name (400), a
-// built-in resource's routes have no such method on a collection (405).
+// nameless answers a write whose path has an empty name
+// (".../configmaps/", ".../widgets//status", ".../pods//eviction") as
+// kube-apiserver does: a custom resource's handler, and a built-in
+// resource's subresource handler, read the path and want a name (400); a
+// built-in resource's routes have no update or patch on a collection
+// (405).
 func (wr *Writer) nameless(req *http.Request) (Answer, bool) {
-	if req.Method != http.MethodPut && req.Method != http.MethodPatch {
-		return Answer{}, false
-	}
 	p := req.URL.Path
 	var rp apipath.Path
 	switch i := strings.Index(p, "//"); {
@@ -164,12 +163,19 @@ func (wr *Writer) nameless(req *http.Request) (Answer, bool) {
 		if rp, ok = apipath.Parse(p[:i]); !ok || rp.Name != "" {
 			return Answer{}, false
 		}
+		sub := strings.TrimSuffix(p[i+2:], "/")
+		if verb := edit.WriteVerb(req.Method, false); verb != "" && sub != "status" && simulated(rp, wr.customOrNil(rp), sub, verb) {
+			return fail(http.StatusBadRequest, metav1.StatusReasonBadRequest, "name must be provided"), true
+		}
 	case strings.HasSuffix(p, "/"):
 		var ok bool
 		if rp, ok = apipath.Parse(strings.TrimSuffix(p, "/")); !ok || rp.Name != "" {
 			return Answer{}, false
 		}
 	default:
+		return Answer{}, false
+	}
+	if req.Method != http.MethodPut && req.Method != http.MethodPatch {
 		return Answer{}, false
 	}
 	if c, err := wr.custom(rp); err == nil && c != nil {

@@ -2,6 +2,7 @@ package write
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -9,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // maxGeneratedNameLength is names.maxGeneratedNameLength: 63 - 5 random
@@ -40,7 +42,12 @@ func (w *write) create() (Result, error) {
 		return Result{}, err
 	}
 	if w.cur != nil {
-		return Result{}, apierrors.NewAlreadyExists(w.gr, obj.GetName())
+		err := apierrors.NewAlreadyExists(w.gr, obj.GetName())
+		if w.cur.GetDeletionTimestamp() != nil {
+			// Store.Create says why the name is still taken.
+			err.ErrStatus.Message = "object is being deleted: " + err.ErrStatus.Message
+		}
+		return Result{}, err
 	}
 	return w.created(obj)
 }
@@ -74,7 +81,36 @@ func (w *write) beforeCreate(obj *object) error {
 	if err := w.roundTrip(obj, func(o runtime.Object) { setDefaults(o); prepareForCreate(o, w.st.UID) }); err != nil {
 		return err
 	}
-	return w.validate(obj, nil)
+	if err := w.validate(obj, nil); err != nil {
+		return err
+	}
+	w.warnings = append(w.warnings, w.warningsOnCreate(obj)...)
+	return nil
+}
+
+// warningsOnCreate are the create strategy's warnings (WarningsOnCreate,
+// after validation passed) that kwrec models: a Pod's or a workload's
+// name that is not a DNS label, which its Pods' hostnames come from
+// (k8s.io/kubernetes v1.37.2 pkg/registry/core/pod/strategy.go, and
+// apps/deployment, apps/replicaset, batch/job, batch/cronjob and
+// core/replicationcontroller's strategy.go).
+func (w *write) warningsOnCreate(obj *object) []string {
+	if !w.kind.typed {
+		return nil
+	}
+	var what string
+	switch w.gr.String() {
+	case "pods":
+		what = "the Pod's hostname"
+	case "deployments.apps", "replicasets.apps", "jobs.batch", "cronjobs.batch", "replicationcontrollers":
+		what = "Pod names and hostnames"
+	default:
+		return nil
+	}
+	if msgs := validation.IsDNS1123Label(obj.GetName()); len(msgs) > 0 {
+		return []string{fmt.Sprintf("metadata.name: this is used in %s, which can result in surprising behavior; a DNS label is recommended: %v", what, msgs)}
+	}
+	return nil
 }
 
 // created finishes a write that creates the object.
@@ -86,6 +122,10 @@ func (w *write) created(obj *object) (Result, error) {
 		obj.SetResourceVersion(w.st.RV)
 	}
 	stampManagedFields(obj, nil, metav1.NewTime(w.st.Now))
+	obj, err := w.stored(obj)
+	if err != nil {
+		return Result{}, err
+	}
 	data, err := encode(obj)
 	if err != nil {
 		return Result{}, err

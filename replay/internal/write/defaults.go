@@ -8,6 +8,7 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -20,7 +21,7 @@ import (
 // ReplicaSets, StatefulSets, DaemonSets, ReplicationControllers, Jobs and
 // CronJobs, and those workloads' own fields; a Secret's type and its
 // stringData; an autoscaling/v2 HorizontalPodAutoscaler's minReplicas and
-// metric. Other kinds are left as they are; kwrec does not default
+// metric; the group of an RBAC binding's roleRef and subjects. Other kinds are left as they are; kwrec does not default
 // Services (their cluster IP is allocated, not defaulted) or Nodes.
 func setDefaults(obj runtime.Object) {
 	switch o := obj.(type) {
@@ -51,6 +52,10 @@ func setDefaults(obj runtime.Object) {
 		defaultJobSpec(&o.Spec)
 	case *batchv1.CronJob:
 		defaultCronJob(o)
+	case *rbacv1.RoleBinding:
+		defaultRBAC(&o.RoleRef, o.Subjects)
+	case *rbacv1.ClusterRoleBinding:
+		defaultRBAC(&o.RoleRef, o.Subjects)
 	}
 }
 

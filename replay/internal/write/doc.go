@@ -66,17 +66,19 @@
 // # What it does not do
 //
 // Defaults and validation are written here from what kube-apiserver
-// answers (defaults.go, validate.go) for Pods, workloads, ConfigMaps,
-// Secrets and every object's metadata; the module does not import
-// k8s.io/kubernetes. Other kinds get no defaults and only metadata
-// validation; there is no admission beyond what a Pod's create gets, no
+// answers (defaults.go, validate.go, rbac.go) for Pods, workloads,
+// ConfigMaps, Secrets, RBAC's kinds and every object's metadata; the module
+// does not import k8s.io/kubernetes. Other kinds get no defaults and only
+// metadata validation; there is no admission beyond what a Pod's create gets, no
 // kubelet (a bound Pod deleted with a grace period stays marked), no
 // custom-resource schemas (no pruning, no structural SSA merge), no CBOR
 // apply (off by default in the server). A status update keeps all of the
 // current object's metadata, as the custom resource status strategy does;
 // some built-in status strategies allow metadata changes other than
 // labels. managedFields entries the write touched get [Stamp.Now] as
-// their time.
+// their time (a scale write's are the scale handler's, as the server's).
+// A built-in object is answered as the server reads it back from etcd
+// (protobuf): an empty list the body sent is null.
 //
 // Errors are always *k8s.io/apimachinery/pkg/api/errors.StatusError with
 // the server's code, reason and message; TestLiveWritesMatchTheAPIServer

@@ -1,10 +1,12 @@
 package write
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"reflect"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -12,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	kjson "sigs.k8s.io/json"
 )
 
@@ -120,10 +123,48 @@ func (w *write) encodeTyped(obj *object) ([]byte, error) {
 }
 
 // normalize round-trips a built-in object through its Go type, so unknown
-// fields are dropped and empty ones omitted as the server's storage does.
+// fields are dropped and empty ones omitted as the server's decoding does.
 // Custom resources are left as they are.
 func (w *write) normalize(obj *object) error {
 	return w.roundTrip(obj, setDefaults)
+}
+
+// stored returns a copy of obj as the server's storage gives it back
+// (throughStorage): what a write answers, and what an update is compared
+// with the current object as to tell whether it changed anything.
+func (w *write) stored(obj *object) (*object, error) {
+	if !w.kind.typed {
+		return obj, nil
+	}
+	c := obj.DeepCopy()
+	if err := w.roundTrip(c, throughStorage); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// storageCodec is kube-apiserver's storage encoding of the kinds it
+// serves itself (--storage-media-type application/vnd.kubernetes.protobuf),
+// made once.
+var storageCodec = sync.OnceValue(func() *protobuf.Serializer {
+	return protobuf.NewSerializer(serverTypes(), serverTypes())
+})
+
+// throughStorage makes obj what the server reads back from etcd after it
+// writes obj (and what a dry run answers: the store's DryRunnableStorage
+// copies the object through the same codec): protobuf keeps no difference
+// between an empty list or map and none, so an empty one that JSON would
+// show ("rules": []) comes back nil ("rules": null). A type without
+// protobuf is left as it is.
+func throughStorage(obj runtime.Object) {
+	var b bytes.Buffer
+	codec := storageCodec()
+	if codec.Encode(obj, &b) != nil {
+		return
+	}
+	gvk := obj.GetObjectKind().GroupVersionKind()
+	_, _, _ = codec.Decode(b.Bytes(), nil, obj)
+	obj.GetObjectKind().SetGroupVersionKind(gvk)
 }
 
 // roundTrip is normalize with change (nil for none) made to the typed

@@ -1,8 +1,8 @@
 package write
 
 import (
-	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -10,15 +10,19 @@ import (
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+	"sigs.k8s.io/yaml"
 )
 
 // The subresources the engine writes besides status.
@@ -141,22 +145,34 @@ func (w *write) replicasPath() []string {
 // recorded in managedFields as the scale subresource's, and the answer is
 // the new Scale.
 func (w *write) scale() (Result, error) {
+	if w.req.Verb == VerbUpdate {
+		// The update handler decodes the body and checks its name
+		// before the store looks the object up.
+		if _, err := w.decodeScale(w.req.Body); err != nil {
+			return Result{}, err
+		}
+	}
 	if w.cur == nil {
 		return Result{}, apierrors.NewNotFound(w.gr, w.req.Name)
+	}
+	if w.isApply() {
+		return w.applyScale()
 	}
 	next, err := w.requestedScale()
 	if err != nil {
 		return Result{}, err
 	}
-	var s autoscalingv1.Scale
-	if err := kjson.UnmarshalCaseSensitivePreserveInts(next, &s); err != nil {
-		return Result{}, apierrors.NewBadRequest(fmt.Sprintf("Scale in version \"v1\" cannot be handled as a Scale: %v", err))
-	}
-	if s.Name != "" && s.Name != w.req.Name {
-		return Result{}, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", s.Name, w.req.Name))
+	s, err := w.decodeScale(next)
+	if err != nil {
+		return Result{}, err
 	}
 	if s.Spec.Replicas == invalidSpecReplicas {
 		return Result{}, apierrors.NewBadRequest(fmt.Sprintf("the spec replicas field %q cannot be empty", w.req.Custom.scale.SpecReplicasPath))
+	}
+	// The scale storage validates the Scale (ValidateScale) before it
+	// touches the object.
+	if errs := apivalidation.ValidateNonnegativeField(int64(s.Spec.Replicas), field.NewPath("spec", "replicas")); len(errs) > 0 {
+		return Result{}, apierrors.NewInvalid(scaleGVK.GroupKind(), w.req.Name, errs)
 	}
 	obj := deepCopy(w.cur)
 	if err := unstructured.SetNestedField(obj.Object, int64(s.Spec.Replicas), w.replicasPath()...); err != nil {
@@ -167,10 +183,8 @@ func (w *write) scale() (Result, error) {
 		rv = w.cur.GetResourceVersion() // a Scale without one updates unconditionally
 	}
 	obj.SetResourceVersion(rv)
-	if w.replicasOwned() {
-		if err := w.trackUpdate(obj, w.cur); err != nil {
-			return Result{}, err
-		}
+	if err := w.trackScale(obj, s); err != nil {
+		return Result{}, err
 	}
 	res, err := w.updated(obj)
 	if err != nil {
@@ -179,58 +193,18 @@ func (w *write) scale() (Result, error) {
 	return scaleAnswer(res, w.req.Custom)
 }
 
-// replicasOwned reports whether a managedFields entry of the current
-// object owns the field a Scale's replicas go to. The server tracks a
-// scale update's fields on the Scale, whose managedFields are the
-// parent's entries that own replicas (managedfields.ScaleHandler's
-// ToSubresource); with none, its skipNonAppliedManager tracks nothing,
-// and the object's managedFields stay as they were.
-func (w *write) replicasOwned() bool {
-	p := fieldpath.MakePathOrDie(toAny(w.replicasPath())...)
-	for _, e := range w.cur.GetManagedFields() {
-		if e.FieldsV1 == nil {
-			continue
-		}
-		var s fieldpath.Set
-		if s.FromJSON(bytes.NewReader(e.FieldsV1.Raw)) == nil && s.Has(p) {
-			return true
-		}
+// decodeScale decodes a Scale whose name, if it has one, must be the
+// URL's.
+func (w *write) decodeScale(b []byte) (*autoscalingv1.Scale, error) {
+	var s autoscalingv1.Scale
+	if err := kjson.UnmarshalCaseSensitivePreserveInts(b, &s); err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("Scale in version \"v1\" cannot be handled as a Scale: %v", err))
 	}
-	return false
+	if s.Name != "" && s.Name != w.req.Name {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", s.Name, w.req.Name))
+	}
+	return &s, nil
 }
-
-func toAny(ss []string) []any {
-	out := make([]any, len(ss))
-	for i, s := range ss {
-		out[i] = s
-	}
-	return out
-}
-
-// currentScale is the Scale of the current object. A custom resource
-// without its spec replicas has one that a write must set, with the
-// server's answer when it does not (scaleUpdatedObjectInfo).
-func (w *write) currentScale() (*autoscalingv1.Scale, error) {
-	if !w.req.Custom.HasScale() {
-		s, err := scaleOf(w.cur, nil)
-		if err != nil {
-			return nil, statusError(err)
-		}
-		return s, nil
-	}
-	s, found, err := customScale(w.cur, w.req.Custom)
-	if err != nil {
-		return nil, statusError(err)
-	}
-	if !found {
-		s.Spec.Replicas = invalidSpecReplicas
-	}
-	return s, nil
-}
-
-// invalidSpecReplicas marks a custom resource's Scale whose spec replicas
-// were not set, as the server's scaleUpdatedObjectInfo does.
-const invalidSpecReplicas = -2147483648
 
 // requestedScale is the JSON of the Scale the request makes of the
 // current object's: the body of an update, or the current Scale patched
@@ -288,3 +262,179 @@ func scaleAnswer(res Result, c *CustomResource) (Result, error) {
 	res.Code = http.StatusOK
 	return res, nil
 }
+
+// scaleGVK is the kind of every scale subresource kwrec writes.
+var scaleGVK = autoscalingv1.SchemeGroupVersion.WithKind("Scale")
+
+// replicasPaths are where a scaled object keeps its replicas, by
+// apiVersion (k8s.io/kubernetes v1.37.2 pkg/registry/apps/*/storage and
+// core/replicationcontroller/storage: replicasPathIn*).
+var replicasPaths = managedfields.ResourcePathMappings{
+	"apps/v1": fieldpath.MakePathOrDie("spec", "replicas"), "apps/v1beta1": fieldpath.MakePathOrDie("spec", "replicas"),
+	"apps/v1beta2": fieldpath.MakePathOrDie("spec", "replicas"), "v1": fieldpath.MakePathOrDie("spec", "replicas"),
+}
+
+// trackScale sets obj's managedFields as the scale storage does for an
+// update or a patch: the field manager compares the current Scale with
+// next (see [write.scaleManaged]). A Scale's replicas is omitempty, so a
+// scale to 0 sets no field its manager owns: the manager gets no entry,
+// and whoever owned the replicas loses them.
+func (w *write) trackScale(obj *object, next *autoscalingv1.Scale) error {
+	nextCopy := next.DeepCopy()
+	nextCopy.TypeMeta = metav1.TypeMeta{Kind: scaleGVK.Kind, APIVersion: scaleGVK.GroupVersion().String()}
+	updated, err := runtime.DefaultUnstructuredConverter.ToUnstructured(nextCopy)
+	if err != nil {
+		return statusError(err)
+	}
+	_, entries, err := w.scaleManaged(func(fm *managedfields.FieldManager, live *object) (runtime.Object, error) {
+		return fm.Update(live, &object{Object: updated}, w.manager())
+	})
+	if err != nil {
+		obj.SetManagedFields(w.cur.GetManagedFields())
+		return nil
+	}
+	obj.SetManagedFields(entries)
+	return nil
+}
+
+// scaleManaged runs change, the field manager's update or apply, on the
+// current Scale, whose owners a [managedfields.ScaleHandler] maps from
+// the object's entries, as the scale storage does, and returns the Scale
+// change made and its owners mapped back to the object's entries.
+func (w *write) scaleManaged(change func(fm *managedfields.FieldManager, live *object) (runtime.Object, error)) (*object, []metav1.ManagedFieldsEntry, error) {
+	h := managedfields.NewScaleHandler(w.cur.GetManagedFields(), w.gvk.GroupVersion(), w.replicasMappings())
+	entries, err := h.ToSubresource()
+	if err != nil {
+		return nil, nil, statusError(err)
+	}
+	cur, err := w.currentScale()
+	if err != nil {
+		return nil, nil, err
+	}
+	cur.ManagedFields = entries
+	live, err := runtime.DefaultUnstructuredConverter.ToUnstructured(cur)
+	if err != nil {
+		return nil, nil, statusError(err)
+	}
+	// client-go's models have no Scale; the deduced converter's granular
+	// maps are what the server's Scale schema is (no lists in it).
+	fm, err := managedfields.NewDefaultFieldManager(w.engine.typeConverter(false), unstructuredConvertor{}, noDefaults{}, scaleCreater{},
+		scaleGVK, scaleGVK.GroupVersion(), SubresourceScale, nil)
+	if err != nil {
+		return nil, nil, statusError(err)
+	}
+	out, err := change(fm, &object{Object: live})
+	if err != nil {
+		return nil, nil, statusError(err)
+	}
+	u, ok := out.(*object)
+	if !ok {
+		return nil, nil, statusError(errors.New("write: field manager returned a typed object"))
+	}
+	parent, err := h.ToParent(u.GetManagedFields())
+	if err != nil {
+		return nil, nil, statusError(err)
+	}
+	return u, parent, nil
+}
+
+// applyScale is a server-side apply to the scale subresource: the field
+// manager applies the patch to the current Scale, whose replicas then
+// become the object's.
+func (w *write) applyScale() (Result, error) {
+	patch := &object{Object: map[string]any{}}
+	if err := yaml.Unmarshal(w.req.Body, &patch.Object); err != nil {
+		return Result{}, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
+	}
+	if patch.Object == nil {
+		patch.Object = map[string]any{}
+	}
+	force := w.req.Query.Get("force") == "true"
+	applied, entries, err := w.scaleManaged(func(fm *managedfields.FieldManager, live *object) (runtime.Object, error) {
+		return fm.Apply(live, patch, w.req.Query.Get("fieldManager"), force)
+	})
+	if err != nil {
+		return Result{}, err
+	}
+	b, err := applied.MarshalJSON()
+	if err != nil {
+		return Result{}, statusError(err)
+	}
+	s, err := w.decodeScale(b)
+	if err != nil {
+		return Result{}, err
+	}
+	if s.Spec.Replicas == invalidSpecReplicas {
+		return Result{}, apierrors.NewBadRequest(fmt.Sprintf("the spec replicas field %q cannot be empty", w.req.Custom.scale.SpecReplicasPath))
+	}
+	if errs := apivalidation.ValidateNonnegativeField(int64(s.Spec.Replicas), field.NewPath("spec", "replicas")); len(errs) > 0 {
+		return Result{}, apierrors.NewInvalid(scaleGVK.GroupKind(), w.req.Name, errs)
+	}
+	obj := deepCopy(w.cur)
+	if err := unstructured.SetNestedField(obj.Object, int64(s.Spec.Replicas), w.replicasPath()...); err != nil {
+		return Result{}, statusError(err)
+	}
+	obj.SetManagedFields(entries)
+	res, err := w.updated(obj)
+	if err != nil {
+		return Result{}, err
+	}
+	return scaleAnswer(res, w.req.Custom)
+}
+
+// scaleCreater makes the empty Scale the field manager starts from.
+type scaleCreater struct{}
+
+func (scaleCreater) New(gvk schema.GroupVersionKind) (runtime.Object, error) {
+	u := &object{Object: map[string]any{}}
+	u.SetGroupVersionKind(gvk)
+	return u, nil
+}
+
+// noDefaults is the defaulter of a kind the server sets no defaults on.
+type noDefaults struct{}
+
+func (noDefaults) Default(runtime.Object) {}
+
+// replicasMappings is where the object keeps the replicas a Scale
+// changes, by apiVersion, as the scale storage maps managed fields: a
+// custom resource's specReplicasPath, else a built-in kind's.
+func (w *write) replicasMappings() managedfields.ResourcePathMappings {
+	if !w.req.Custom.HasScale() {
+		return replicasPaths
+	}
+	return managedfields.ResourcePathMappings{w.gvk.GroupVersion().String(): fieldpath.MakePathOrDie(toAny(w.replicasPath())...)}
+}
+
+func toAny(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}
+
+// currentScale is the Scale of the current object. A custom resource
+// without its spec replicas has one that a write must set, with the
+// server's answer when it does not (scaleUpdatedObjectInfo).
+func (w *write) currentScale() (*autoscalingv1.Scale, error) {
+	if !w.req.Custom.HasScale() {
+		s, err := scaleOf(w.cur, nil)
+		if err != nil {
+			return nil, statusError(err)
+		}
+		return s, nil
+	}
+	s, found, err := customScale(w.cur, w.req.Custom)
+	if err != nil {
+		return nil, statusError(err)
+	}
+	if !found {
+		s.Spec.Replicas = invalidSpecReplicas
+	}
+	return s, nil
+}
+
+// invalidSpecReplicas marks a custom resource's Scale whose spec replicas
+// were not set, as the server's scaleUpdatedObjectInfo does.
+const invalidSpecReplicas = -2147483648

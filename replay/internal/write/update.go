@@ -45,7 +45,11 @@ func (w *write) update() (Result, error) {
 // createViaUpdate creates obj from a PUT or an apply of a missing object.
 func (w *write) createViaUpdate(obj *object) (Result, error) {
 	wipeSystemFields(obj)
-	unstructured.RemoveNestedField(obj.Object, "metadata", "resourceVersion")
+	if !w.req.DryRun {
+		// A dry run keeps the body's, as the dry-run storage copies the
+		// object it would create.
+		unstructured.RemoveNestedField(obj.Object, "metadata", "resourceVersion")
+	}
 	if err := w.beforeCreate(obj); err != nil {
 		return Result{}, err
 	}
@@ -107,17 +111,28 @@ func (w *write) updated(obj *object) (Result, error) {
 	if cur.GetDeletionTimestamp() != nil && len(obj.GetFinalizers()) == 0 {
 		return w.deletedByUpdate(obj)
 	}
-	if equalIgnoringTimes(obj, cur) {
+	st, err := w.stored(obj)
+	if err != nil {
+		return Result{}, err
+	}
+	if equalIgnoringTimes(st, cur) {
 		return w.unchanged(cur, cur)
 	}
-	stampManagedFields(obj, cur, metav1.NewTime(w.st.Now))
-	if w.isApply() && equalContent(obj, cur) {
+	if w.req.Subresource != SubresourceScale {
+		// A scale write's entries are the scale handler's, times and all
+		// (trackScale): the server stamps none on the scaled object.
+		stampManagedFields(obj, cur, metav1.NewTime(w.st.Now))
+	}
+	if w.isApply() && equalContent(st, cur) {
 		// An apply that changed nothing but managedFields: the server's
 		// field manager returns no new object, so the applier's entry
 		// keeps the time it had (none when it is new).
 		keepApplyTime(obj, cur, w.req.Query.Get("fieldManager"))
 	}
 	obj.SetResourceVersion(w.st.RV)
+	if obj, err = w.stored(obj); err != nil {
+		return Result{}, err
+	}
 	data, err := encode(obj)
 	if err != nil {
 		return Result{}, err

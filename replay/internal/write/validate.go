@@ -9,6 +9,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -30,7 +31,8 @@ import (
 //   - the Pod spec's containers (present, named as DNS labels, unique,
 //     with an image) in Pods and in workload templates;
 //   - workloads' replicas, selector (present, not empty, matching the
-//     template's labels, immutable on update).
+//     template's labels, immutable on update);
+//   - RBAC's Roles, ClusterRoles and their bindings (validateRBAC).
 //
 // The rest of the server's validation (probes, volumes, resources,
 // Services, Pod update restrictions, ...) is not modelled: such an
@@ -147,6 +149,8 @@ func validateTyped(obj, old runtime.Object) field.ErrorList {
 		if p, ok := old.(*appsv1.DaemonSet); ok {
 			errs = append(errs, immutableSelector(o.Spec.Selector, p.Spec.Selector)...)
 		}
+	case *rbacv1.Role, *rbacv1.ClusterRole, *rbacv1.RoleBinding, *rbacv1.ClusterRoleBinding:
+		errs = append(errs, validateRBAC(obj, old)...)
 	}
 	return errs
 }
