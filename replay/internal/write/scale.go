@@ -171,7 +171,7 @@ func (w *write) scale() (Result, error) {
 	}
 	// The scale storage validates the Scale (ValidateScale) before it
 	// touches the object.
-	if errs := apivalidation.ValidateNonnegativeField(int64(s.Spec.Replicas), field.NewPath("spec", "replicas")); len(errs) > 0 {
+	if errs := w.validateScale(s); len(errs) > 0 {
 		return Result{}, apierrors.NewInvalid(scaleGVK.GroupKind(), w.req.Name, errs)
 	}
 	obj := deepCopy(w.cur)
@@ -367,7 +367,7 @@ func (w *write) applyScale() (Result, error) {
 	if s.Spec.Replicas == invalidSpecReplicas {
 		return Result{}, apierrors.NewBadRequest(fmt.Sprintf("the spec replicas field %q cannot be empty", w.req.Custom.scale.SpecReplicasPath))
 	}
-	if errs := apivalidation.ValidateNonnegativeField(int64(s.Spec.Replicas), field.NewPath("spec", "replicas")); len(errs) > 0 {
+	if errs := w.validateScale(s); len(errs) > 0 {
 		return Result{}, apierrors.NewInvalid(scaleGVK.GroupKind(), w.req.Name, errs)
 	}
 	obj := deepCopy(w.cur)
@@ -438,3 +438,13 @@ func (w *write) currentScale() (*autoscalingv1.Scale, error) {
 // invalidSpecReplicas marks a custom resource's Scale whose spec replicas
 // were not set, as the server's scaleUpdatedObjectInfo does.
 const invalidSpecReplicas = -2147483648
+
+// validateScale is the built-in scale storages' ValidateScale: replicas
+// not negative. A custom resource's Scale is not validated on its own:
+// its replicas land in the object, which its definition validates.
+func (w *write) validateScale(s *autoscalingv1.Scale) field.ErrorList {
+	if w.req.Custom.HasScale() {
+		return nil
+	}
+	return apivalidation.ValidateNonnegativeField(int64(s.Spec.Replicas), field.NewPath("spec", "replicas"))
+}
