@@ -76,6 +76,8 @@ const (
 //	watch-error:resource=configmaps,rv=201,code=410,skip=1
 //	reset:resource=pods,namespace=prod,at=1.5s
 //	error:resource=configmaps,verb=list,nth=2,status=503
+//	error:resource=configmaps,verb=watch,nth=2,status=410
+//	reset:resource=configmaps,verb=watch,nth=1
 //	expire-continue:resource=configmaps,nth=1
 //
 // A watch-error, reset or truncate names a point: with request and after,
@@ -90,7 +92,14 @@ const (
 // patch, delete, deletecollection; default any), whatever its query; an
 // error with request fires on each attempt at that recorded interaction,
 // one attempt per error edit, so the client's retry gets the recording.
-// An expire-continue fires on the nth (default 1) list request of that
+// A 410 error with resource on a watch answers as a cluster whose etcd
+// compacted the resourceVersion the watch asked for: 200 and an ERROR
+// event 410 Expired "too old resource version", and so every later watch
+// of the resource from that version or older (a streaming list not older
+// than it is served, as the watch cache serves it); a watch from the
+// newest version the world has served, or from none, gets it once. A
+// reset with resource and verb (no rv or at) resets the nth request of
+// that verb before its first byte. An expire-continue fires on the nth (default 1) list request of that
 // resource that carries a continue token.
 type Edit struct {
 	Kind EditKind
