@@ -31,6 +31,7 @@ type serving struct {
 	fan     sharing // what the watches share: hubs, budgets (sharing.go)
 	views   *views
 	settle  time.Duration // Options.Settle
+	settled func()        // Options.Settled
 	exhaust bool          // Options.ErrorWhenExhausted
 	// worldClock is the world's clock (Options.WorldClock), nil on the
 	// consumption clock.
@@ -190,6 +191,9 @@ func (b *body) settle(wake <-chan struct{}) error {
 		last := max(s.prog.activity.Load(), s.prog.changed.Load())
 		idle := s.clock.Since(time.Unix(0, last))
 		if idle >= s.settle {
+			if s.settled != nil {
+				s.settled()
+			}
 			break
 		}
 		if err := b.waitUntil(s.clock.Now().Add(s.settle-idle), false, nil, wake, nil); err != nil {

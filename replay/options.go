@@ -60,6 +60,11 @@ type Options struct {
 	// ends the wait. Waits run on Clock (in a synctest bubble, see
 	// replaytest.Run, they cost no wall time). Default 0: no wait.
 	Settle time.Duration
+	// Settled, with Settle, is called each time the code under test has
+	// settled (Settle has passed with no request), before the next
+	// recorded change is sent: a quiescent moment, at which a test may
+	// check the world ([Replayer.World]). It must not block. Default nil.
+	Settled func()
 	// Hold keeps every recorded change back until [Replayer.Play]: lists
 	// and gets answer the state the recording starts with, watches send
 	// their initial state, and then wait. A controller registers its

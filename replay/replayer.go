@@ -86,7 +86,7 @@ func newReplayer(opts Options, h *History) (*Replayer, error) {
 		opts.Matcher = DefaultMatcher
 	}
 	r := &Replayer{opts: opts, hist: h, closed: newSignal()}
-	r.serving = serving{clock: opts.Clock, src: h.src, settle: opts.Settle, exhaust: opts.ErrorWhenExhausted}
+	r.serving = serving{clock: opts.Clock, src: h.src, settle: opts.Settle, settled: opts.Settled, exhaust: opts.ErrorWhenExhausted}
 	r.started = r.clock.Now()
 	r.fan.clock, r.fan.since = r.clock, r.started
 	r.alarms = pace.NewAlarms(r.clock)

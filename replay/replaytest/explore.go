@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -108,6 +109,13 @@ type Faults struct {
 	// settle" and the requests it kept making, and never hangs the test.
 	// 0 means [DefaultSettleWithin].
 	SettleWithin time.Duration
+	// Check, when set, is an invariant of the world that must hold at
+	// every quiescent moment of every run, the reference's included:
+	// each time the code under test has settled before the next recorded
+	// change is sent, and at the end. A run whose world breaks it fails
+	// at the first moment it does, with Check's error: a world wrong on
+	// the way, not only at the end.
+	Check func(world []replay.Object) error
 }
 
 // DefaultSettleWithin is [Faults.SettleWithin]'s default.
@@ -159,13 +167,17 @@ const (
 // tried, how fast, and which failed.
 func Explore(t *testing.T, name string, faults Faults, body func(t *testing.T, r *replay.Replayer)) []Point {
 	t.Helper()
-	x := &exploration{name: name, ignore: faults.Ignore, crds: faults.CRDs, allowDeletes: faults.AllowDeletes, body: body,
+	x := &exploration{name: name, ignore: faults.Ignore, crds: faults.CRDs, allowDeletes: faults.AllowDeletes, check: faults.Check, body: body,
 		settle: stdcmp.Or(faults.SettleWithin, DefaultSettleWithin)}
 	x.h = Load(t, name) // read once, replayed once per point
 	ref := BubbleOptions()
 	ref.CRDs = faults.CRDs
+	var refR atomic.Pointer[replay.Replayer]
+	ref.Settled = x.checker(t, "the reference run", &refR)
 	run(t, x.h, ref, x.settle, func(t *testing.T, r *replay.Replayer) {
+		refR.Store(r)
 		body(t, r)
+		x.checkEnd(t, "the reference run", r)
 		if t.Failed() {
 			return
 		}
@@ -206,6 +218,7 @@ type exploration struct {
 	ignore       [][]string
 	crds         *replay.CRDs
 	allowDeletes bool
+	check        func([]replay.Object) error
 	settle       time.Duration
 	body         func(t *testing.T, r *replay.Replayer)
 	ref          struct {
@@ -235,6 +248,8 @@ func (x *exploration) explore(t *testing.T, p Point) {
 	opts := BubbleOptions()
 	opts.Edits = []replay.Edit{p.Edit}
 	opts.CRDs = x.crds
+	var cur atomic.Pointer[replay.Replayer]
+	opts.Settled = x.checker(t, "with "+p.Name, &cur)
 	fired := false
 	// Deferred: synctest.Test ends a failed test with FailNow.
 	defer func() {
@@ -254,7 +269,9 @@ func (x *exploration) explore(t *testing.T, p Point) {
 	}()
 	run(t, x.h, opts, x.settle, func(t *testing.T, r *replay.Replayer) {
 		t.Logf("replaytest: injected %s", p.Edit)
+		cur.Store(r)
 		x.body(t, r)
+		x.checkEnd(t, "with "+p.Name, r)
 		for _, e := range r.Edits() {
 			fired = fired || e.Fired > 0
 		}
@@ -533,4 +550,43 @@ func deleted(writes []*cassettes.Interaction) []string {
 		}
 	}
 	return out
+}
+
+// checker returns the Settled hook that checks Faults.Check at each
+// quiescent moment of a run (what names it), reporting the first failure
+// only; nil without a Check.
+func (x *exploration) checker(t *testing.T, what string, r *atomic.Pointer[replay.Replayer]) func() {
+	if x.check == nil {
+		return nil
+	}
+	var moments atomic.Int64
+	var failed atomic.Bool
+	return func() {
+		n := moments.Add(1)
+		rr := r.Load()
+		if rr == nil || failed.Load() {
+			return
+		}
+		w, err := rr.World()
+		if err == nil {
+			err = x.check(w)
+		}
+		if err != nil && !failed.Swap(true) {
+			t.Errorf("replaytest: %s, the world broke Faults.Check at quiescent moment %d, before the next recorded change: %v", what, n, err)
+		}
+	}
+}
+
+// checkEnd checks Faults.Check on r's world at the end of a run.
+func (x *exploration) checkEnd(t *testing.T, what string, r *replay.Replayer) {
+	if x.check == nil || t.Failed() {
+		return
+	}
+	w, err := r.World()
+	if err == nil {
+		err = x.check(w)
+	}
+	if err != nil {
+		t.Errorf("replaytest: %s, the world broke Faults.Check at the end: %v", what, err)
+	}
 }
