@@ -116,12 +116,16 @@ func makePortString(ports []corev1.ServicePort) string {
 }
 
 // printEndpoints is printEndpoints.
+//
+//lint:ignore SA1019 v1 Endpoints are deprecated for clients; kube-apiserver still serves and prints them
 func printEndpoints(obj *corev1.Endpoints, now time.Time) []any {
 	return []any{obj.Name, formatEndpoints(obj), since(obj.CreationTimestamp, now)}
 }
 
 // formatEndpoints is formatEndpoints with ports=nil (all ports): the
 // first three addresses (with their ports), and how many more.
+//
+//lint:ignore SA1019 v1 Endpoints are deprecated for clients; kube-apiserver still serves and prints them
 func formatEndpoints(endpoints *corev1.Endpoints) string {
 	if len(endpoints.Subsets) == 0 {
 		return "<none>"
