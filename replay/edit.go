@@ -99,7 +99,9 @@ const (
 // than it is served, as the watch cache serves it); a watch from the
 // newest version the world has served, or from none, gets it once. A
 // reset with resource and verb (no rv or at) resets the nth request of
-// that verb before its first byte. An expire-continue fires on the nth (default 1) list request of that
+// that verb before its first byte. With name (and namespace), an error or
+// such a reset counts only the requests of that object:
+// error:resource=configmaps,namespace=prod,name=alpha,verb=get,nth=2,status=500. An expire-continue fires on the nth (default 1) list request of that
 // resource that carries a continue token.
 type Edit struct {
 	Kind EditKind
@@ -111,6 +113,9 @@ type Edit struct {
 	// as in the URL), with Group ("" for the core group) and Namespace (""
 	// for any) narrowing it.
 	Resource, Group, Namespace string
+	// Name narrows an error, or a reset with Verb, to the requests of one
+	// object: its Nth get, update, patch or delete.
+	Name string
 	// Verb and Nth pick the request an error edit anchored by Resource
 	// fires on: the Nth (from 1) with that verb ("" for any).
 	Verb string
@@ -151,9 +156,9 @@ type Edit struct {
 // editSyntax is the grammar of edits: the keys each kind takes, required
 // ones marked with '!'.
 var editSyntax = edit.Syntax{Bad: ErrBadEdit, Keys: map[string][]string{
-	string(EditError):      {"request", "match", "resource", "group", "namespace", "verb", "nth", "!status", "reason", "retry-after"},
+	string(EditError):      {"request", "match", "resource", "group", "namespace", "name", "verb", "nth", "!status", "reason", "retry-after"},
 	string(EditWatchError): {"request", "match", "resource", "group", "namespace", "after", "rv", "at", "code", "status", "reason", "skip"},
-	string(EditReset):      {"request", "match", "resource", "group", "namespace", "verb", "nth", "after", "rv", "at"},
+	string(EditReset):      {"request", "match", "resource", "group", "namespace", "name", "verb", "nth", "after", "rv", "at"},
 	string(EditTruncate):   {"request", "match", "resource", "group", "namespace", "after", "rv", "at"},
 	string(EditWarp):       {"request", "match", "scale", "cap"},
 	string(EditPause):      {"request", "match", "!before", "!for"},
@@ -170,6 +175,7 @@ var editSetters = map[string]func(e *Edit, v string) error{
 	"resource":    func(e *Edit, v string) error { e.Resource = v; return edit.Name(v) },
 	"group":       func(e *Edit, v string) error { e.Group = v; return edit.Name(v) },
 	"namespace":   func(e *Edit, v string) error { e.Namespace = v; return edit.Name(v) },
+	"name":        func(e *Edit, v string) error { e.Name = v; return edit.Name(v) },
 	"verb":        func(e *Edit, v string) error { e.Verb = v; return edit.CheckVerb(v) },
 	"nth":         func(e *Edit, v string) (err error) { e.Nth, err = edit.Positive(v, 1); return err },
 	"rv":          func(e *Edit, v string) error { n, err := edit.Positive(v, 1); e.RV = int64(n); return err },
@@ -215,8 +221,10 @@ func (e *Edit) complete(seen map[string]bool) string {
 	switch {
 	case anchored && (seen["request"] || seen["match"]):
 		return "give request (or match) or resource, not both"
-	case !anchored && (seen["group"] || seen["namespace"] || seen["verb"] || seen["nth"] || seen["rv"] || seen["at"]):
-		return "group, namespace, verb, nth, rv and at go with resource"
+	case !anchored && (seen["group"] || seen["namespace"] || seen["name"] || seen["verb"] || seen["nth"] || seen["rv"] || seen["at"]):
+		return "group, namespace, name, verb, nth, rv and at go with resource"
+	case seen["name"] && e.Kind == EditReset && !seen["verb"]:
+		return "name goes with verb: a reset of the Nth request of that verb on that object"
 	case e.Kind == EditReset && seen["nth"] && !seen["verb"]:
 		return "nth goes with verb: a reset before the first byte of the Nth request of that verb"
 	case e.Kind == EditReset && seen["verb"] && (seen["rv"] || seen["at"]):
@@ -259,7 +267,7 @@ func (e Edit) String() string {
 	if e.Match != "" {
 		add("match", e.Match)
 	}
-	for _, p := range [][2]string{{"resource", e.Resource}, {"group", e.Group}, {"namespace", e.Namespace}, {"verb", e.Verb}} {
+	for _, p := range [][2]string{{"resource", e.Resource}, {"group", e.Group}, {"namespace", e.Namespace}, {"name", e.Name}, {"verb", e.Verb}} {
 		if p[1] != "" {
 			add(p[0], p[1])
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/kwrec/kwrec/cassettes"
 	"github.com/kwrec/kwrec/replay"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
@@ -42,6 +43,8 @@ func TestParseEdit(t *testing.T) {
 		{in: "reset:resource=deployments,group=apps,namespace=prod,at=1.5s", want: replay.Edit{Kind: replay.EditReset, Resource: "deployments", Group: "apps", Namespace: "prod", At: 1500 * time.Millisecond}},
 		{in: "truncate:resource=pods,rv=7", want: replay.Edit{Kind: replay.EditTruncate, Resource: "pods", RV: 7}},
 		{in: "reset:resource=configmaps,verb=watch,nth=2", want: replay.Edit{Kind: replay.EditReset, Resource: "configmaps", Verb: "watch", Nth: 2}},
+		{in: "error:resource=configmaps,namespace=prod,name=alpha,verb=get,nth=2,status=500",
+			want: replay.Edit{Kind: replay.EditError, Resource: "configmaps", Namespace: "prod", Name: "alpha", Verb: "get", Nth: 2, Status: 500}},
 		{in: "reset:resource=configmaps,verb=get", want: replay.Edit{Kind: replay.EditReset, Resource: "configmaps", Verb: "get", Nth: 1},
 			str: "reset:resource=configmaps,verb=get,nth=1"},
 		{in: "error:resource=configmaps,verb=list,nth=2,status=503", want: replay.Edit{Kind: replay.EditError, Resource: "configmaps", Verb: "list", Nth: 2, Status: 503}},
@@ -76,14 +79,14 @@ func TestParseEdit(t *testing.T) {
 func TestParseEditErrors(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{"explode:request=1", `unknown kind "explode"; kinds are drop, dup, error, expire-continue, pause, reset, truncate, warp, watch-error`},
-		{"error:request=1", "missing status; error takes request,match,resource,group,namespace,verb,nth,required status,reason,retry-after"},
+		{"error:request=1", "missing status; error takes request,match,resource,group,namespace,name,verb,nth,required status,reason,retry-after"},
 		{"watch-error:resource=configmaps,code=410", "give rv or at with resource"},
 		{"watch-error:resource=configmaps,rv=3,at=1s", "give rv or at with resource"},
 		{"watch-error:resource=configmaps,rv=3,after=1", "after goes with request; with resource give rv or at"},
 		{"watch-error:request=2,after=1,code=410,skip=1", "skip goes with resource: it moves a collection's timeline"},
 		{"watch-error:resource=configmaps,rv=3,code=410,skip=0", "skip=0: must be at least 1"},
 		{"watch-error:request=2,resource=configmaps,rv=3", "give request (or match) or resource, not both"},
-		{"watch-error:request=2,rv=3,after=1", "group, namespace, verb, nth, rv and at go with resource"},
+		{"watch-error:request=2,rv=3,after=1", "group, namespace, name, verb, nth, rv and at go with resource"},
 		{"watch-error:request=2", "missing after"},
 		{"error:resource=configmaps,verb=frob,status=500", "verb=frob: verbs are get, list, watch, create, update, patch, delete, deletecollection"},
 		{"error:resource=config/maps,status=500", "resource=config/maps: not a name"},
@@ -95,6 +98,8 @@ func TestParseEditErrors(t *testing.T) {
 		{"watch-error:request=1,after=1,code=410,status=410", `key "status" given twice`},
 		{"reset:request=1", "missing after"},
 		{"reset:resource=configmaps,nth=2", "nth goes with verb: a reset before the first byte of the Nth request of that verb"},
+		{"error:request=1,name=alpha,status=500", "group, namespace, name, verb, nth, rv and at go with resource"},
+		{"reset:resource=configmaps,name=alpha,rv=3", "name goes with verb: a reset of the Nth request of that verb on that object"},
 		{"reset:resource=configmaps,verb=watch,rv=3", "give rv or at (a reset after that change), or verb (a reset before the first byte of a request), not both"},
 		{"pause:request=1,before=2,for=soon", `for=soon: time: invalid duration "soon"`},
 		{"warp:", "give scale or cap"},
@@ -238,4 +243,35 @@ func mustEdit(t *testing.T, s string) replay.Edit {
 		t.Fatal(err)
 	}
 	return e
+}
+
+func TestAnErrorByNameCountsOneObjectsRequests(t *testing.T) {
+	forEachSource(t, func(t *testing.T, src source) {
+		c := watchCassette(cassettes.EndEOF, eventFrame(0, "MODIFIED", cmJSON("a", 101, "1")), eventFrame(0, "ADDED", cmJSON("b", 102, "1")))
+		r := src.replayer(t, c, replay.Options{Edits: []replay.Edit{mustEdit(t, "error:resource=configmaps,namespace=default,name=b,verb=get,nth=2,status=500")}})
+		cms := kubernetes.NewForConfigOrDie(r.Config()).CoreV1().ConfigMaps("default")
+		ctx := ctxT(t)
+		w, err := cms.Watch(ctx, metav1.ListOptions{ResourceVersion: "100"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		recv(t, w, 2)
+		w.Stop()
+		// Gets of a do not count; the second get of b fails.
+		var got []string
+		for _, name := range []string{"a", "b", "a", "b", "b"} {
+			_, err := cms.Get(ctx, name, metav1.GetOptions{})
+			got = append(got, fmt.Sprintf("%s:%v", name, apierrors.IsInternalError(err)))
+		}
+		if want := "[a:false b:false a:false b:true b:false]"; fmt.Sprint(got) != want {
+			t.Errorf("gets (name:failed) %v, want %s", got, want)
+		}
+		var counts []string
+		for _, c := range r.ObjectRequests() {
+			counts = append(counts, fmt.Sprintf("%s %s/%s %d", c.Verb, c.Namespace, c.Name, c.N))
+		}
+		if want := "[get default/a 2 get default/b 3]"; fmt.Sprint(counts) != want {
+			t.Errorf("ObjectRequests %v, want %s", counts, want)
+		}
+	})
 }

@@ -172,7 +172,7 @@ func editStatus(e Edit) *metav1.Status {
 
 // anchor is the resource an edit anchored by resource names.
 func (e Edit) anchor() edit.Anchor {
-	return edit.Anchor{Resource: e.Resource, Group: e.Group, Namespace: e.Namespace}
+	return edit.Anchor{Resource: e.Resource, Group: e.Group, Namespace: e.Namespace, Name: e.Name}
 }
 
 // anchored places an edit anchored by resource. An error edit needs no

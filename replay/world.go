@@ -95,6 +95,9 @@ func (r *Replayer) Changes() []Change {
 type RequestCount struct {
 	Verb            string // get, list, watch, create, update, patch, delete, deletecollection
 	Group, Resource string
+	// Namespace and Name name the object, in [Replayer.ObjectRequests]
+	// only.
+	Namespace, Name string
 	N               int
 }
 
@@ -102,10 +105,23 @@ type RequestCount struct {
 // resource, in the order each was first made.
 func (r *Replayer) Requests() []RequestCount { return r.counts.list() }
 
+// ObjectRequests returns how many requests the replay answered on each
+// object a request named (a get, update, patch or delete of it, or of
+// its subresource), by verb and object, in the order each was first made:
+// an error edit with name and nth up to N fires on one of them.
+func (r *Replayer) ObjectRequests() []RequestCount { return r.counts.objectList() }
+
 // requestCounts are a replay's [RequestCount]s.
 type requestCounts struct {
-	mu     sync.Mutex
-	counts []RequestCount
+	mu      sync.Mutex
+	counts  []RequestCount
+	objects []RequestCount
+}
+
+func (rc *requestCounts) objectList() []RequestCount {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return slices.Clone(rc.objects)
 }
 
 func (rc *requestCounts) list() []RequestCount {
@@ -122,11 +138,20 @@ func (rc *requestCounts) add(req *http.Request) {
 	}
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	for i := range rc.counts {
-		if c := &rc.counts[i]; c.Verb == verb && c.Group == rp.Group && c.Resource == rp.Resource {
-			c.N++
-			return
+	rc.counts = counted(rc.counts, RequestCount{Verb: verb, Group: rp.Group, Resource: rp.Resource})
+	if rp.Name != "" {
+		rc.objects = counted(rc.objects, RequestCount{Verb: verb, Group: rp.Group, Resource: rp.Resource, Namespace: rp.Namespace, Name: rp.Name})
+	}
+}
+
+// counted returns counts with one more of c.
+func counted(counts []RequestCount, c RequestCount) []RequestCount {
+	for i := range counts {
+		if k := &counts[i]; k.Verb == c.Verb && k.Group == c.Group && k.Resource == c.Resource && k.Namespace == c.Namespace && k.Name == c.Name {
+			k.N++
+			return counts
 		}
 	}
-	rc.counts = append(rc.counts, RequestCount{Verb: verb, Group: rp.Group, Resource: rp.Resource, N: 1})
+	c.N = 1
+	return append(counts, c)
 }

@@ -13,6 +13,8 @@ import (
 // for the core group, Namespace "" for any.
 type Anchor struct {
 	Resource, Group, Namespace string
+	// Name, when set, narrows the anchor to one object's requests.
+	Name string
 }
 
 // What names the anchor for reports: "deployments.apps in namespace prod".
@@ -24,12 +26,16 @@ func (a Anchor) What() string {
 	if a.Namespace != "" {
 		what += " in namespace " + a.Namespace
 	}
+	if a.Name != "" {
+		what += " named " + a.Name
+	}
 	return what
 }
 
 // Names reports whether a request of rp is on the anchor's resource.
 func (a Anchor) Names(rp apipath.Path) bool {
-	return rp.Resource == a.Resource && rp.Group == a.Group && (a.Namespace == "" || rp.Namespace == a.Namespace)
+	return rp.Resource == a.Resource && rp.Group == a.Group && (a.Namespace == "" || rp.Namespace == a.Namespace) &&
+		(a.Name == "" || rp.Name == a.Name)
 }
 
 // On returns the timelines of tls the anchor names, in order.
