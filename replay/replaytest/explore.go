@@ -1,33 +1,25 @@
 package replaytest
 
 import (
-	"bytes"
 	stdcmp "cmp"
-	"encoding/json"
 	"fmt"
-	"math/rand/v2"
-	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kwrec/kwrec/cassettes"
-	"github.com/kwrec/kwrec/internal/apipath"
+	"github.com/kwrec/kwrec/internal/explore"
 	"github.com/kwrec/kwrec/replay"
 )
 
 // FaultKind is a kind of fault [Explore] injects.
-type FaultKind string
+type FaultKind = explore.FaultKind
 
 // The fault kinds. Watch faults are placed after each recorded change of a
 // collection the code under test watched; list faults on each list it
@@ -36,28 +28,28 @@ type FaultKind string
 const (
 	// FaultExpired ends the watch with a 410 Expired ERROR event: the
 	// client must list again, and finds the world where its watch left.
-	FaultExpired FaultKind = "410"
+	FaultExpired = explore.FaultExpired
 	// FaultBehind is a 410 as a watch that fell behind gets it: the
 	// world moves past the next recorded change as the error comes
 	// (replay.Edit.Skip 1), so the client's re-list holds a change its
 	// watch never sent, a deletion perhaps.
-	FaultBehind FaultKind = "410behind"
+	FaultBehind = explore.FaultBehind
 	// FaultReset resets the watch's connection.
-	FaultReset FaultKind = "reset"
+	FaultReset = explore.FaultReset
 	// FaultList500 and FaultList503 answer a list with 500 InternalError
 	// and 503 ServiceUnavailable.
-	FaultList500 FaultKind = "list500"
-	FaultList503 FaultKind = "list503"
+	FaultList500 = explore.FaultList500
+	FaultList503 = explore.FaultList503
 	// FaultConflict, FaultWrite500 and FaultThrottled answer a write with
 	// 409 Conflict, 500 InternalError and 429 TooManyRequests with
 	// Retry-After: 1 (client-go waits and retries a 429 itself).
-	FaultConflict  FaultKind = "409"
-	FaultWrite500  FaultKind = "500"
-	FaultThrottled FaultKind = "429"
+	FaultConflict  = explore.FaultConflict
+	FaultWrite500  = explore.FaultWrite500
+	FaultThrottled = explore.FaultThrottled
 	// FaultGet500 and FaultGet503 answer a get with 500 InternalError
 	// and 503 ServiceUnavailable.
-	FaultGet500 FaultKind = "get500"
-	FaultGet503 FaultKind = "get503"
+	FaultGet500 = explore.FaultGet500
+	FaultGet503 = explore.FaultGet503
 	// The watch-open faults refuse the request that opens a watch (an
 	// informer's initial sync included, which client-go v0.37 makes a
 	// streaming watch): FaultWatchCompacted as a cluster whose etcd
@@ -67,20 +59,18 @@ const (
 	// FaultWatch429 with Retry-After: 1, FaultWatch500, FaultWatch503;
 	// FaultWatchReset resets the connection before the first byte
 	// (client-go retries that itself).
-	FaultWatchCompacted FaultKind = "watch410"
-	FaultWatch429       FaultKind = "watch429"
-	FaultWatch500       FaultKind = "watch500"
-	FaultWatch503       FaultKind = "watch503"
-	FaultWatchReset     FaultKind = "watchreset"
+	FaultWatchCompacted = explore.FaultWatchCompacted
+	FaultWatch429       = explore.FaultWatch429
+	FaultWatch500       = explore.FaultWatch500
+	FaultWatch503       = explore.FaultWatch503
+	FaultWatchReset     = explore.FaultWatchReset
 	// FaultTimeout ends a watch after a change as the server ends one at
 	// its timeoutSeconds: a clean end of the stream, no error.
-	FaultTimeout FaultKind = "timeout"
+	FaultTimeout = explore.FaultTimeout
 )
 
 // AllFaults are the kinds [Explore] injects by default.
-var AllFaults = []FaultKind{FaultExpired, FaultBehind, FaultReset, FaultTimeout, FaultList500, FaultList503,
-	FaultGet500, FaultGet503, FaultWatchCompacted, FaultWatch429, FaultWatch500, FaultWatch503, FaultWatchReset,
-	FaultConflict, FaultWrite500, FaultThrottled}
+var AllFaults = slices.Clone(explore.AllFaults)
 
 // Faults selects the fault points [Explore] tries.
 type Faults struct {
@@ -122,14 +112,12 @@ type Faults struct {
 const DefaultSettleWithin = 10 * time.Minute
 
 // Point is one fault [Explore] injects: its subtest name and the edit.
-type Point struct {
-	// Name says what is injected where, for example
-	// "410@configmaps/default:rv=215" (after the change at recorded
-	// resourceVersion 215 of the ConfigMaps of default) or
-	// "409@update:configmaps:nth=2" (the second update of a ConfigMap).
-	Name string
-	Edit replay.Edit
-}
+//
+// Name says what is injected where, for example
+// "410@configmaps/default:rv=215" (after the change at recorded
+// resourceVersion 215 of the ConfigMaps of default) or
+// "409@update:configmaps:nth=2" (the second update of a ConfigMap).
+type Point = explore.Point
 
 // Environment variables of [Explore].
 const (
@@ -187,7 +175,7 @@ func Explore(t *testing.T, name string, faults Faults, body func(t *testing.T, r
 		}
 		x.ref.world, x.ref.changes, x.ref.requests = w, r.Changes(), r.Requests()
 		x.ref.deleted = map[string]bool{}
-		for _, d := range deleted(r.Writes()) {
+		for _, d := range explore.Deleted(r.Writes()) {
 			x.ref.deleted[d] = true
 		}
 	})
@@ -288,7 +276,7 @@ func (x *exploration) explore(t *testing.T, p Point) {
 		if x.allowDeletes {
 			return
 		}
-		for _, d := range deleted(r.Writes()) {
+		for _, d := range explore.Deleted(r.Writes()) {
 			if !x.ref.deleted[d] {
 				t.Errorf("replaytest: with %s (%s) the code under test deleted %s, which the reference run never deleted: its data was lost for its users, even if it was created again later (Faults.AllowDeletes allows it)", p.Name, p.Edit, d)
 			}
@@ -303,195 +291,24 @@ func faultPoints(changes []replay.Change, requests []replay.RequestCount, faults
 	if kinds == nil {
 		kinds = AllFaults
 	}
-	out := watchFaultPoints(nil, changes, requests, kinds)
-	out = requestFaultPoints(out, requests, kinds)
-	if faults.Max > 0 && len(out) > faults.Max {
-		rng := rand.New(rand.NewPCG(faults.Seed, faults.Seed^0x6b77726563))
-		idx := rng.Perm(len(out))[:faults.Max]
-		slices.Sort(idx)
-		sample := make([]Point, 0, faults.Max)
-		for _, i := range idx {
-			sample = append(sample, out[i])
-		}
-		out = sample
-	}
-	return out
-}
-
-// watchFaultPoints appends to out the watch faults of kinds after each
-// change of a resource the requests watched.
-func watchFaultPoints(out []Point, changes []replay.Change, requests []replay.RequestCount, kinds []FaultKind) []Point {
-	for _, c := range changes {
-		if made(requests, "watch", c.Group, c.Resource) == 0 {
-			continue
-		}
-		where := fmt.Sprintf("%s/%s:rv=%d", resourceName(c.Group, c.Resource), c.Namespace, c.RV)
-		if c.Namespace == "" {
-			where = fmt.Sprintf("%s:rv=%d", resourceName(c.Group, c.Resource), c.RV)
-		}
-		at := replay.Edit{Resource: c.Resource, Group: c.Group, Namespace: c.Namespace, RV: c.RV}
-		if slices.Contains(kinds, FaultExpired) {
-			e := at
-			e.Kind, e.Status = replay.EditWatchError, 410
-			out = append(out, Point{Name: "410@" + where, Edit: e})
-		}
-		if slices.Contains(kinds, FaultBehind) {
-			e := at
-			e.Kind, e.Status, e.Skip = replay.EditWatchError, 410, 1
-			out = append(out, Point{Name: "410behind@" + where, Edit: e})
-		}
-		if slices.Contains(kinds, FaultReset) {
-			e := at
-			e.Kind = replay.EditReset
-			out = append(out, Point{Name: "reset@" + where, Edit: e})
-		}
-		if slices.Contains(kinds, FaultTimeout) {
-			e := at
-			e.Kind = replay.EditTruncate
-			out = append(out, Point{Name: "timeout@" + where, Edit: e})
-		}
-	}
-	return out
-}
-
-// requestFaultPoints appends to out the list and write faults of kinds
-// on each list and each write of the requests.
-func requestFaultPoints(out []Point, requests []replay.RequestCount, kinds []FaultKind) []Point {
-	for _, c := range requests {
-		switch c.Verb {
-		case "list":
-			if slices.Contains(kinds, FaultList500) {
-				out = errorPoints(out, 500, 0, c)
-			}
-			if slices.Contains(kinds, FaultList503) {
-				out = errorPoints(out, 503, 0, c)
-			}
-		case "get":
-			if slices.Contains(kinds, FaultGet500) {
-				out = errorPoints(out, 500, 0, c)
-			}
-			if slices.Contains(kinds, FaultGet503) {
-				out = errorPoints(out, 503, 0, c)
-			}
-		case "watch":
-			out = watchOpenPoints(out, kinds, c)
-		case "create", "update", "patch", "delete", "deletecollection":
-			if slices.Contains(kinds, FaultConflict) {
-				out = errorPoints(out, 409, 0, c)
-			}
-			if slices.Contains(kinds, FaultWrite500) {
-				out = errorPoints(out, 500, 0, c)
-			}
-			if slices.Contains(kinds, FaultThrottled) {
-				out = errorPoints(out, 429, 1, c)
-			}
-		}
-	}
-	return out
-}
-
-// errorPoints appends to out a point answering each of the c.N requests
-// counted in c with status (and Retry-After: retryAfter, when above 0).
-func errorPoints(out []Point, status, retryAfter int, c replay.RequestCount) []Point {
-	for n := 1; n <= c.N; n++ {
-		e := replay.Edit{Kind: replay.EditError, Resource: c.Resource, Group: c.Group, Verb: c.Verb, Nth: n, Status: status, RetryAfter: retryAfter}
-		out = append(out, Point{Name: fmt.Sprintf("%d@%s:%s:nth=%d", status, c.Verb, resourceName(c.Group, c.Resource), n), Edit: e})
-	}
-	return out
-}
-
-// watchOpenPoints appends to out the watch-open faults of kinds on each
-// of the c.N watches counted in c.
-func watchOpenPoints(out []Point, kinds []FaultKind, c replay.RequestCount) []Point {
-	for n := 1; n <= c.N; n++ {
-		at := replay.Edit{Kind: replay.EditError, Resource: c.Resource, Group: c.Group, Verb: "watch", Nth: n}
-		for _, k := range []struct {
-			kind       FaultKind
-			status     int
-			retryAfter int
-		}{{FaultWatchCompacted, 410, 0}, {FaultWatch429, 429, 1}, {FaultWatch500, 500, 0}, {FaultWatch503, 503, 0}} {
-			if slices.Contains(kinds, k.kind) {
-				e := at
-				e.Status, e.RetryAfter = k.status, k.retryAfter
-				out = append(out, Point{Name: fmt.Sprintf("%d@watch-open:%s:nth=%d", k.status, resourceName(c.Group, c.Resource), n), Edit: e})
-			}
-		}
-		if slices.Contains(kinds, FaultWatchReset) {
-			e := at
-			e.Kind = replay.EditReset
-			out = append(out, Point{Name: fmt.Sprintf("reset@watch-open:%s:nth=%d", resourceName(c.Group, c.Resource), n), Edit: e})
-		}
-	}
-	return out
-}
-
-// made is how many requests of verb the requests counted for resource of
-// group, 0 for none.
-func made(requests []replay.RequestCount, verb, group, resource string) int {
-	for _, c := range requests {
-		if c.Verb == verb && c.Group == group && c.Resource == resource {
-			return c.N
-		}
-	}
-	return 0
+	return explore.Points(changes, requests, explore.Select{Kinds: kinds, Max: faults.Max, Seed: faults.Seed})
 }
 
 // resourceName is resource.group as kubectl names it, the resource alone
 // for the core group.
-func resourceName(group, resource string) string {
-	if group == "" {
-		return resource
-	}
-	return resource + "." + group
-}
+func resourceName(group, resource string) string { return explore.ResourceName(group, resource) }
 
 // shard keeps the points of shard spec ("i/n"), all for "".
 func shard(points []Point, spec string) ([]Point, error) {
-	if spec == "" {
-		return points, nil
-	}
-	a, b, ok := strings.Cut(spec, "/")
-	i, err1 := strconv.Atoi(a)
-	n, err2 := strconv.Atoi(b)
-	if !ok || err1 != nil || err2 != nil || n < 1 || i < 1 || i > n {
-		return nil, fmt.Errorf("replaytest: %s=%q: want i/n with 1 <= i <= n, such as 2/4", EnvExploreShard, spec)
-	}
-	var out []Point
-	for k, p := range points {
-		if k%n == i-1 {
-			out = append(out, p)
-		}
+	out, err := explore.Shard(points, spec)
+	if err != nil {
+		return nil, fmt.Errorf("replaytest: %s=%q: %w", EnvExploreShard, spec, err)
 	}
 	return out, nil
 }
 
-// worldOf is r's world as text to compare: per object its resource,
-// namespace and name, then its JSON without the server-set fields
-// [FormatWrites] drops and those at the paths ignore names.
-func worldOf(r *replay.Replayer, ignore [][]string) ([]byte, error) {
-	objs, err := r.World()
-	if err != nil {
-		return nil, err
-	}
-	var b bytes.Buffer
-	for _, o := range objs {
-		raw := o.JSON
-		if len(ignore) > 0 {
-			var v map[string]any
-			if err := json.Unmarshal(raw, &v); err != nil {
-				return nil, fmt.Errorf("%s %s/%s: %v", o.Resource, o.Namespace, o.Name, err)
-			}
-			for _, p := range ignore {
-				unstructured.RemoveNestedField(v, p...)
-			}
-			if raw, err = json.Marshal(v); err != nil {
-				return nil, err
-			}
-		}
-		fmt.Fprintf(&b, "%s %s/%s\n%s", resourceName(o.Group, o.Resource), o.Namespace, o.Name, normalize(raw))
-	}
-	return b.Bytes(), nil
-}
+// worldOf is r's world as text to compare (see [explore.World]).
+func worldOf(r *replay.Replayer, ignore [][]string) ([]byte, error) { return explore.World(r, ignore) }
 
 // writeFailing writes the cassette name with p's edit in its header into
 // $KWREC_EXPLORE_OUT, when set.
@@ -510,7 +327,7 @@ func writeFailing(t *testing.T, name string, p Point) {
 		c.Header.Labels = map[string]string{}
 	}
 	c.Header.Labels["explored-by"] = t.Name()
-	out := filepath.Join(dir, fileName(p.Name)+".kwrec.zst")
+	out := filepath.Join(dir, explore.FileName(p.Name)+".kwrec.zst")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Errorf("replaytest: %s: %v", EnvExploreOut, err)
 		return
@@ -520,36 +337,6 @@ func writeFailing(t *testing.T, name string, p Point) {
 		return
 	}
 	t.Logf("replaytest: wrote %s: replay it with replay.Open, kwrec serve or kwrec show", out)
-}
-
-// fileName makes a point's name a file name.
-func fileName(s string) string {
-	return strings.Map(func(r rune) rune {
-		switch r {
-		case '/', ':', '=', '@':
-			return '_'
-		}
-		return r
-	}, s)
-}
-
-// deleted returns the paths of the objects writes deleted (a DELETE of
-// an object; a deletecollection names none), each once, in order.
-func deleted(writes []*cassettes.Interaction) []string {
-	var out []string
-	for _, in := range writes {
-		if in.Request.Method != http.MethodDelete {
-			continue
-		}
-		u, err := url.Parse(in.Request.URL)
-		if err != nil {
-			continue
-		}
-		if rp, ok := apipath.Parse(u.Path); ok && rp.Name != "" && !slices.Contains(out, u.Path) {
-			out = append(out, u.Path)
-		}
-	}
-	return out
 }
 
 // checker returns the Settled hook that checks Faults.Check at each

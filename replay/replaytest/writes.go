@@ -1,8 +1,6 @@
 package replaytest
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"net/url"
 	"os"
@@ -11,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kwrec/kwrec/cassettes"
+	"github.com/kwrec/kwrec/internal/explore"
 	"github.com/kwrec/kwrec/replay"
 )
 
@@ -45,10 +44,6 @@ func CheckWrites(t testing.TB, r *replay.Replayer, name string) {
 	}
 }
 
-// Volatile are the metadata fields [FormatWrites] drops: the ones the
-// server sets and that differ from run to run.
-var volatile = []string{"resourceVersion", "uid", "creationTimestamp", "managedFields", "deletionTimestamp", "generation"}
-
 // FormatWrites renders writes as the text of a golden file: per write, the
 // request line (method, path, sorted query), the request body and the
 // answer's status and body, JSON with sorted keys, indented, and without
@@ -66,34 +61,12 @@ func FormatWrites(writes []*cassettes.Interaction) string {
 		}
 		fmt.Fprintf(&b, "# write %d\n%s %s%s\n", i+1, in.Request.Method, path, query)
 		if len(in.Request.Body) > 0 {
-			b.WriteString(normalize(in.Request.Body))
+			b.WriteString(explore.Normalize(in.Request.Body))
 		}
 		if in.Response != nil {
 			fmt.Fprintf(&b, "=> %d\n", in.Response.Status)
-			b.WriteString(normalize(in.Body()))
+			b.WriteString(explore.Normalize(in.Body()))
 		}
 	}
 	return b.String()
-}
-
-// normalize returns a JSON body with sorted keys, indented, volatile
-// metadata dropped; a body that is not JSON as it is.
-func normalize(body []byte) string {
-	var v any
-	if err := json.Unmarshal(body, &v); err != nil {
-		return strings.TrimRight(string(body), "\n") + "\n"
-	}
-	if m, ok := v.(map[string]any); ok {
-		if md, ok := m["metadata"].(map[string]any); ok {
-			for _, k := range volatile {
-				delete(md, k)
-			}
-		}
-	}
-	var out bytes.Buffer
-	enc := json.NewEncoder(&out)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	enc.Encode(v) // re-encoding what was just decoded cannot fail
-	return out.String()
 }
