@@ -101,7 +101,8 @@ type Point struct {
 	// Name says what is injected where, for example
 	// "410@configmaps/default:rv=215" (after the change at recorded
 	// resourceVersion 215 of the ConfigMaps of default) or
-	// "409@update:configmaps:nth=2" (the second update of a ConfigMap).
+	// "409@update:configmaps/default/alpha:nth=2" (the second update of
+	// ConfigMap default/alpha).
 	Name string
 	Edit replay.Edit
 }
@@ -177,9 +178,21 @@ func watchFaultPoints(out []Point, changes []replay.Change, requests []replay.Re
 }
 
 // requestFaultPoints appends to out the list and write faults of kinds
-// on each list and each write of the requests.
+// on each list and each write of the requests. A get, update, patch or
+// delete of one object is counted, and named, by object where requests
+// holds the counts of objects ([replay.Replayer.ObjectRequests]); its
+// count by resource is then passed over.
 func requestFaultPoints(out []Point, requests []replay.RequestCount, kinds []FaultKind) []Point {
+	byObject := map[string]bool{}
 	for _, c := range requests {
+		if c.Name != "" {
+			byObject[c.Verb+" "+c.Group+" "+c.Resource] = true
+		}
+	}
+	for _, c := range requests {
+		if c.Name == "" && byObject[c.Verb+" "+c.Group+" "+c.Resource] {
+			continue
+		}
 		switch c.Verb {
 		case "list":
 			if slices.Contains(kinds, FaultList500) {
@@ -215,9 +228,17 @@ func requestFaultPoints(out []Point, requests []replay.RequestCount, kinds []Fau
 // errorPoints appends to out a point answering each of the c.N requests
 // counted in c with status (and Retry-After: retryAfter, when above 0).
 func errorPoints(out []Point, status, retryAfter int, c replay.RequestCount) []Point {
+	what := ResourceName(c.Group, c.Resource)
+	switch {
+	case c.Name != "" && c.Namespace != "":
+		what += "/" + c.Namespace + "/" + c.Name
+	case c.Name != "":
+		what += "/" + c.Name
+	}
 	for n := 1; n <= c.N; n++ {
-		e := replay.Edit{Kind: replay.EditError, Resource: c.Resource, Group: c.Group, Verb: c.Verb, Nth: n, Status: status, RetryAfter: retryAfter}
-		out = append(out, Point{Name: fmt.Sprintf("%d@%s:%s:nth=%d", status, c.Verb, ResourceName(c.Group, c.Resource), n), Edit: e})
+		e := replay.Edit{Kind: replay.EditError, Resource: c.Resource, Group: c.Group, Namespace: c.Namespace, Name: c.Name,
+			Verb: c.Verb, Nth: n, Status: status, RetryAfter: retryAfter}
+		out = append(out, Point{Name: fmt.Sprintf("%d@%s:%s:nth=%d", status, c.Verb, what, n), Edit: e})
 	}
 	return out
 }
@@ -251,7 +272,7 @@ func watchOpenPoints(out []Point, kinds []FaultKind, c replay.RequestCount) []Po
 // group, 0 for none.
 func made(requests []replay.RequestCount, verb, group, resource string) int {
 	for _, c := range requests {
-		if c.Verb == verb && c.Group == group && c.Resource == resource {
+		if c.Verb == verb && c.Group == group && c.Resource == resource && c.Name == "" {
 			return c.N
 		}
 	}

@@ -116,7 +116,8 @@ const DefaultSettleWithin = 10 * time.Minute
 // Name says what is injected where, for example
 // "410@configmaps/default:rv=215" (after the change at recorded
 // resourceVersion 215 of the ConfigMaps of default) or
-// "409@update:configmaps:nth=2" (the second update of a ConfigMap).
+// "409@update:configmaps/default/alpha:nth=2" (the second update of
+// ConfigMap default/alpha).
 type Point = explore.Point
 
 // Environment variables of [Explore].
@@ -135,7 +136,7 @@ const (
 // first once without faults, the reference, then once per fault point,
 // each a parallel subtest named by its point, so that
 //
-//	go test -run 'TestMirror/409@update:configmaps:nth=2'
+//	go test -run 'TestMirror/409@update:configmaps/default/alpha:nth=2'
 //
 // reruns that point alone (after the reference, which finds the points).
 // The points come from what the reference run did (see [FaultKind]),
@@ -173,7 +174,7 @@ func Explore(t *testing.T, name string, faults Faults, body func(t *testing.T, r
 		if err != nil {
 			t.Fatalf("replaytest: the world of the reference run: %v", err)
 		}
-		x.ref.world, x.ref.changes, x.ref.requests = w, r.Changes(), r.Requests()
+		x.ref.world, x.ref.changes, x.ref.requests = w, r.Changes(), append(r.Requests(), r.ObjectRequests()...)
 		x.ref.deleted = map[string]bool{}
 		for _, d := range explore.Deleted(r.Writes()) {
 			x.ref.deleted[d] = true

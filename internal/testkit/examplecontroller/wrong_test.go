@@ -220,7 +220,8 @@ func TestExplorationFindsWhatEachFlawDoesNotSurvive(t *testing.T) {
 	}{
 		{correct, nil},
 		// Its mirror's create, update or delete stays undone.
-		{swallow409, []string{"409@create:configmaps:nth=4", "409@delete:configmaps:nth=1", "409@update:configmaps:nth=2"}},
+		{swallow409, []string{"409@create:configmaps:nth=4", "409@delete:configmaps/kwrec-mirror/gamma-mirror:nth=1",
+			"409@update:configmaps/kwrec-mirror/alpha-mirror:nth=2"}},
 		// The third list is the periodic one, once mirrors exist: taken
 		// for an empty world, it deletes them all.
 		{emptyOn503, []string{"503@list:configmaps:nth=3"}},
@@ -229,13 +230,14 @@ func TestExplorationFindsWhatEachFlawDoesNotSurvive(t *testing.T) {
 		{keepAcross410, []string{"410behind@configmaps/kwrec-mirror:rv=226"}},
 		// A failed get of a mirror deletes it, at each get where the
 		// mirror exists.
-		{deleteOnGetError, []string{"500@get:configmaps:nth=6", "500@get:configmaps:nth=7", "500@get:configmaps:nth=8",
-			"503@get:configmaps:nth=6", "503@get:configmaps:nth=7", "503@get:configmaps:nth=8"}},
+		{deleteOnGetError, []string{"500@get:configmaps/kwrec-mirror/alpha-mirror:nth=2", "500@get:configmaps/kwrec-mirror/alpha-mirror:nth=3",
+			"500@get:configmaps/kwrec-mirror/delta-mirror:nth=2", "503@get:configmaps/kwrec-mirror/alpha-mirror:nth=2",
+			"503@get:configmaps/kwrec-mirror/alpha-mirror:nth=3", "503@get:configmaps/kwrec-mirror/delta-mirror:nth=2"}},
 		// The watch of its initial sync refused: it stops, and the run
 		// does not settle (client-go retries a 429 and a reset itself).
 		{exitOnFirstWatchError, []string{"500@watch-open:configmaps:nth=1", "503@watch-open:configmaps:nth=1"}},
 		// It converges, but deleted the mirrors it recreated.
-		{recreateOn409, []string{"409@update:configmaps:nth=1", "409@update:configmaps:nth=2"}},
+		{recreateOn409, []string{"409@update:configmaps/kwrec-mirror/alpha-mirror:nth=1", "409@update:configmaps/kwrec-mirror/alpha-mirror:nth=2"}},
 	} {
 		t.Run(string(tc.flaw), func(t *testing.T) {
 			cmd := exec.Command(os.Args[0], "-test.run", "^TestExploreALoopController$", "-test.v", "-test.count=1")
@@ -270,7 +272,7 @@ func TestAFailingPointRerunsAloneAndItsCassetteReproducesIt(t *testing.T) {
 		t.Skip("runs an exploration in a child process")
 	}
 	dir := t.TempDir()
-	const point = "409@update:configmaps:nth=2"
+	const point = "409@update:configmaps/kwrec-mirror/alpha-mirror:nth=2"
 	cmd := exec.Command(os.Args[0], "-test.run", "^TestExploreALoopController$/^"+regexp.QuoteMeta(point)+"$", "-test.v", "-test.count=1")
 	cmd.Env = append(os.Environ(), envFlaw+"="+string(swallow409), replaytest.EnvExploreOut+"="+dir)
 	out, _ := cmd.CombinedOutput()
@@ -278,7 +280,7 @@ func TestAFailingPointRerunsAloneAndItsCassetteReproducesIt(t *testing.T) {
 	if len(ran) != 1 || ran[0][1] != point || !strings.Contains(string(out), "--- FAIL: TestExploreALoopController/"+point) {
 		t.Fatalf("rerunning %s by name ran %v; want it alone, failing:\n%s", point, ran, lastLines(string(out), 30))
 	}
-	written := filepath.Join(dir, "409_update_configmaps_nth_2.kwrec.zst")
+	written := filepath.Join(dir, "409_update_configmaps_kwrec-mirror_alpha-mirror_nth_2.kwrec.zst")
 	world := func(path string) string {
 		var w string
 		synctest.Test(t, func(t *testing.T) {
