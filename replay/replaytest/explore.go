@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/kwrec/kwrec/cassettes"
 	"github.com/kwrec/kwrec/internal/explore"
 	"github.com/kwrec/kwrec/replay"
@@ -271,8 +269,8 @@ func (x *exploration) explore(t *testing.T, p Point) {
 		if err != nil {
 			t.Fatalf("replaytest: the world after %s: %v", p.Name, err)
 		}
-		if d := cmp.Diff(string(x.ref.world), string(w)); d != "" {
-			t.Errorf("replaytest: with %s (%s) the world ends unlike the reference run's: the code under test did not converge (-reference +this run):\n%s", p.Name, p.Edit, d)
+		if d := explore.Diff(x.ref.world, w); d != "" {
+			t.Errorf("replaytest: with %s (%s) the world ends unlike the reference run's: the code under test did not converge:\n%s", p.Name, p.Edit, d)
 		}
 		if x.allowDeletes {
 			return
