@@ -105,6 +105,26 @@ type Point struct {
 	// ConfigMap default/alpha).
 	Name string
 	Edit replay.Edit
+	// Then, in a point of two faults (Select.Depth 2), is the second,
+	// placed after Edit; nil for one fault.
+	Then *replay.Edit
+}
+
+// Edits returns the point's edits: Edit, then Then if set.
+func (p Point) Edits() []replay.Edit {
+	if p.Then == nil {
+		return []replay.Edit{p.Edit}
+	}
+	return []replay.Edit{p.Edit, *p.Then}
+}
+
+// String is the point's edits as their syntax, joined by " then ".
+func (p Point) String() string {
+	s := p.Edit.String()
+	if p.Then != nil {
+		s += " then " + p.Then.String()
+	}
+	return s
 }
 
 // Select selects the points [Points] returns.
@@ -115,6 +135,11 @@ type Select struct {
 	// (the same sample for the same points and Seed); 0 keeps every point.
 	Max  int
 	Seed uint64
+	// Depth 2 tries two faults at once: Max pairs (by default as many
+	// pairs as there are single points) drawn with Seed from the points,
+	// the second placed after the first in the points' order (recovery
+	// code failing in its turn). 0 and 1 try one fault a point.
+	Depth int
 }
 
 // Points lists the points of the kinds sel selects, from the changes and
@@ -128,6 +153,9 @@ func Points(changes []replay.Change, requests []replay.RequestCount, sel Select)
 	}
 	out := watchFaultPoints(nil, changes, requests, kinds)
 	out = requestFaultPoints(out, requests, kinds)
+	if sel.Depth == 2 {
+		return pairs(out, sel.Max, sel.Seed)
+	}
 	if sel.Max > 0 && len(out) > sel.Max {
 		rng := rand.New(rand.NewPCG(sel.Seed, sel.Seed^0x6b77726563))
 		idx := rng.Perm(len(out))[:sel.Max]

@@ -97,6 +97,12 @@ type Faults struct {
 	// settle" and the requests it kept making, and never hangs the test.
 	// 0 means [DefaultSettleWithin].
 	SettleWithin time.Duration
+	// Depth 2 tries two faults at once: Max pairs of points (by default
+	// as many pairs as there are points) drawn with Seed, the second
+	// fault placed after the first, named "first+second". Bugs in
+	// recovery code show only when recovery itself fails. 0 or 1: one
+	// fault a point.
+	Depth int
 	// Check, when set, is an invariant of the world that must hold at
 	// every quiescent moment of every run, the reference's included:
 	// each time the code under test has settled before the next recorded
@@ -233,7 +239,7 @@ func (x *exploration) explore(t *testing.T, p Point) {
 	}
 	x.mu.Unlock()
 	opts := BubbleOptions()
-	opts.Edits = []replay.Edit{p.Edit}
+	opts.Edits = p.Edits()
 	opts.CRDs = x.crds
 	var cur atomic.Pointer[replay.Replayer]
 	opts.Settled = x.checker(t, "with "+p.Name, &cur)
@@ -255,7 +261,7 @@ func (x *exploration) explore(t *testing.T, p Point) {
 		}
 	}()
 	run(t, x.h, opts, x.settle, func(t *testing.T, r *replay.Replayer) {
-		t.Logf("replaytest: injected %s", p.Edit)
+		t.Logf("replaytest: injected %s", p)
 		cur.Store(r)
 		x.body(t, r)
 		x.checkEnd(t, "with "+p.Name, r)
@@ -270,14 +276,14 @@ func (x *exploration) explore(t *testing.T, p Point) {
 			t.Fatalf("replaytest: the world after %s: %v", p.Name, err)
 		}
 		if d := explore.Diff(x.ref.world, w); d != "" {
-			t.Errorf("replaytest: with %s (%s) the world ends unlike the reference run's: the code under test did not converge:\n%s", p.Name, p.Edit, d)
+			t.Errorf("replaytest: with %s (%s) the world ends unlike the reference run's: the code under test did not converge:\n%s", p.Name, p, d)
 		}
 		if x.allowDeletes {
 			return
 		}
 		for _, d := range explore.Deleted(r.Writes()) {
 			if !x.ref.deleted[d] {
-				t.Errorf("replaytest: with %s (%s) the code under test deleted %s, which the reference run never deleted: its data was lost for its users, even if it was created again later (Faults.AllowDeletes allows it)", p.Name, p.Edit, d)
+				t.Errorf("replaytest: with %s (%s) the code under test deleted %s, which the reference run never deleted: its data was lost for its users, even if it was created again later (Faults.AllowDeletes allows it)", p.Name, p, d)
 			}
 		}
 	})
@@ -290,7 +296,7 @@ func faultPoints(changes []replay.Change, requests []replay.RequestCount, faults
 	if kinds == nil {
 		kinds = AllFaults
 	}
-	return explore.Points(changes, requests, explore.Select{Kinds: kinds, Max: faults.Max, Seed: faults.Seed})
+	return explore.Points(changes, requests, explore.Select{Kinds: kinds, Max: faults.Max, Seed: faults.Seed, Depth: faults.Depth})
 }
 
 // resourceName is resource.group as kubectl names it, the resource alone
@@ -321,7 +327,9 @@ func writeFailing(t *testing.T, name string, p Point) {
 		t.Errorf("replaytest: %s: %v", EnvExploreOut, err)
 		return
 	}
-	c.Header.Edits = append(c.Header.Edits, p.Edit.String())
+	for _, e := range p.Edits() {
+		c.Header.Edits = append(c.Header.Edits, e.String())
+	}
 	if c.Header.Labels == nil {
 		c.Header.Labels = map[string]string{}
 	}

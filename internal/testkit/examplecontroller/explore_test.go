@@ -37,6 +37,11 @@ func TestMirrorSurvivesEveryFault(t *testing.T) {
 	points := replaytest.Explore(t, cassette, replaytest.Faults{Kinds: all, Check: everySourceMirrored}, body)
 	behind := replaytest.Explore(t, cassette, replaytest.Faults{Kinds: []replaytest.FaultKind{replaytest.FaultBehind},
 		Ignore: [][]string{{"metadata", "annotations", examplecontroller.Writes}}}, body)
+	// Two faults at once, sampled: recovery failing in its turn.
+	pairs := replaytest.Explore(t, cassette, replaytest.Faults{Kinds: all, Depth: 2, Max: 40, Seed: 1, Check: everySourceMirrored}, body)
+	if len(pairs) != 40 {
+		t.Errorf("%d pairs of faults, want the 40 asked for", len(pairs))
+	}
 	if len(points) == 0 || len(behind) == 0 {
 		t.Fatalf("%d and %d fault points: the reference run watched, listed and wrote nothing", len(points), len(behind))
 	}
