@@ -99,8 +99,12 @@ const (
 // than it is served, as the watch cache serves it); a watch from the
 // newest version the world has served, or from none, gets it once. A
 // reset with resource and verb (no rv or at) resets the nth request of
-// that verb before its first byte. With name (and namespace), an error or
-// such a reset counts only the requests of that object:
+// that verb before its first byte; with after=K too, a reset or a
+// watch-error (verb=watch) fails the nth watch once it has sent K frames
+// (part-way through a streaming list's initial events):
+// watch-error:resource=configmaps,verb=watch,nth=1,after=1,code=410. With
+// name (and namespace), an error or a reset by verb counts only the
+// requests of that object:
 // error:resource=configmaps,namespace=prod,name=alpha,verb=get,nth=2,status=500. An expire-continue fires on the nth (default 1) list request of that
 // resource that carries a continue token.
 type Edit struct {
@@ -157,7 +161,7 @@ type Edit struct {
 // ones marked with '!'.
 var editSyntax = edit.Syntax{Bad: ErrBadEdit, Keys: map[string][]string{
 	string(EditError):      {"request", "match", "resource", "group", "namespace", "name", "verb", "nth", "!status", "reason", "retry-after"},
-	string(EditWatchError): {"request", "match", "resource", "group", "namespace", "after", "rv", "at", "code", "status", "reason", "skip"},
+	string(EditWatchError): {"request", "match", "resource", "group", "namespace", "verb", "nth", "after", "rv", "at", "code", "status", "reason", "skip"},
 	string(EditReset):      {"request", "match", "resource", "group", "namespace", "name", "verb", "nth", "after", "rv", "at"},
 	string(EditTruncate):   {"request", "match", "resource", "group", "namespace", "after", "rv", "at"},
 	string(EditWarp):       {"request", "match", "scale", "cap"},
@@ -227,19 +231,23 @@ func (e *Edit) complete(seen map[string]bool) string {
 		return "name goes with verb: a reset of the Nth request of that verb on that object"
 	case e.Kind == EditReset && seen["nth"] && !seen["verb"]:
 		return "nth goes with verb: a reset before the first byte of the Nth request of that verb"
-	case e.Kind == EditReset && seen["verb"] && (seen["rv"] || seen["at"]):
-		return "give rv or at (a reset after that change), or verb (a reset before the first byte of a request), not both"
-	case anchored && e.Kind != EditError && e.Kind != EditExpireContinue && !(e.Kind == EditReset && seen["verb"]) && seen["rv"] == seen["at"]:
+	case e.Kind == EditWatchError && seen["nth"] && !seen["verb"]:
+		return "nth goes with verb: a watch-error after frame after of the Nth watch"
+	case (e.Kind == EditReset || e.Kind == EditWatchError) && seen["verb"] && (seen["rv"] || seen["at"]):
+		return "give rv or at (after that change), or verb (the Nth request of that verb), not both"
+	case e.Kind == EditWatchError && seen["verb"] && (e.Verb != "watch" || !seen["after"]):
+		return "a watch-error with verb takes verb=watch and after (the frames the Nth watch sends first)"
+	case anchored && e.Kind != EditError && e.Kind != EditExpireContinue && !((e.Kind == EditReset || e.Kind == EditWatchError) && seen["verb"]) && seen["rv"] == seen["at"]:
 		return "give rv or at with resource"
-	case anchored && seen["after"]:
-		return "after goes with request; with resource give rv or at"
+	case anchored && seen["after"] && !seen["verb"]:
+		return "after goes with request, or with resource and verb; with resource give rv or at"
 	case !anchored && !seen["after"] && (e.Kind == EditWatchError || e.Kind == EditReset || e.Kind == EditTruncate):
 		return "missing after"
 	case !anchored && e.Skip > 0:
 		return "skip goes with resource: it moves a collection's timeline"
 	}
 	if anchored {
-		if (e.Kind == EditError || e.Kind == EditExpireContinue || e.Kind == EditReset && e.Verb != "") && e.Nth == 0 {
+		if (e.Kind == EditError || e.Kind == EditExpireContinue || (e.Kind == EditReset || e.Kind == EditWatchError) && e.Verb != "") && e.Nth == 0 {
 			e.Nth = 1
 		}
 		return ""
@@ -298,7 +306,7 @@ func (e Edit) kindKeys(add func(k, v string)) {
 	case EditError:
 		add("status", strconv.Itoa(e.Status))
 	case EditWatchError:
-		if !anchored {
+		if !anchored || e.Verb != "" {
 			add("after", strconv.Itoa(e.After))
 		}
 		add("code", strconv.Itoa(e.Status))
@@ -306,7 +314,7 @@ func (e Edit) kindKeys(add func(k, v string)) {
 			add("skip", strconv.Itoa(e.Skip))
 		}
 	case EditReset, EditTruncate:
-		if !anchored {
+		if !anchored || e.Verb != "" && e.After > 0 {
 			add("after", strconv.Itoa(e.After))
 		}
 	case EditPause:

@@ -82,7 +82,7 @@ func TestParseEditErrors(t *testing.T) {
 		{"error:request=1", "missing status; error takes request,match,resource,group,namespace,name,verb,nth,required status,reason,retry-after"},
 		{"watch-error:resource=configmaps,code=410", "give rv or at with resource"},
 		{"watch-error:resource=configmaps,rv=3,at=1s", "give rv or at with resource"},
-		{"watch-error:resource=configmaps,rv=3,after=1", "after goes with request; with resource give rv or at"},
+		{"watch-error:resource=configmaps,rv=3,after=1", "after goes with request, or with resource and verb; with resource give rv or at"},
 		{"watch-error:request=2,after=1,code=410,skip=1", "skip goes with resource: it moves a collection's timeline"},
 		{"watch-error:resource=configmaps,rv=3,code=410,skip=0", "skip=0: must be at least 1"},
 		{"watch-error:request=2,resource=configmaps,rv=3", "give request (or match) or resource, not both"},
@@ -100,7 +100,7 @@ func TestParseEditErrors(t *testing.T) {
 		{"reset:resource=configmaps,nth=2", "nth goes with verb: a reset before the first byte of the Nth request of that verb"},
 		{"error:request=1,name=alpha,status=500", "group, namespace, name, verb, nth, rv and at go with resource"},
 		{"reset:resource=configmaps,name=alpha,rv=3", "name goes with verb: a reset of the Nth request of that verb on that object"},
-		{"reset:resource=configmaps,verb=watch,rv=3", "give rv or at (a reset after that change), or verb (a reset before the first byte of a request), not both"},
+		{"reset:resource=configmaps,verb=watch,rv=3", "give rv or at (after that change), or verb (the Nth request of that verb), not both"},
 		{"pause:request=1,before=2,for=soon", `for=soon: time: invalid duration "soon"`},
 		{"warp:", "give scale or cap"},
 		{"warp:scale=0", "scale=0: scale must be a finite number > 0"},
@@ -274,4 +274,50 @@ func TestAnErrorByNameCountsOneObjectsRequests(t *testing.T) {
 			t.Errorf("ObjectRequests %v, want %s", counts, want)
 		}
 	})
+}
+
+func TestACutByVerbFailsTheNthWatchAfterItsFirstFrames(t *testing.T) {
+	for _, tc := range []struct {
+		edit, want string
+	}{
+		{"reset:resource=configmaps,verb=watch,nth=1,after=1", "reset"},
+		{"watch-error:resource=configmaps,verb=watch,nth=1,after=1,code=410", "ERROR 410"},
+	} {
+		t.Run(tc.edit, func(t *testing.T) {
+			forEachSource(t, func(t *testing.T, src source) {
+				c := watchCassette(cassettes.EndEOF, eventFrame(0, "MODIFIED", cmJSON("a", 101, "1")), eventFrame(0, "ADDED", cmJSON("b", 102, "1")))
+				r := src.replayer(t, c, replay.Options{Edits: []replay.Edit{mustEdit(t, tc.edit)}})
+				cms := kubernetes.NewForConfigOrDie(r.Config()).CoreV1().ConfigMaps("default")
+				w, err := cms.Watch(ctxT(t), metav1.ListOptions{ResourceVersion: "100"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer w.Stop()
+				var got []string
+				for ev := range w.ResultChan() {
+					if st, ok := ev.Object.(*metav1.Status); ok {
+						got = append(got, fmt.Sprintf("%s %d", ev.Type, st.Code))
+						continue
+					}
+					got = append(got, summarize(ev).String())
+				}
+				want := "[MODIFIED a@101=1]" // then the reset ends the stream
+				if tc.want != "reset" {
+					want = "[MODIFIED a@101=1 " + tc.want + "]"
+				}
+				if fmt.Sprint(got) != want {
+					t.Errorf("the watch saw %v, want %s", got, want)
+				}
+				// The second watch is whole.
+				w2, err := cms.Watch(ctxT(t), metav1.ListOptions{ResourceVersion: "100"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer w2.Stop()
+				if got := recv(t, w2, 2); fmt.Sprint(got) != "[MODIFIED a@101=1 ADDED b@102=1]" {
+					t.Errorf("the second watch saw %v", got)
+				}
+			})
+		})
+	}
 }

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kwrec/kwrec/internal/apipath"
+	"github.com/kwrec/kwrec/internal/timeline"
 	"github.com/kwrec/kwrec/internal/wire"
 	"github.com/kwrec/kwrec/replay/internal/edit"
 )
@@ -87,7 +88,7 @@ func (r *Replayer) anchoredError(req *http.Request) *plan {
 		return p
 	}
 	for _, es := range r.edits.all {
-		if es.Kind != EditError && es.Kind != EditExpireContinue && (es.Kind != EditReset || es.Verb == "") || es.Resource == "" {
+		if es.Kind != EditError && es.Kind != EditExpireContinue && (es.Kind != EditReset || es.Verb == "" || es.After > 0) || es.Resource == "" {
 			continue
 		}
 		if !es.anchor().Names(rp) {
@@ -201,4 +202,28 @@ func (r *Replayer) errorPlan(iv *ivState, e Edit) *plan {
 	}
 	return &plan{status: e.Status, header: h, latency: lat, pace: r.pacing(iv), end: endEOF,
 		frames: []outFrame{dataFrame(wire.StatusBody(st, false))}}
+}
+
+// anchoredCut counts req against the edits anchored by resource and verb
+// that cut a stream after its first frames (reset or watch-error with
+// after), and returns the mark of the one that fires and the frames
+// before it; nil for none. The mark is the plan's own: it fires once,
+// when the stream has sent that many frames (part-way through a
+// streaming list's initial events, say).
+func (r *Replayer) anchoredCut(req *http.Request) (*timeline.Mark, int) {
+	rp, verb := edit.Verb(req)
+	if verb == "" {
+		return nil, 0
+	}
+	for _, es := range r.edits.all {
+		if es.Kind != EditReset && es.Kind != EditWatchError || es.Resource == "" || es.Verb == "" || es.After == 0 {
+			continue
+		}
+		if es.Verb != verb || !es.anchor().Names(rp) || !es.Count(es.Nth) {
+			continue
+		}
+		es.Fire(req.Method + " " + req.URL.Path)
+		return newEditMark(es.Edit), es.After
+	}
+	return nil, 0
 }

@@ -36,6 +36,10 @@ type plan struct {
 	// table serves the watch steps in kubectl's Table form, version tableGV.
 	table   tableForm // x nil: not in the Table form
 	tableGV table.GroupVersion
+	// cut, set by an edit anchored by verb with after, fails the stream
+	// once cutAfter frames are out (see Replayer.anchoredCut).
+	cut      *timeline.Mark
+	cutAfter int
 }
 
 // endKind is how a served body ends once its frames are out.

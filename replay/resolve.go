@@ -191,8 +191,12 @@ func (rs resolver) anchored(es *editState) {
 	case EditExpireContinue:
 		es.Where = fmt.Sprintf("list request %d of %s that carries a continue token", e.Nth, what)
 		return
-	case EditReset:
-		if e.Verb != "" {
+	case EditReset, EditWatchError:
+		switch {
+		case e.Verb != "" && e.After > 0:
+			es.Where = fmt.Sprintf("request %d of %s, verb %s, after its frame %d", e.Nth, what, e.Verb, e.After)
+			return
+		case e.Verb != "":
 			es.Where = fmt.Sprintf("request %d of %s, verb %s, before its first byte", e.Nth, what, e.Verb)
 			return
 		}

@@ -81,6 +81,10 @@ func (atFrame) step(b *body) state {
 	if b.lag.Over(b.next) {
 		return ending{cut: true}
 	}
+	if m := b.p.cut; m != nil && b.next >= b.p.cutAfter {
+		b.p.cut = nil
+		return crossing{m}
+	}
 	fr, ok := b.p.frame(b.next)
 	if !ok {
 		return ending{}
@@ -94,7 +98,7 @@ func (atFrame) step(b *body) state {
 }
 
 func (atFrame) ready(b *body) bool {
-	if b.lag.Over(b.next) {
+	if b.lag.Over(b.next) || b.p.cut != nil && b.next >= b.p.cutAfter {
 		return false
 	}
 	fr, ok := b.p.frame(b.next)

@@ -57,6 +57,12 @@ const (
 	FaultWatch500       FaultKind = "watch500"
 	FaultWatch503       FaultKind = "watch503"
 	FaultWatchReset     FaultKind = "watchreset"
+	// FaultWatchCut410 and FaultWatchCutReset fail a watch after the
+	// first frame it sends, with a 410 ERROR event or a connection reset:
+	// for a streaming list (an informer's initial sync), part-way
+	// through its initial events.
+	FaultWatchCut410   FaultKind = "watchcut410"
+	FaultWatchCutReset FaultKind = "watchcutreset"
 	// FaultTimeout ends a watch after a change as the server ends one at
 	// its timeoutSeconds: a clean end of the stream, no error.
 	FaultTimeout FaultKind = "timeout"
@@ -65,7 +71,7 @@ const (
 // AllFaults are the kinds an exploration injects by default.
 var AllFaults = []FaultKind{FaultExpired, FaultBehind, FaultReset, FaultTimeout, FaultList500, FaultList503,
 	FaultGet500, FaultGet503, FaultWatchCompacted, FaultWatch429, FaultWatch500, FaultWatch503, FaultWatchReset,
-	FaultConflict, FaultWrite500, FaultThrottled}
+	FaultWatchCut410, FaultWatchCutReset, FaultConflict, FaultWrite500, FaultThrottled}
 
 // ParseKinds parses a comma-separated list of fault kinds, such as
 // "410,list500"; "" is nil, which [Select] reads as [AllFaults]. An
@@ -291,6 +297,16 @@ func watchOpenPoints(out []Point, kinds []FaultKind, c replay.RequestCount) []Po
 			e := at
 			e.Kind = replay.EditReset
 			out = append(out, Point{Name: fmt.Sprintf("reset@watch-open:%s:nth=%d", ResourceName(c.Group, c.Resource), n), Edit: e})
+		}
+		if slices.Contains(kinds, FaultWatchCut410) {
+			e := at
+			e.Kind, e.Status, e.After = replay.EditWatchError, 410, 1
+			out = append(out, Point{Name: fmt.Sprintf("410@watch:%s:nth=%d,after=1", ResourceName(c.Group, c.Resource), n), Edit: e})
+		}
+		if slices.Contains(kinds, FaultWatchCutReset) {
+			e := at
+			e.Kind, e.After = replay.EditReset, 1
+			out = append(out, Point{Name: fmt.Sprintf("reset@watch:%s:nth=%d,after=1", ResourceName(c.Group, c.Resource), n), Edit: e})
 		}
 	}
 	return out

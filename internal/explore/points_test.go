@@ -54,7 +54,7 @@ func TestEveryKindMakesPoints(t *testing.T) {
 			t.Errorf("kind %s made no point", k)
 		}
 	}
-	if len(all) != 4*2+2+2+5+3*2 { // 4 watch kinds × 2 changes, 2 list kinds, 2 get kinds, 5 watch-open kinds, 3 write kinds × 2 updates
+	if len(all) != 4*2+2+2+5+2+3*2 { // 4 watch kinds × 2 changes, 2 list kinds, 2 get kinds, 5 watch-open kinds, 2 watch cuts, 3 write kinds × 2 updates
 		t.Errorf("%d points of every kind: %v", len(all), names(all))
 	}
 }
@@ -77,7 +77,7 @@ func TestShardAndKindsRefuseBadInput(t *testing.T) {
 	}{
 		{"an empty list is every kind", "", nil, ""},
 		{"kinds are kept once, in order", "410, list500,410", []explore.FaultKind{explore.FaultExpired, explore.FaultList500}, ""},
-		{"an unknown kind is named", "410,list404", nil, `unknown fault kind "list404": want a comma-separated list of 410, 410behind, reset, timeout, list500, list503, get500, get503, watch410, watch429, watch500, watch503, watchreset, 409, 500 or 429`},
+		{"an unknown kind is named", "410,list404", nil, `unknown fault kind "list404": want a comma-separated list of 410, 410behind, reset, timeout, list500, list503, get500, get503, watch410, watch429, watch500, watch503, watchreset, watchcut410, watchcutreset, 409, 500 or 429`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := explore.ParseKinds(tc.in)

@@ -62,6 +62,12 @@ const (
 	FaultWatch500       = explore.FaultWatch500
 	FaultWatch503       = explore.FaultWatch503
 	FaultWatchReset     = explore.FaultWatchReset
+	// FaultWatchCut410 and FaultWatchCutReset fail a watch after its
+	// first frame, with a 410 ERROR event or a reset: for a streaming
+	// list (an informer's initial sync), part-way through its initial
+	// events.
+	FaultWatchCut410   = explore.FaultWatchCut410
+	FaultWatchCutReset = explore.FaultWatchCutReset
 	// FaultTimeout ends a watch after a change as the server ends one at
 	// its timeoutSeconds: a clean end of the stream, no error.
 	FaultTimeout = explore.FaultTimeout
