@@ -166,17 +166,9 @@ func (w *write) scale() (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	if s.Spec.Replicas == invalidSpecReplicas {
-		return Result{}, apierrors.NewBadRequest(fmt.Sprintf("the spec replicas field %q cannot be empty", w.req.Custom.scale.SpecReplicasPath))
-	}
-	// The scale storage validates the Scale (ValidateScale) before it
-	// touches the object.
-	if errs := w.validateScale(s); len(errs) > 0 {
-		return Result{}, apierrors.NewInvalid(scaleGVK.GroupKind(), w.req.Name, errs)
-	}
-	obj := deepCopy(w.cur)
-	if err := unstructured.SetNestedField(obj.Object, int64(s.Spec.Replicas), w.replicasPath()...); err != nil {
-		return Result{}, statusError(err)
+	obj, err := w.scaled(s)
+	if err != nil {
+		return Result{}, err
 	}
 	rv := s.ResourceVersion
 	if rv == "" {
@@ -364,15 +356,9 @@ func (w *write) applyScale() (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	if s.Spec.Replicas == invalidSpecReplicas {
-		return Result{}, apierrors.NewBadRequest(fmt.Sprintf("the spec replicas field %q cannot be empty", w.req.Custom.scale.SpecReplicasPath))
-	}
-	if errs := w.validateScale(s); len(errs) > 0 {
-		return Result{}, apierrors.NewInvalid(scaleGVK.GroupKind(), w.req.Name, errs)
-	}
-	obj := deepCopy(w.cur)
-	if err := unstructured.SetNestedField(obj.Object, int64(s.Spec.Replicas), w.replicasPath()...); err != nil {
-		return Result{}, statusError(err)
+	obj, err := w.scaled(s)
+	if err != nil {
+		return Result{}, err
 	}
 	obj.SetManagedFields(entries)
 	res, err := w.updated(obj)
@@ -447,4 +433,22 @@ func (w *write) validateScale(s *autoscalingv1.Scale) field.ErrorList {
 		return nil
 	}
 	return apivalidation.ValidateNonnegativeField(int64(s.Spec.Replicas), field.NewPath("spec", "replicas"))
+}
+
+// scaled is the current object with the replicas of s, a Scale the
+// request made: refused as the scale storage refuses it (a custom
+// resource's spec replicas unset, ValidateScale) before it touches the
+// object.
+func (w *write) scaled(s *autoscalingv1.Scale) (*object, error) {
+	if s.Spec.Replicas == invalidSpecReplicas {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the spec replicas field %q cannot be empty", w.req.Custom.scale.SpecReplicasPath))
+	}
+	if errs := w.validateScale(s); len(errs) > 0 {
+		return nil, apierrors.NewInvalid(scaleGVK.GroupKind(), w.req.Name, errs)
+	}
+	obj := deepCopy(w.cur)
+	if err := unstructured.SetNestedField(obj.Object, int64(s.Spec.Replicas), w.replicasPath()...); err != nil {
+		return nil, statusError(err)
+	}
+	return obj, nil
 }
