@@ -265,12 +265,9 @@ func (w *write) checkPatched(obj *object) error {
 // apply handles server-side apply: the field manager merges the applied
 // configuration, with conflicts unless force; a missing object is created.
 func (w *write) apply() (Result, error) {
-	patch := &object{Object: map[string]any{}}
-	if err := yaml.Unmarshal(w.req.Body, &patch.Object); err != nil {
-		return Result{}, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
-	}
-	if patch.Object == nil {
-		patch.Object = map[string]any{}
+	patch, err := w.applyPatch()
+	if err != nil {
+		return Result{}, err
 	}
 	fm, err := w.fieldManager()
 	if err != nil {
@@ -330,4 +327,17 @@ func reread(obj *object) error {
 	}
 	obj.Object = m
 	return nil
+}
+
+// applyPatch decodes the body of a server-side apply, YAML or JSON, as
+// the server's apply patcher does.
+func (w *write) applyPatch() (*object, error) {
+	patch := &object{Object: map[string]any{}}
+	if err := yaml.Unmarshal(w.req.Body, &patch.Object); err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
+	}
+	if patch.Object == nil {
+		patch.Object = map[string]any{}
+	}
+	return patch, nil
 }

@@ -22,7 +22,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
-	"sigs.k8s.io/yaml"
 )
 
 // The subresources the engine writes besides status.
@@ -334,12 +333,9 @@ func (w *write) scaleManaged(change func(fm *managedfields.FieldManager, live *o
 // manager applies the patch to the current Scale, whose replicas then
 // become the object's.
 func (w *write) applyScale() (Result, error) {
-	patch := &object{Object: map[string]any{}}
-	if err := yaml.Unmarshal(w.req.Body, &patch.Object); err != nil {
-		return Result{}, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
-	}
-	if patch.Object == nil {
-		patch.Object = map[string]any{}
+	patch, err := w.applyPatch()
+	if err != nil {
+		return Result{}, err
 	}
 	force := w.req.Query.Get("force") == "true"
 	applied, entries, err := w.scaleManaged(func(fm *managedfields.FieldManager, live *object) (runtime.Object, error) {
