@@ -116,6 +116,7 @@ type requestCounts struct {
 	mu      sync.Mutex
 	counts  []RequestCount
 	objects []RequestCount
+	at      map[RequestCount]int // where each count is, N aside, in counts or objects
 }
 
 func (rc *requestCounts) objectList() []RequestCount {
@@ -138,20 +139,22 @@ func (rc *requestCounts) add(req *http.Request) {
 	}
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	rc.counts = counted(rc.counts, RequestCount{Verb: verb, Group: rp.Group, Resource: rp.Resource})
+	if rc.at == nil {
+		rc.at = map[RequestCount]int{}
+	}
+	rc.counts = rc.counted(rc.counts, RequestCount{Verb: verb, Group: rp.Group, Resource: rp.Resource})
 	if rp.Name != "" {
-		rc.objects = counted(rc.objects, RequestCount{Verb: verb, Group: rp.Group, Resource: rp.Resource, Namespace: rp.Namespace, Name: rp.Name})
+		rc.objects = rc.counted(rc.objects, RequestCount{Verb: verb, Group: rp.Group, Resource: rp.Resource, Namespace: rp.Namespace, Name: rp.Name})
 	}
 }
 
-// counted returns counts with one more of c.
-func counted(counts []RequestCount, c RequestCount) []RequestCount {
-	for i := range counts {
-		if k := &counts[i]; k.Verb == c.Verb && k.Group == c.Group && k.Resource == c.Resource && k.Namespace == c.Namespace && k.Name == c.Name {
-			k.N++
-			return counts
-		}
+// counted returns counts with one more of c (N 0), found through at.
+func (rc *requestCounts) counted(counts []RequestCount, c RequestCount) []RequestCount {
+	if i, ok := rc.at[c]; ok {
+		counts[i].N++
+		return counts
 	}
+	rc.at[c] = len(counts)
 	c.N = 1
 	return append(counts, c)
 }
