@@ -61,7 +61,8 @@ when COMMAND exits, when the run does not settle, or when --check fails.
 Each run serves FILE on 127.0.0.1 with --writes overlay on the consumption
 clock, the recorded changes held, and starts COMMAND with KUBECONFIG set to
 it (its output goes to a log, kept in --out). Once COMMAND has connected
-and has been idle for --idle (no request in flight but its open watches),
+and has been idle for --idle (no request in flight but its open watches;
+plus the Retry-After of a point that answers 429, which a client waits out),
 the recording plays, each change once COMMAND has been idle for 200ms.
 Once the recording has played and COMMAND has been idle for --idle again,
 --check runs, COMMAND is stopped (SIGTERM, then SIGKILL after 5s) and the

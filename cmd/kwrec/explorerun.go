@@ -32,8 +32,12 @@ type outcome struct {
 // runs --check, stops the command and returns what the run found.
 func (x *explorer) run(ctx context.Context, name string, edit *replay.Edit) outcome {
 	opts := replay.Options{Writes: replay.WritesOverlay, Hold: true, Settle: explorePace}
+	idle := x.f.idle
 	if edit != nil {
 		opts.Edits = []replay.Edit{*edit}
+		// A client waits out a Retry-After (client-go, and urllib3 under
+		// python3-kubernetes) with no request in flight: not idle.
+		idle += time.Duration(edit.RetryAfter) * time.Second
 	}
 	r, err := x.h.Replayer(opts)
 	if err != nil {
@@ -60,7 +64,7 @@ func (x *explorer) run(ctx context.Context, name string, edit *replay.Edit) outc
 	if err != nil {
 		return outcome{failure: err.Error()}
 	}
-	why := x.drive(ctx, r, act, p)
+	why := x.drive(ctx, r, act, p, idle)
 	// The command's requests make the points, not --check's.
 	requests := r.Requests()
 	if why == "" && x.f.check != "" {
@@ -80,8 +84,8 @@ func (x *explorer) run(ctx context.Context, name string, edit *replay.Edit) outc
 // drive plays the recording once the command is idle, and waits until it
 // has played and the command is idle again; it returns why it could not,
 // "" once there.
-func (x *explorer) drive(ctx context.Context, r *replay.Replayer, act *activity, p *process) string {
-	if why := x.waitIdle(ctx, act, p, "at once", "of its start"); why != "" {
+func (x *explorer) drive(ctx context.Context, r *replay.Replayer, act *activity, p *process, idle time.Duration) string {
+	if why := x.waitIdle(ctx, act, p, idle, "at once", "of its start"); why != "" {
 		return why
 	}
 	r.Play()
@@ -97,22 +101,22 @@ func (x *explorer) drive(ctx context.Context, r *replay.Replayer, act *activity,
 	case <-ctx.Done():
 		return ctx.Err().Error()
 	}
-	return x.waitIdle(ctx, act, p, "after the recording had played", "after the recording had played")
+	return x.waitIdle(ctx, act, p, idle, "after the recording had played", "after the recording had played")
 }
 
-// waitIdle waits until the command has been idle for --idle, within
+// waitIdle waits until the command has been idle for idle, within
 // --settle; it returns why it was not, saying when with exitWhen (the
 // command exited) or settleWhen (it did not settle).
-func (x *explorer) waitIdle(ctx context.Context, act *activity, p *process, exitWhen, settleWhen string) string {
+func (x *explorer) waitIdle(ctx context.Context, act *activity, p *process, idle time.Duration, exitWhen, settleWhen string) string {
 	deadline := time.Now().Add(x.f.settle)
-	tick := time.NewTicker(min(x.f.idle/10, 50*time.Millisecond))
+	tick := time.NewTicker(min(idle/10, 50*time.Millisecond))
 	defer tick.Stop()
 	for {
-		if act.idleFor(time.Now()) >= x.f.idle {
+		if act.idleFor(time.Now()) >= idle {
 			return ""
 		}
 		if time.Now().After(deadline) {
-			return fmt.Sprintf("did not settle: the command was not idle for %v within %v %s (%s); a command that keeps making requests never settles", x.f.idle, x.f.settle, settleWhen, act)
+			return fmt.Sprintf("did not settle: the command was not idle for %v within %v %s (%s); a command that keeps making requests never settles", idle, x.f.settle, settleWhen, act)
 		}
 		select {
 		case <-tick.C:
