@@ -76,6 +76,13 @@ type Server struct {
 	// answered: the overlay's writes a seek back of the world clock
 	// dropped (see [ClockPath]). Default nil: nothing is told.
 	Logf func(format string, args ...any)
+	// Observe, when set, is called as each request comes (before the
+	// token check), and the function it returns once the request's answer
+	// has ended: a watch's when its stream ends. A caller counts the
+	// requests in flight with it, as kwrec explore does to tell when a
+	// client has gone idle with its watches open. Both must return at
+	// once. Default nil.
+	Observe func(req *http.Request) (end func())
 
 	mu      sync.Mutex
 	srv     *serve.Server
@@ -240,6 +247,9 @@ func (s *Server) WriteKubeconfig(path string) error {
 func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	s.serving.Add(1)
 	defer s.serving.Done()
+	if s.Observe != nil {
+		defer s.Observe(req)()
+	}
 	if !s.PlainHTTP && !serve.Authorized(req, s.Token()) {
 		// As kube-apiserver: no hint of what was wrong or what would pass.
 		serve.WriteStatus(w, req, http.StatusUnauthorized, metav1.StatusReasonUnauthorized, "Unauthorized")

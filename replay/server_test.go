@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/kwrec/kwrec/replay"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -215,4 +217,51 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// TestServerObservesEachRequestToItsEnd: Observe sees a list begin and
+// end, and a watch stay in flight until its client closes it.
+func TestServerObservesEachRequestToItsEnd(t *testing.T) {
+	var mu sync.Mutex
+	inFlight := map[string]int{}
+	r := fromFile.replayer(t, fixture(t, "configmaps.kwrec"), replay.Options{})
+	s := &replay.Server{Replayer: r, PlainHTTP: true, Observe: func(req *http.Request) func() {
+		what := map[bool]string{true: "watch", false: "other"}[req.URL.Query().Get("watch") == "true"]
+		mu.Lock()
+		inFlight[what]++
+		mu.Unlock()
+		return func() { mu.Lock(); inFlight[what]--; mu.Unlock() }
+	}}
+	kc := startServer(t, s)
+	cfg, err := clientcmd.BuildConfigFromFlags("", kc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := kubernetes.NewForConfigOrDie(cfg)
+	if _, err := cs.CoreV1().ConfigMaps("default").List(t.Context(), metav1.ListOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	w, err := cs.CoreV1().ConfigMaps("default").Watch(t.Context(), metav1.ListOptions{ResourceVersion: "0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-w.ResultChan() // the watch is open on the server
+	mu.Lock()
+	got := maps.Clone(inFlight)
+	mu.Unlock()
+	if d := cmp.Diff(map[string]int{"watch": 1, "other": 0}, got); d != "" {
+		t.Errorf("in flight with the watch open (-want +got):\n%s", d)
+	}
+	w.Stop()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		mu.Lock()
+		n := inFlight["watch"]
+		mu.Unlock()
+		if n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the watch is still in flight 10s after its client stopped it")
+		}
+	}
 }

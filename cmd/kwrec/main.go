@@ -94,7 +94,7 @@ inject failures.`,
 		newShowCmd(), newCatCmd(), newTextconvCmd(),
 		newLintCmd(), newConvertCmd(), newEditCmd(),
 		newRecordCmd(), newReplayCmd(), newServeCmd(), newCtlCmd(), newInjectCmd(), newCompactCmd(),
-		newReportCmd(),
+		newReportCmd(), newExploreCmd(),
 		newExportCmd(), newDiffCmd(), newCutCmd(),
 	)
 	return root

@@ -2,7 +2,10 @@ package main
 
 import (
 	"flag"
+	"fmt"
 	"os"
+	"os/exec"
+	"sync"
 	"testing"
 	"time"
 
@@ -28,13 +31,33 @@ func TestScripts(t *testing.T) {
 		UpdateScripts: *update,
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("EDITOR", "false")
+			env.Setenv("PYTHON", pythonKubernetes())
 			return nil
+		},
+		Condition: func(cond string) (bool, error) {
+			if cond == "pykube" { // $PYTHON can import kubernetes
+				return pythonKubernetes() != "", nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"waitfile": waitFile,
 		},
 	})
 }
+
+// pythonKubernetes returns a Python interpreter that can import the
+// kubernetes package (python3-kubernetes), "" if there is none: the
+// system's /usr/bin/python3 first, since a python3 found first on PATH
+// may be a pyenv shim without it.
+var pythonKubernetes = sync.OnceValue(func() string {
+	for _, p := range []string{"/usr/bin/python3", "python3"} {
+		if exec.Command(p, "-c", "import kubernetes").Run() == nil {
+			return p
+		}
+	}
+	return ""
+})
 
 // waitFile is the scripts' "waitfile FILE": it waits, up to a minute,
 // until FILE holds something, such as the kubeconfig a background kwrec
