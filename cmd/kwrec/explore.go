@@ -12,7 +12,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/cobra"
 
 	"github.com/kwrec/kwrec/cassettes"
@@ -253,8 +252,8 @@ func (x *explorer) point(ctx context.Context, p explore.Point) string {
 // it deleted that the reference never did; "" if nothing.
 func (x *explorer) compare(o outcome) string {
 	var why []string
-	if d := cmp.Diff(string(x.ref.world), string(o.world)); d != "" {
-		why = append(why, "the world ends unlike the reference run's: the command did not converge (-reference +this run):\n"+d)
+	if d := explore.Diff(x.ref.world, o.world); d != "" {
+		why = append(why, "the world ends unlike the reference run's: the command did not converge:\n"+d)
 	}
 	for _, d := range o.deleted {
 		if !slices.Contains(x.ref.deleted, d) {

@@ -66,7 +66,7 @@ func (x *explorer) run(ctx context.Context, name string, edit *replay.Edit) outc
 	}
 	why := x.drive(ctx, r, act, p, idle)
 	// The command's requests make the points, not --check's.
-	requests := r.Requests()
+	requests := append(r.Requests(), r.ObjectRequests()...)
 	if why == "" && x.f.check != "" {
 		why = x.runCheck(ctx, kc, log)
 	}
