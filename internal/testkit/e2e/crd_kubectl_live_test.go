@@ -132,6 +132,14 @@ func TestLiveWidgetWritesAnswerAsLive(t *testing.T) {
 // crdNamespace, against kubeconfig; it returns each command's normalized
 // run.
 func runScript(t *testing.T, ctx context.Context, kubeconfig string, manifests map[string]string, script [][]string) []kubectlRun {
+	return runScriptUntil(t, ctx, kubeconfig, manifests, script, nil)
+}
+
+// runScriptUntil is runScript where the steps until names are run again,
+// for up to half a minute, until their run meets it: what the API server
+// does asynchronously (its discovery, OpenAPI and printer columns follow a
+// CRD a moment after it is Established) is compared once done.
+func runScriptUntil(t *testing.T, ctx context.Context, kubeconfig string, manifests map[string]string, script [][]string, until map[int]func(kubectlRun) bool) []kubectlRun {
 	t.Helper()
 	dir := t.TempDir()
 	for name, m := range manifests {
@@ -141,7 +149,18 @@ func runScript(t *testing.T, ctx context.Context, kubeconfig string, manifests m
 	}
 	runs := make([]kubectlRun, len(script))
 	for i, args := range script {
-		runs[i] = normalizeRun(runKubectlStatus(ctx, dir, kubeconfig, append([]string{"-n", crdNamespace}, args...)...))
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			runs[i] = normalizeRun(runKubectlStatus(ctx, dir, kubeconfig, append([]string{"-n", crdNamespace}, args...)...))
+			if until[i] == nil || until[i](runs[i]) || time.Now().After(deadline) {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return runs
+			case <-time.After(250 * time.Millisecond):
+			}
+		}
 	}
 	return runs
 }
@@ -257,6 +276,19 @@ var lifecycleScript = [][]string{
 	{"get", "gadgets"},
 }
 
+// lifecycleUntil are the steps of [lifecycleScript] that follow what
+// the API server does a moment after a CRD changes, and what each waits
+// for (by index).
+var lifecycleUntil = map[int]func(kubectlRun) bool{
+	3:  func(r kubectlRun) bool { return strings.Contains(r.Stdout, "gadgets") }, // api-resources
+	4:  func(r kubectlRun) bool { return r.Exit == 0 },                           // explain
+	6:  func(r kubectlRun) bool { return r.Exit == 0 },                           // get gd
+	7:  func(r kubectlRun) bool { return strings.Contains(r.Stdout, "gadget") },  // get all
+	10: func(r kubectlRun) bool { return strings.Contains(r.Stdout, "SIZE") },    // get gdt, the new column
+	11: func(r kubectlRun) bool { return r.Exit == 0 },                           // explain
+	17: func(r kubectlRun) bool { return r.Exit != 0 },                           // get gadgets, deleted
+}
+
 // TestLiveKubectlCRDLifecycleAsLive runs [lifecycleScript] on the control
 // plane and through kwrec serve --writes overlay of a `kwrec record` of
 // the same namespace: every command's exit status, stdout and stderr
@@ -271,9 +303,9 @@ func TestLiveKubectlCRDLifecycleAsLive(t *testing.T) {
 	cassette := filepath.Join(t.TempDir(), "cms.kwrec.zst")
 	recordUntilWatching(t, ctx, kwrec, cp.Kubeconfig, cassette, "configmaps", "-n", crdNamespace)
 
-	live := runScript(t, ctx, cp.Kubeconfig, lifecycleManifests, lifecycleScript)
+	live := runScriptUntil(t, ctx, cp.Kubeconfig, lifecycleManifests, lifecycleScript, lifecycleUntil)
 	s := serve(t, &fixtures{kwrec: kwrec}, cassette, "--writes", "overlay")
-	replayed := runScript(t, ctx, s.Kubeconfig, lifecycleManifests, lifecycleScript)
+	replayed := runScriptUntil(t, ctx, s.Kubeconfig, lifecycleManifests, lifecycleScript, lifecycleUntil)
 	if stderr := s.Stop(t); strings.TrimSpace(stderr) != "" {
 		t.Logf("kwrec serve stderr:\n%s", stderr)
 	}
