@@ -3,7 +3,6 @@ package e2e_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os/exec"
@@ -25,7 +24,6 @@ import (
 
 	"github.com/kwrec/kwrec/cassettes"
 	"github.com/kwrec/kwrec/internal/testkit/controlplanetest"
-	"github.com/kwrec/kwrec/replay"
 )
 
 // The world clock scenario: a shop namespace recorded with record --all
@@ -73,13 +71,13 @@ func pythonConfigMaps(t *testing.T, kubeconfig string) string {
 }
 
 // TestLiveAKubectlGetThroughServeSeesTheClusterAtTheWorldsTime records the
-// scenario, then serves the recording at each captured moment (at speed 1
-// and 0) and compares what kubectl, a protobuf client-go list and a
+// scenario, then serves the recording held at each captured moment and
+// compares what kubectl, a protobuf client-go list and a
 // python3-kubernetes list print with what they printed live then, ages
-// aside; a kubectl get -w opened there
-// starts from that state. Then kwrec ctl moves a paused world while a
-// client-go informer watches: it ends in the state at each seek, a seek
-// back included.
+// aside; a kubectl get -w opened there starts from that state. A get
+// shows a change from its recorded time on, not 100ms before. Then kwrec
+// ctl moves a paused world while a client-go informer watches: it ends in
+// the state at each seek, a seek back included.
 func TestLiveAKubectlGetThroughServeSeesTheClusterAtTheWorldsTime(t *testing.T) {
 	fx := fixture(t)
 	if out, err := exec.Command(python, "-c", "import kubernetes").CombinedOutput(); err != nil {
@@ -94,23 +92,18 @@ func TestLiveAKubectlGetThroughServeSeesTheClusterAtTheWorldsTime(t *testing.T) 
 	}
 	cassette := t.TempDir() + "/shop.kwrec.zst"
 	stop := recordUntilListed(t, fx, cp.Kubeconfig, "record", "--all", "-o", cassette)
-	// Each moment is followed by a quiet time longer than its comparisons
-	// take at speed 1, so that the world does not reach the next change.
-	// The recording is timed by the real recorder and server, so its gaps
-	// are wall time: no fake clock can stand in here (replay's own tests
-	// check the clock's timing exactly, on one). A moment is captured
-	// once the recording holds its last change, so the world at the
-	// capture's time holds it too.
-	const quiet = 8 * time.Second
+	// A moment is captured once the recording holds its last change, so
+	// the world at the capture's time holds it too. Each is served held
+	// at its time (speed 0), so no comparison races the world's clock;
+	// replay's own tests hold a playing world clock to the nanosecond on
+	// a fake clock.
 	before := capture(t, cp, "before the changes")
-	time.Sleep(quiet)
 	rv, err := changeShop(ctx, cs, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	waitEventRecorded(t, cassette, rv)
 	after := capture(t, cp, "after the first changes")
-	time.Sleep(quiet)
 	if rv, err = changeShop(ctx, cs, 2); err != nil {
 		t.Fatal(err)
 	}
@@ -123,62 +116,53 @@ func TestLiveAKubectlGetThroughServeSeesTheClusterAtTheWorldsTime(t *testing.T) 
 	}
 
 	for _, m := range []*moment{before, after, end} {
-		for _, speed := range []string{"1", "0"} {
-			t.Run(fmt.Sprintf("%s at speed %s", m.name, speed), func(t *testing.T) {
-				s := serve(t, fx, cassette, "--clock", "world", "--at", m.at, "--speed", speed)
-				for _, args := range clockReads {
-					name := strings.Join(args, " ")
-					got, err := runKubectl(ctx, s.Kubeconfig, args...)
-					if err != nil {
-						t.Errorf("%v", err)
-						continue
-					}
-					if d := cmp.Diff(columnsAside(m.kubectl[name]), columnsAside(got)); d != "" {
-						t.Errorf("kubectl %s (-live +replayed):\n%s", name, d)
-					}
+		t.Run(m.name, func(t *testing.T) {
+			s := serve(t, fx, cassette, "--clock", "world", "--at", m.at, "--speed", "0")
+			for _, args := range clockReads {
+				name := strings.Join(args, " ")
+				got, err := runKubectl(ctx, s.Kubeconfig, args...)
+				if err != nil {
+					t.Errorf("%v", err)
+					continue
 				}
-				if d := cmp.Diff(m.proto, protoConfigMaps(t, s.Config(t))); d != "" {
-					t.Errorf("client-go's protobuf list (-live +replayed):\n%s", d)
+				if d := cmp.Diff(columnsAside(m.kubectl[name]), columnsAside(got)); d != "" {
+					t.Errorf("kubectl %s (-live +replayed):\n%s", name, d)
 				}
-				if d := cmp.Diff(m.python, pythonConfigMaps(t, s.Kubeconfig)); d != "" {
-					t.Errorf("python3-kubernetes's list (-live +replayed):\n%s", d)
-				}
-				want := columnsAside(m.kubectl["get configmaps -n "+clockNS])
-				got := columnsAside(kubectlWatchLines(t, s.Kubeconfig, []string{"configmaps", "-n", clockNS}, strings.Count(want, "\n")))
-				if d := cmp.Diff(want, got); d != "" {
-					t.Errorf("kubectl get -w starts from (-live +replayed):\n%s", d)
-				}
-			})
-		}
+			}
+			if d := cmp.Diff(m.proto, protoConfigMaps(t, s.Config(t))); d != "" {
+				t.Errorf("client-go's protobuf list (-live +replayed):\n%s", d)
+			}
+			if d := cmp.Diff(m.python, pythonConfigMaps(t, s.Kubeconfig)); d != "" {
+				t.Errorf("python3-kubernetes's list (-live +replayed):\n%s", d)
+			}
+			want := columnsAside(m.kubectl["get configmaps -n "+clockNS])
+			got := columnsAside(kubectlWatchLines(t, s.Kubeconfig, []string{"configmaps", "-n", clockNS}, strings.Count(want, "\n")))
+			if d := cmp.Diff(want, got); d != "" {
+				t.Errorf("kubectl get -w starts from (-live +replayed):\n%s", d)
+			}
+		})
 	}
 
-	t.Run("at speed 1 a get at wall time t shows the world at t, within 100ms", func(t *testing.T) {
-		// The world starts at before.at and plays: the scale to 4 comes
-		// at the wall time it was recorded after it, give or take 100ms.
-		s := serve(t, fx, cassette, "--clock", "world", "--at", before.at, "--speed", "1")
-		cfg := s.Config(t)
-		c := kubernetes.NewForConfigOrDie(cfg)
-		w0, a0 := worldNow(t, cfg)
-		// When the world reaches the time the scale was recorded at, on
-		// the wall.
-		due := w0.Add(scaleRecordedAt(t, cassette) - a0)
-		replicas := func() int32 {
+	t.Run("a get shows the scale from its recorded time on, not 100ms before", func(t *testing.T) {
+		// The world held at 100ms before the scale to 4 was recorded,
+		// then at its time, moved there by kwrec ctl seek.
+		s := serve(t, fx, cassette, "--clock", "world", "--at", before.at, "--paused")
+		c := kubernetes.NewForConfigOrDie(s.Config(t))
+		at := scaleRecordedAt(t, cassette)
+		for _, step := range []struct {
+			at   time.Duration
+			want int32
+		}{{at - 100*time.Millisecond, 2}, {at, 4}} {
+			if out, err := exec.CommandContext(ctx, fx.kwrec, "ctl", "--kubeconfig", s.Kubeconfig, "seek", step.at.String()).CombinedOutput(); err != nil {
+				t.Fatalf("kwrec ctl seek %v: %v\n%s", step.at, err, out)
+			}
 			d, err := c.AppsV1().Deployments(clockNS).Get(ctx, "web", metav1.GetOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			return *d.Spec.Replicas
-		}
-		// What is checked is the wall clock itself, of a kwrec serve
-		// process: the waits are the check (replay's tests hold the
-		// world clock to the nanosecond on a fake clock).
-		time.Sleep(time.Until(due.Add(-100 * time.Millisecond)))
-		if got := replicas(); got != 2 {
-			t.Errorf("100ms before the scale's time, web has %d replicas, want 2", got)
-		}
-		time.Sleep(time.Until(due.Add(100 * time.Millisecond)))
-		if got := replicas(); got != 4 {
-			t.Errorf("100ms after the scale's time, web has %d replicas, want 4", got)
+			if *d.Spec.Replicas != step.want {
+				t.Errorf("at %v (the scale was recorded at %v) web has %d replicas, want %d", step.at, at, *d.Spec.Replicas, step.want)
+			}
 		}
 	})
 
@@ -367,33 +351,6 @@ func storeConfigMaps(s cache.Store) map[string]string {
 		out[cm.Name] = configMapSummary(cm)
 	}
 	return out
-}
-
-// worldNow asks the served replay where its world is: the wall time of
-// the answer and the world's offset then.
-func worldNow(t *testing.T, cfg *rest.Config) (time.Time, time.Duration) {
-	t.Helper()
-	hc, err := rest.HTTPClientFor(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := hc.Get(strings.TrimSuffix(cfg.Host, "/") + replay.ClockPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	now := time.Now()
-	var st struct {
-		At string `json:"at"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
-		t.Fatal(err)
-	}
-	at, err := time.ParseDuration(st.At)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return now, at
 }
 
 // scaleRecordedAt returns when the recording's first watch event of
