@@ -224,13 +224,14 @@ func (s *syncBuffer) String() string {
 func TestServerObservesEachRequestToItsEnd(t *testing.T) {
 	var mu sync.Mutex
 	inFlight := map[string]int{}
+	ended := make(chan string, 16)
 	r := fromFile.replayer(t, fixture(t, "configmaps.kwrec"), replay.Options{})
 	s := &replay.Server{Replayer: r, PlainHTTP: true, Observe: func(req *http.Request) func() {
 		what := map[bool]string{true: "watch", false: "other"}[req.URL.Query().Get("watch") == "true"]
 		mu.Lock()
 		inFlight[what]++
 		mu.Unlock()
-		return func() { mu.Lock(); inFlight[what]--; mu.Unlock() }
+		return func() { mu.Lock(); inFlight[what]--; mu.Unlock(); ended <- what }
 	}}
 	kc := startServer(t, s)
 	cfg, err := clientcmd.BuildConfigFromFlags("", kc)
@@ -253,15 +254,17 @@ func TestServerObservesEachRequestToItsEnd(t *testing.T) {
 		t.Errorf("in flight with the watch open (-want +got):\n%s", d)
 	}
 	w.Stop()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		mu.Lock()
-		n := inFlight["watch"]
-		mu.Unlock()
-		if n == 0 {
-			break
+	watchdog := time.After(10 * time.Second)
+	for what := ""; what != "watch"; {
+		select {
+		case what = <-ended:
+		case <-watchdog:
+			t.Fatalf("the watch's end was not observed 10s after its client stopped it")
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the watch is still in flight 10s after its client stopped it")
-		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if n := inFlight["watch"]; n != 0 {
+		t.Errorf("%d watches in flight after the watch ended, want 0", n)
 	}
 }
