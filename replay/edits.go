@@ -21,8 +21,7 @@ type editSet struct {
 	all    []*editState
 	global []Edit
 
-	mu        sync.Mutex
-	compacted []compaction // resourceVersions compacted by a 410 edit on a watch open
+	compacted compactions
 }
 
 // editState is one resolved edit: where it sits and whether it fired.
@@ -84,8 +83,8 @@ func (r *Replayer) anchoredError(req *http.Request) *plan {
 	if rp, verb = edit.Verb(req); verb == "" {
 		return nil
 	}
-	if p := r.compactedWatch(req, rp, verb); p != nil {
-		return p
+	if rv := r.edits.compacted.refuses(req, rp, verb); rv != 0 {
+		return r.views.tooOld(req, rv)
 	}
 	for _, es := range r.edits.all {
 		if es.Kind != EditError && es.Kind != EditExpireContinue && (es.Kind != EditReset || es.Verb == "" || es.After > 0) || es.Resource == "" {
@@ -119,7 +118,20 @@ func (r *Replayer) anchoredError(req *http.Request) *plan {
 			// by a load balancer or an apiserver going away.
 			return &plan{end: endReset, pace: r.pacing(nil)}
 		case verb == "watch" && es.Status == http.StatusGone:
-			return r.compact(req, rp, es.Edit)
+			// A watch from a compacted resourceVersion, as kube-apiserver
+			// answers it: 200 and one ERROR event, 410 Expired "too old
+			// resource version". From then on every watch of the
+			// resource from that version or older gets the same, as on
+			// a cluster whose etcd compacted it, so a client that
+			// retries the same version never gets through and must
+			// list again. A server compacts only what is older than
+			// its newest version: a watch from the world's newest, or
+			// from none (a streaming list from now), gets it once.
+			rv, _ := strconv.ParseInt(req.URL.Query().Get("resourceVersion"), 10, 64)
+			if t, _ := r.world.For(rp); rv > 0 && t != nil && rv < t.Progress() {
+				r.edits.compacted.add(es.anchor(), rv)
+			}
+			return r.views.tooOld(req, rv)
 		}
 		return r.errorPlan(nil, es.Edit)
 	}
@@ -133,59 +145,41 @@ type compaction struct {
 	rv     int64
 }
 
-// compact answers req, a watch, as kube-apiserver answers a watch from a
-// compacted resourceVersion (a 410 edit on a watch open): 200 and one
-// ERROR event, 410 Expired "too old resource version". From then on every
-// watch of the edit's resource from that resourceVersion or older gets
-// the same, as on a cluster whose etcd compacted it, so a client that
-// retries the same resourceVersion never gets through and must list
-// again; a streaming list (sendInitialEvents) "not older than" it is
-// served, as the server's watch cache serves it. A server compacts only
-// what is older than its newest version: a watch from the world's newest
-// version, or from none (a streaming list from now), gets the 410 once.
-func (r *Replayer) compact(req *http.Request, rp apipath.Path, e Edit) *plan {
-	rv, _ := strconv.ParseInt(req.URL.Query().Get("resourceVersion"), 10, 64)
-	if t, _ := r.world.For(rp); rv > 0 && t != nil && rv < t.Progress() {
-		r.edits.mu.Lock()
-		r.edits.compacted = append(r.edits.compacted, compaction{anchor: e.anchor(), rv: rv})
-		r.edits.mu.Unlock()
-	}
-	return r.tooOld(req, rv)
+// compactions are the resourceVersions the 410 edits on watch opens
+// compacted, each of one resource (see [Replayer.anchoredError]).
+type compactions struct {
+	mu     sync.Mutex
+	floors []compaction
 }
 
-// compactedWatch answers a watch from a resourceVersion an edit
-// compacted (see [Replayer.compact]); nil for any other request.
-func (r *Replayer) compactedWatch(req *http.Request, rp apipath.Path, verb string) *plan {
+// add notes that rv of a's resource is compacted.
+func (c *compactions) add(a edit.Anchor, rv int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.floors = append(c.floors, compaction{anchor: a, rv: rv})
+}
+
+// refuses returns the resourceVersion of req, a request of verb on rp,
+// when it is a watch from a compacted version or older, 0 otherwise. A
+// streaming list (sendInitialEvents) not older than it is served, as the
+// server's watch cache serves it.
+func (c *compactions) refuses(req *http.Request, rp apipath.Path, verb string) int64 {
 	q := req.URL.Query()
 	if verb != "watch" || q.Get("sendInitialEvents") == "true" && q.Get("resourceVersionMatch") == string(metav1.ResourceVersionMatchNotOlderThan) {
-		return nil
+		return 0
 	}
 	rv, _ := strconv.ParseInt(q.Get("resourceVersion"), 10, 64)
 	if rv <= 0 {
-		return nil
+		return 0
 	}
-	r.edits.mu.Lock()
-	defer r.edits.mu.Unlock()
-	for _, c := range r.edits.compacted {
-		if c.anchor.Names(rp) && rv <= c.rv {
-			return r.tooOld(req, rv)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, f := range c.floors {
+		if f.anchor.Names(rp) && rv <= f.rv {
+			return rv
 		}
 	}
-	return nil
-}
-
-// tooOld is the watch answer to a compacted resourceVersion rv.
-func (r *Replayer) tooOld(req *http.Request, rv int64) *plan {
-	proto, _ := wire.Negotiate(req.Header.Get("Accept"))
-	st := wire.Status(http.StatusGone, metav1.StatusReasonExpired, fmt.Sprintf("too old resource version: %d (%d)", rv, rv+1), 0)
-	ct := wire.MediaJSON
-	if proto {
-		ct = wire.MediaProtobufWatch
-	}
-	// Not a watch of recorded changes: Hold and Settle do not hold its
-	// ERROR event.
-	return &plan{status: http.StatusOK, header: http.Header{"Content-Type": {ct}}, pace: r.pacing(nil), end: endEOF,
-		frames: []outFrame{dataFrame(r.views.codec.ErrorEvent(st, proto))}}
+	return 0
 }
 
 // errorPlan answers with the HTTP error of edit e, in front of iv (nil for
@@ -204,18 +198,18 @@ func (r *Replayer) errorPlan(iv *ivState, e Edit) *plan {
 		frames: []outFrame{dataFrame(wire.StatusBody(st, false))}}
 }
 
-// anchoredCut counts req against the edits anchored by resource and verb
+// cut counts req against the edits anchored by resource and verb
 // that cut a stream after its first frames (reset or watch-error with
 // after), and returns the mark of the one that fires and the frames
 // before it; nil for none. The mark is the plan's own: it fires once,
 // when the stream has sent that many frames (part-way through a
 // streaming list's initial events, say).
-func (r *Replayer) anchoredCut(req *http.Request) (*timeline.Mark, int) {
+func (s *editSet) cut(req *http.Request) (*timeline.Mark, int) {
 	rp, verb := edit.Verb(req)
 	if verb == "" {
 		return nil, 0
 	}
-	for _, es := range r.edits.all {
+	for _, es := range s.all {
 		if es.Kind != EditReset && es.Kind != EditWatchError || es.Resource == "" || es.Verb == "" || es.After == 0 {
 			continue
 		}

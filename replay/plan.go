@@ -37,7 +37,7 @@ type plan struct {
 	table   tableForm // x nil: not in the Table form
 	tableGV table.GroupVersion
 	// cut, set by an edit anchored by verb with after, fails the stream
-	// once cutAfter frames are out (see Replayer.anchoredCut).
+	// once cutAfter frames are out (see editSet.cut).
 	cut      *timeline.Mark
 	cutAfter int
 }

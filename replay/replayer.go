@@ -240,17 +240,16 @@ func (r *Replayer) noResponse(ctx context.Context, p *plan) error {
 // planFor picks what answers got: an error edit anchored on its resource,
 // a recorded interaction byte for byte (or an error edit in front of it),
 // a view of its collection's timeline, or an error.
-func (r *Replayer) planFor(req *http.Request, got *cassettes.Request) (*plan, error) {
-	cut, after := r.anchoredCut(req)
-	p, err := r.planOf(req, got)
-	if p != nil && cut != nil {
-		p.cut, p.cutAfter = cut, after
+// An edit that cuts the stream after its first frames applies to
+// whichever plan answers.
+func (r *Replayer) planFor(req *http.Request, got *cassettes.Request) (p *plan, err error) {
+	if cut, after := r.edits.cut(req); cut != nil {
+		defer func() {
+			if p != nil {
+				p.cut, p.cutAfter = cut, after
+			}
+		}()
 	}
-	return p, err
-}
-
-// planOf picks what answers got (see planFor), before a cut.
-func (r *Replayer) planOf(req *http.Request, got *cassettes.Request) (*plan, error) {
 	if p := r.anchoredError(req); p != nil {
 		return p, nil
 	}

@@ -235,6 +235,20 @@ func (vw *views) statusPlan(st *metav1.Status, retryAfter int, proto bool) *plan
 		frames: []outFrame{dataFrame(wire.StatusBody(st, proto))}}
 }
 
+// tooOld is the watch answer to a compacted resourceVersion rv: 200 and
+// an ERROR event, 410 Expired. Not a watch of recorded changes: Hold and
+// Settle do not hold it.
+func (vw *views) tooOld(req *http.Request, rv int64) *plan {
+	proto, _ := wire.Negotiate(req.Header.Get("Accept"))
+	st := wire.Status(http.StatusGone, metav1.StatusReasonExpired, fmt.Sprintf("too old resource version: %d (%d)", rv, rv+1), 0)
+	ct := wire.MediaJSON
+	if proto {
+		ct = wire.MediaProtobufWatch
+	}
+	return &plan{status: http.StatusOK, header: http.Header{"Content-Type": {ct}}, pace: vw.pace, end: endEOF,
+		frames: []outFrame{dataFrame(vw.codec.ErrorEvent(st, proto))}}
+}
+
 // answerPlan serves a write's answer: a Status, or its JSON encoded as
 // the client asked (protobuf for an object of the collection's kind, the
 // metadata-only form).
