@@ -75,20 +75,23 @@ func (r *Replayer) Edits() []EditReport {
 }
 
 // anchoredError counts req against the edits anchored by resource that
-// answer a request (error, expire-continue) and returns the plan of the
-// one it fires, nil for none.
+// answer a request (error, expire-continue, a reset before the first
+// byte) and returns the plan of the one it fires, or of a compacted
+// watch; nil for none. A replay without such edits does not parse req.
 func (r *Replayer) anchoredError(req *http.Request) *plan {
 	var rp apipath.Path
 	var verb string
-	if rp, verb = edit.Verb(req); verb == "" {
-		return nil
-	}
-	if rv := r.edits.compacted.refuses(req, rp, verb); rv != 0 {
-		return r.views.tooOld(req, rv)
-	}
 	for _, es := range r.edits.all {
 		if es.Kind != EditError && es.Kind != EditExpireContinue && (es.Kind != EditReset || es.Verb == "" || es.After > 0) || es.Resource == "" {
 			continue
+		}
+		if verb == "" {
+			if rp, verb = edit.Verb(req); verb == "" {
+				return nil
+			}
+			if rv := r.edits.compacted.refuses(req, rp, verb); rv != 0 {
+				return r.views.tooOld(req, rv)
+			}
 		}
 		if !es.anchor().Names(rp) {
 			continue
@@ -205,13 +208,16 @@ func (r *Replayer) errorPlan(iv *ivState, e Edit) *plan {
 // when the stream has sent that many frames (part-way through a
 // streaming list's initial events, say).
 func (s *editSet) cut(req *http.Request) (*timeline.Mark, int) {
-	rp, verb := edit.Verb(req)
-	if verb == "" {
-		return nil, 0
-	}
+	var rp apipath.Path
+	var verb string
 	for _, es := range s.all {
 		if es.Kind != EditReset && es.Kind != EditWatchError || es.Resource == "" || es.Verb == "" || es.After == 0 {
 			continue
+		}
+		if verb == "" {
+			if rp, verb = edit.Verb(req); verb == "" {
+				return nil, 0
+			}
 		}
 		if es.Verb != verb || !es.anchor().Names(rp) || !es.Count(es.Nth) {
 			continue
