@@ -90,13 +90,14 @@ func (vw *views) recordedDiscovery(path, accept string) *plan {
 // with their OpenAPI v3 documents), plus every other collection recorded.
 // It is built again only when the definitions change.
 func (vw *views) discoveryDocs() (*discovery.Docs, error) {
-	crds, key := vw.worldCRDs()
+	// Every write asks: the definitions are read only when they changed.
+	key := vw.crdsKey()
 	vw.discMu.Lock()
 	defer vw.discMu.Unlock()
 	if vw.discBuilt && vw.discKey == key {
 		return vw.disc, vw.discErr
 	}
-	vw.disc, vw.discErr = vw.buildDiscovery(crds)
+	vw.disc, vw.discErr = vw.buildDiscovery(vw.worldCRDs(key.t))
 	vw.discKey, vw.discBuilt = key, true
 	return vw.disc, vw.discErr
 }
@@ -158,11 +159,11 @@ type crdsKey struct {
 	newest, writes int64
 }
 
-// worldCRDs returns the world's CustomResourceDefinitions: every one
-// recorded, as of the end of the recording, with every write made to
-// them so far.
-func (vw *views) worldCRDs() ([]apiextensionsv1.CustomResourceDefinition, crdsKey) {
-	out, key := vw.listedCRDs()
+// worldCRDs returns the world's CustomResourceDefinitions: those of t,
+// its timeline of them (see listedCRDs), then those recorded by a GET of
+// their own.
+func (vw *views) worldCRDs(t *timeline.Timeline) []apiextensionsv1.CustomResourceDefinition {
+	out := listedCRDs(vw.world, t)
 	// Then those recorded by a GET of their own (kwrec record records the
 	// definition of each custom resource it records).
 	for _, t := range vw.world.Recorded() {
@@ -175,35 +176,43 @@ func (vw *views) worldCRDs() ([]apiextensionsv1.CustomResourceDefinition, crdsKe
 			out = append(out, crd)
 		}
 	}
-	return out, key
+	return out
 }
 
-// listedCRDs returns the CustomResourceDefinitions of the world's
-// timeline of them.
-func (vw *views) listedCRDs() ([]apiextensionsv1.CustomResourceDefinition, crdsKey) {
+// crdsKey is the key of the world's definitions as they are now.
+func (vw *views) crdsKey() crdsKey {
 	t, _ := vw.world.For(overlay.CRDPath)
 	if t == nil || t.Broken() != "" {
-		return nil, crdsKey{}
+		return crdsKey{}
 	}
-	key := crdsKey{t: t, newest: t.Newest(), writes: int64(len(t.Writes()))}
+	return crdsKey{t: t, newest: t.Newest(), writes: int64(len(t.Writes()))}
+}
+
+// listedCRDs returns the CustomResourceDefinitions of t, the world's
+// timeline of them (nil for none): every one recorded, as of the end of
+// the recording, with every write made to them so far.
+func listedCRDs(world *overlay.World, t *timeline.Timeline) []apiextensionsv1.CustomResourceDefinition {
+	if t == nil {
+		return nil
+	}
 	sel, err := t.Selector(url.Values{}, "", nil)
 	if err != nil {
-		return nil, key
+		return nil
 	}
-	l, err := t.List(url.Values{"resourceVersion": {strconv.FormatInt(max(t.Last(), key.newest), 10)}, "resourceVersionMatch": {"Exact"}}, sel)
+	l, err := t.List(url.Values{"resourceVersion": {strconv.FormatInt(max(t.Last(), t.Newest()), 10)}, "resourceVersionMatch": {"Exact"}}, sel)
 	if err != nil {
-		return nil, key
+		return nil
 	}
 	var out []apiextensionsv1.CustomResourceDefinition
 	for i := range l.Items {
-		b, err := vw.world.JSON(t, &l.Items[i])
+		b, err := world.JSON(t, &l.Items[i])
 		var crd apiextensionsv1.CustomResourceDefinition
 		if err != nil || json.Unmarshal(b, &crd) != nil {
 			continue
 		}
 		out = append(out, crd)
 	}
-	return out, key
+	return out
 }
 
 // crdResources returns the resources crds define, one per served version
