@@ -102,7 +102,11 @@ const (
 // that verb before its first byte; with after=K too, a reset or a
 // watch-error (verb=watch) fails the nth watch once it has sent K frames
 // (part-way through a streaming list's initial events):
-// watch-error:resource=configmaps,verb=watch,nth=1,after=1,code=410. With
+// watch-error:resource=configmaps,verb=watch,nth=1,after=1,code=410; with
+// before=bookmark instead of after, on the nth streaming list
+// (sendInitialEvents=true; other watches are not counted) once its initial
+// events are out, just before the bookmark that ends them:
+// reset:resource=configmaps,verb=watch,nth=1,before=bookmark. With
 // name (and namespace), an error or a reset by verb counts only the
 // requests of that object:
 // error:resource=configmaps,namespace=prod,name=alpha,verb=get,nth=2,status=500. An expire-continue fires on the nth (default 1) list request of that
@@ -134,6 +138,11 @@ type Edit struct {
 	// After is the number of frames served before a watch-error, reset or
 	// truncate.
 	After int
+	// BeforeBookmark (before=bookmark), on a reset or watch-error with
+	// verb=watch, fails the Nth streaming list (a watch with
+	// sendInitialEvents=true; other watches are not counted) once its
+	// initial events are out, just before the bookmark that ends them.
+	BeforeBookmark bool
 	// Frame is the 1-based frame of a pause (before it), drop or dup.
 	Frame int
 	// Status is the HTTP status (error) or the Status code (watch-error).
@@ -161,8 +170,8 @@ type Edit struct {
 // ones marked with '!'.
 var editSyntax = edit.Syntax{Bad: ErrBadEdit, Keys: map[string][]string{
 	string(EditError):      {"request", "match", "resource", "group", "namespace", "name", "verb", "nth", "!status", "reason", "retry-after"},
-	string(EditWatchError): {"request", "match", "resource", "group", "namespace", "verb", "nth", "after", "rv", "at", "code", "status", "reason", "skip"},
-	string(EditReset):      {"request", "match", "resource", "group", "namespace", "name", "verb", "nth", "after", "rv", "at"},
+	string(EditWatchError): {"request", "match", "resource", "group", "namespace", "verb", "nth", "after", "before", "rv", "at", "code", "status", "reason", "skip"},
+	string(EditReset):      {"request", "match", "resource", "group", "namespace", "name", "verb", "nth", "after", "before", "rv", "at"},
 	string(EditTruncate):   {"request", "match", "resource", "group", "namespace", "after", "rv", "at"},
 	string(EditWarp):       {"request", "match", "scale", "cap"},
 	string(EditPause):      {"request", "match", "!before", "!for"},
@@ -186,7 +195,14 @@ var editSetters = map[string]func(e *Edit, v string) error{
 	"at":          func(e *Edit, v string) (err error) { e.At, err = edit.Duration("at", v, false); return err },
 	"after":       func(e *Edit, v string) (err error) { e.After, err = edit.Positive(v, 0); return err },
 	"skip":        func(e *Edit, v string) (err error) { e.Skip, err = edit.Positive(v, 1); return err },
-	"before":      func(e *Edit, v string) (err error) { e.Frame, err = edit.Positive(v, 1); return err },
+	"before": func(e *Edit, v string) (err error) {
+		if v == "bookmark" {
+			e.BeforeBookmark = true
+			return nil
+		}
+		e.Frame, err = edit.Positive(v, 1)
+		return err
+	},
 	"frame":       func(e *Edit, v string) (err error) { e.Frame, err = edit.Positive(v, 1); return err },
 	"status":      func(e *Edit, v string) (err error) { e.Status, err = edit.Status(v); return err },
 	"code":        func(e *Edit, v string) (err error) { e.Status, err = edit.Status(v); return err },
@@ -235,8 +251,12 @@ func (e *Edit) complete(seen map[string]bool) string {
 		return "nth goes with verb: a watch-error after frame after of the Nth watch"
 	case (e.Kind == EditReset || e.Kind == EditWatchError) && seen["verb"] && (seen["rv"] || seen["at"]):
 		return "give rv or at (after that change), or verb (the Nth request of that verb), not both"
-	case e.Kind == EditWatchError && seen["verb"] && (e.Verb != "watch" || !seen["after"]):
-		return "a watch-error with verb takes verb=watch and after (the frames the Nth watch sends first)"
+	case (e.Kind == EditReset || e.Kind == EditWatchError) && seen["before"] && (!e.BeforeBookmark || e.Verb != "watch" || seen["after"] || seen["name"]):
+		return "before goes with verb=watch, as before=bookmark (the Nth streaming list, before the bookmark that ends its initial events), not with after"
+	case e.Kind == EditPause && e.BeforeBookmark:
+		return "a pause takes before=N, the frame it pauses before"
+	case e.Kind == EditWatchError && seen["verb"] && (e.Verb != "watch" || !seen["after"] && !seen["before"]):
+		return "a watch-error with verb takes verb=watch and after (the frames the Nth watch sends first) or before=bookmark"
 	case anchored && e.Kind != EditError && e.Kind != EditExpireContinue && !((e.Kind == EditReset || e.Kind == EditWatchError) && seen["verb"]) && seen["rv"] == seen["at"]:
 		return "give rv or at with resource"
 	case anchored && seen["after"] && !seen["verb"]:
@@ -306,7 +326,10 @@ func (e Edit) kindKeys(add func(k, v string)) {
 	case EditError:
 		add("status", strconv.Itoa(e.Status))
 	case EditWatchError:
-		if !anchored || e.Verb != "" {
+		switch {
+		case e.BeforeBookmark:
+			add("before", "bookmark")
+		case !anchored || e.Verb != "":
 			add("after", strconv.Itoa(e.After))
 		}
 		add("code", strconv.Itoa(e.Status))
@@ -314,7 +337,10 @@ func (e Edit) kindKeys(add func(k, v string)) {
 			add("skip", strconv.Itoa(e.Skip))
 		}
 	case EditReset, EditTruncate:
-		if !anchored || e.Verb != "" && e.After > 0 {
+		switch {
+		case e.BeforeBookmark:
+			add("before", "bookmark")
+		case !anchored || e.Verb != "" && e.After > 0:
 			add("after", strconv.Itoa(e.After))
 		}
 	case EditPause:

@@ -43,6 +43,9 @@ func TestParseEdit(t *testing.T) {
 		{in: "reset:resource=deployments,group=apps,namespace=prod,at=1.5s", want: replay.Edit{Kind: replay.EditReset, Resource: "deployments", Group: "apps", Namespace: "prod", At: 1500 * time.Millisecond}},
 		{in: "truncate:resource=pods,rv=7", want: replay.Edit{Kind: replay.EditTruncate, Resource: "pods", RV: 7}},
 		{in: "reset:resource=configmaps,verb=watch,nth=2", want: replay.Edit{Kind: replay.EditReset, Resource: "configmaps", Verb: "watch", Nth: 2}},
+		{in: "reset:resource=configmaps,verb=watch,nth=2,before=bookmark", want: replay.Edit{Kind: replay.EditReset, Resource: "configmaps", Verb: "watch", Nth: 2, BeforeBookmark: true}},
+		{in: "watch-error:resource=configmaps,verb=watch,before=bookmark", want: replay.Edit{Kind: replay.EditWatchError, Resource: "configmaps", Verb: "watch", Nth: 1, BeforeBookmark: true, Status: 410},
+			str: "watch-error:resource=configmaps,verb=watch,nth=1,before=bookmark,code=410"},
 		{in: "error:resource=configmaps,namespace=prod,name=alpha,verb=get,nth=2,status=500",
 			want: replay.Edit{Kind: replay.EditError, Resource: "configmaps", Namespace: "prod", Name: "alpha", Verb: "get", Nth: 2, Status: 500}},
 		{in: "reset:resource=configmaps,verb=get", want: replay.Edit{Kind: replay.EditReset, Resource: "configmaps", Verb: "get", Nth: 1},
@@ -102,6 +105,11 @@ func TestParseEditErrors(t *testing.T) {
 		{"reset:resource=configmaps,name=alpha,rv=3", "name goes with verb: a reset of the Nth request of that verb on that object"},
 		{"reset:resource=configmaps,verb=watch,rv=3", "give rv or at (after that change), or verb (the Nth request of that verb), not both"},
 		{"pause:request=1,before=2,for=soon", `for=soon: time: invalid duration "soon"`},
+		{"pause:request=1,before=bookmark,for=1s", "a pause takes before=N, the frame it pauses before"},
+		{"reset:resource=configmaps,verb=watch,before=3", "before goes with verb=watch, as before=bookmark (the Nth streaming list, before the bookmark that ends its initial events), not with after"},
+		{"reset:resource=configmaps,verb=list,before=bookmark", "before goes with verb=watch, as before=bookmark (the Nth streaming list, before the bookmark that ends its initial events), not with after"},
+		{"reset:resource=configmaps,verb=watch,after=1,before=bookmark", "before goes with verb=watch, as before=bookmark (the Nth streaming list, before the bookmark that ends its initial events), not with after"},
+		{"watch-error:resource=configmaps,verb=watch", "a watch-error with verb takes verb=watch and after (the frames the Nth watch sends first) or before=bookmark"},
 		{"warp:", "give scale or cap"},
 		{"warp:scale=0", "scale=0: scale must be a finite number > 0"},
 		{"drop:request=1,frame", `"frame" is not key=value`},
@@ -316,6 +324,56 @@ func TestACutByVerbFailsTheNthWatchAfterItsFirstFrames(t *testing.T) {
 				defer w2.Stop()
 				if got := recv(t, w2, 2); fmt.Sprint(got) != "[MODIFIED a@101=1 ADDED b@102=1]" {
 					t.Errorf("the second watch saw %v", got)
+				}
+			})
+		})
+	}
+}
+
+func TestACutBeforeTheBookmarkFailsTheNthStreamingListOnceItsInitialEventsAreOut(t *testing.T) {
+	for _, tc := range []struct {
+		edit, want string
+	}{
+		{"reset:resource=configmaps,verb=watch,nth=1,before=bookmark", "[ADDED a@90=1 ADDED b@95=2]"},
+		{"watch-error:resource=configmaps,verb=watch,nth=1,before=bookmark,code=410", "[ADDED a@90=1 ADDED b@95=2 ERROR 410]"},
+	} {
+		t.Run(tc.edit, func(t *testing.T) {
+			forEachSource(t, func(t *testing.T, src source) {
+				r := src.replayer(t, fixture(t, "configmaps.kwrec"), replay.Options{Edits: []replay.Edit{mustEdit(t, tc.edit)}})
+				cms := clientset(t, r.Config()).CoreV1().ConfigMaps("default")
+				ctx := ctxT(t)
+				// A plain watch is not a streaming list: it is not counted.
+				plain, err := cms.Watch(ctx, metav1.ListOptions{ResourceVersion: "100"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				plain.Stop()
+				yes := true
+				streaming := metav1.ListOptions{SendInitialEvents: &yes, ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan, AllowWatchBookmarks: true}
+				w, err := cms.Watch(ctx, streaming)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer w.Stop()
+				var got []string
+				for ev := range w.ResultChan() {
+					if st, ok := ev.Object.(*metav1.Status); ok {
+						got = append(got, fmt.Sprintf("%s %d", ev.Type, st.Code))
+						continue
+					}
+					got = append(got, summarize(ev).String())
+				}
+				if fmt.Sprint(got) != tc.want {
+					t.Errorf("the streaming list saw %v, want %s", got, tc.want)
+				}
+				// The second streaming list is whole: its bookmark comes.
+				w2, err := cms.Watch(ctx, streaming)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer w2.Stop()
+				if got := recv(t, w2, 3); fmt.Sprint(got) != "[ADDED a@90=1 ADDED b@95=2 BOOKMARK @100=]" {
+					t.Errorf("the second streaming list saw %v", got)
 				}
 			})
 		})

@@ -82,7 +82,7 @@ func (r *Replayer) anchoredError(req *http.Request) *plan {
 	var rp apipath.Path
 	var verb string
 	for _, es := range r.edits.all {
-		if es.Kind != EditError && es.Kind != EditExpireContinue && (es.Kind != EditReset || es.Verb == "" || es.After > 0) || es.Resource == "" {
+		if es.Kind != EditError && es.Kind != EditExpireContinue && (es.Kind != EditReset || es.Verb == "" || es.After > 0 || es.BeforeBookmark) || es.Resource == "" {
 			continue
 		}
 		if verb == "" {
@@ -203,15 +203,16 @@ func (r *Replayer) errorPlan(iv *ivState, e Edit) *plan {
 
 // cut counts req against the edits anchored by resource and verb
 // that cut a stream after its first frames (reset or watch-error with
-// after), and returns the mark of the one that fires and the frames
-// before it; nil for none. The mark is the plan's own: it fires once,
-// when the stream has sent that many frames (part-way through a
-// streaming list's initial events, say).
+// after) or before the bookmark that ends a streaming list's initial
+// events (before=bookmark, counting streaming lists only), and returns
+// the mark of the one that fires and where it cuts: the frames before it,
+// or cutAtBookmark; nil for none. The mark is the plan's own: it fires
+// once, when the stream gets there.
 func (s *editSet) cut(req *http.Request) (*timeline.Mark, int) {
 	var rp apipath.Path
 	var verb string
 	for _, es := range s.all {
-		if es.Kind != EditReset && es.Kind != EditWatchError || es.Resource == "" || es.Verb == "" || es.After == 0 {
+		if es.Kind != EditReset && es.Kind != EditWatchError || es.Resource == "" || es.Verb == "" || es.After == 0 && !es.BeforeBookmark {
 			continue
 		}
 		if verb == "" {
@@ -219,11 +220,24 @@ func (s *editSet) cut(req *http.Request) (*timeline.Mark, int) {
 				return nil, 0
 			}
 		}
-		if es.Verb != verb || !es.anchor().Names(rp) || !es.Count(es.Nth) {
+		if es.Verb != verb || !es.anchor().Names(rp) {
+			continue
+		}
+		if es.BeforeBookmark && req.URL.Query().Get("sendInitialEvents") != "true" {
+			continue
+		}
+		if !es.Count(es.Nth) {
 			continue
 		}
 		es.Fire(req.Method + " " + req.URL.Path)
+		if es.BeforeBookmark {
+			return newEditMark(es.Edit), cutAtBookmark
+		}
 		return newEditMark(es.Edit), es.After
 	}
 	return nil, 0
 }
+
+// cutAtBookmark is where [editSet.cut] cuts a stream with before=bookmark:
+// just before the bookmark that ends a streaming list's initial events.
+const cutAtBookmark = -1

@@ -157,6 +157,13 @@ func (f *outFrame) initial() bool {
 	return ok && s.initial()
 }
 
+// initialEnd reports whether f is the bookmark that ends a streaming
+// list's initial events.
+func (f *outFrame) initialEnd() bool {
+	s, ok := f.payload.(watchStep)
+	return ok && s.Kind == timeline.StepInitialEnd
+}
+
 // step returns f's timeline watch step, if it is one.
 func (f *outFrame) step() (watchStep, bool) {
 	s, ok := f.payload.(watchStep)

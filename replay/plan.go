@@ -36,8 +36,10 @@ type plan struct {
 	// table serves the watch steps in kubectl's Table form, version tableGV.
 	table   tableForm // x nil: not in the Table form
 	tableGV table.GroupVersion
-	// cut, set by an edit anchored by verb with after, fails the stream
-	// once cutAfter frames are out (see editSet.cut).
+	// cut, set by an edit anchored by verb with after or before=bookmark,
+	// fails the stream once cutAfter frames are out, or just before the
+	// bookmark that ends the initial events for cutAtBookmark (see
+	// editSet.cut).
 	cut      *timeline.Mark
 	cutAfter int
 }

@@ -81,7 +81,7 @@ func (atFrame) step(b *body) state {
 	if b.lag.Over(b.next) {
 		return ending{cut: true}
 	}
-	if m := b.p.cut; m != nil && b.next >= b.p.cutAfter {
+	if m := b.p.cut; m != nil && b.p.cutAfter >= 0 && b.next >= b.p.cutAfter {
 		b.p.cut = nil
 		return crossing{m}
 	}
@@ -91,6 +91,10 @@ func (atFrame) step(b *body) state {
 	}
 	b.frame = fr
 	f := &b.frame
+	if m := b.p.cut; m != nil && b.p.cutAfter == cutAtBookmark && f.initialEnd() {
+		b.p.cut = nil
+		return crossing{m}
+	}
 	if b.p.watch && !b.played && !f.initial() {
 		return holding{f}
 	}
@@ -98,7 +102,7 @@ func (atFrame) step(b *body) state {
 }
 
 func (atFrame) ready(b *body) bool {
-	if b.lag.Over(b.next) || b.p.cut != nil && b.next >= b.p.cutAfter {
+	if b.lag.Over(b.next) || b.p.cut != nil && b.p.cutAfter >= 0 && b.next >= b.p.cutAfter {
 		return false
 	}
 	fr, ok := b.p.frame(b.next)
@@ -107,6 +111,9 @@ func (atFrame) ready(b *body) bool {
 	}
 	b.frame = fr
 	f := &b.frame
+	if b.p.cut != nil && b.p.cutAfter == cutAtBookmark && f.initialEnd() {
+		return false
+	}
 	if b.p.watch && !b.played && !f.initial() {
 		return holding{f}.ready(b)
 	}

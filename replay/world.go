@@ -99,6 +99,10 @@ type RequestCount struct {
 	// only.
 	Namespace, Name string
 	N               int
+	// Streaming counts, of the N watches, the streaming lists
+	// (sendInitialEvents=true): an edit with before=bookmark and nth up
+	// to Streaming fires on one of them.
+	Streaming int
 }
 
 // Requests returns how many requests the replay answered by verb and
@@ -142,19 +146,24 @@ func (rc *requestCounts) add(req *http.Request) {
 	if rc.at == nil {
 		rc.at = map[RequestCount]int{}
 	}
-	rc.counts = rc.counted(rc.counts, RequestCount{Verb: verb, Group: rp.Group, Resource: rp.Resource})
+	var i int
+	rc.counts, i = rc.counted(rc.counts, RequestCount{Verb: verb, Group: rp.Group, Resource: rp.Resource})
+	if verb == "watch" && req.URL.Query().Get("sendInitialEvents") == "true" {
+		rc.counts[i].Streaming++
+	}
 	if rp.Name != "" {
-		rc.objects = rc.counted(rc.objects, RequestCount{Verb: verb, Group: rp.Group, Resource: rp.Resource, Namespace: rp.Namespace, Name: rp.Name})
+		rc.objects, _ = rc.counted(rc.objects, RequestCount{Verb: verb, Group: rp.Group, Resource: rp.Resource, Namespace: rp.Namespace, Name: rp.Name})
 	}
 }
 
-// counted returns counts with one more of c (N 0), found through at.
-func (rc *requestCounts) counted(counts []RequestCount, c RequestCount) []RequestCount {
+// counted returns counts with one more of c (N 0), found through at, and
+// where c is in it.
+func (rc *requestCounts) counted(counts []RequestCount, c RequestCount) ([]RequestCount, int) {
 	if i, ok := rc.at[c]; ok {
 		counts[i].N++
-		return counts
+		return counts, i
 	}
 	rc.at[c] = len(counts)
 	c.N = 1
-	return append(counts, c)
+	return append(counts, c), len(counts)
 }

@@ -163,13 +163,17 @@ func exploreRun(cmd *cobra.Command, f *exploreFlags, name string, command []stri
 	}
 	x.ref = ref
 	points, _ := explore.Shard(explore.Points(ref.changes, ref.requests, sel), f.shard) // checked above
-	failed, ran, elapsed := x.explore(ctx, points)
+	failed, unfired, ran, elapsed := x.explore(ctx, points)
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
 	slices.Sort(failed)
-	fmt.Fprintf(x.stdout, "explored %d of %d points in %v (%.1f a second): %d failed %v\n",
+	fmt.Fprintf(x.stdout, "explored %d of %d points in %v (%.1f a second): %d failed %v",
 		ran, len(points), elapsed.Round(time.Millisecond), float64(ran)/elapsed.Seconds(), len(failed), failed)
+	if unfired > 0 {
+		fmt.Fprintf(x.stdout, "; %d never fired", unfired)
+	}
+	fmt.Fprintln(x.stdout)
 	if len(failed) > 0 {
 		return &exitError{code: 1}
 	}
@@ -199,23 +203,30 @@ func (x *explorer) logDir() (string, error) {
 	return x.f.out, os.MkdirAll(x.f.out, 0o755)
 }
 
-// explore runs points, --parallel at a time, prints each that fails, and
-// returns the names of those, how many ran, and how long they took.
-func (x *explorer) explore(ctx context.Context, points []explore.Point) (failed []string, ran int, elapsed time.Duration) {
+// explore runs points, --parallel at a time, prints each that fails (and
+// on stderr each that passed without its fault ever firing: the run did
+// not reach it), and returns the names of those that failed, how many
+// never fired, how many ran, and how long they took.
+func (x *explorer) explore(ctx context.Context, points []explore.Point) (failed []string, unfired, ran int, elapsed time.Duration) {
 	start := time.Now()
 	next := make(chan explore.Point)
 	var wg sync.WaitGroup
 	for range x.f.parallel {
 		wg.Go(func() {
 			for p := range next {
-				why := x.point(ctx, p)
+				why, fired := x.point(ctx, p)
 				x.mu.Lock()
 				if ctx.Err() == nil {
 					ran++
 				}
-				if why != "" && ctx.Err() == nil {
+				switch {
+				case ctx.Err() != nil:
+				case why != "":
 					failed = append(failed, p.Name)
 					fmt.Fprintf(x.stdout, "FAIL %s (%s): %s\n", p.Name, p.Edit, why)
+				case !fired:
+					unfired++
+					fmt.Fprintf(x.stderr, "kwrec explore: %s never fired: the run did not reach that point\n", p.Name)
 				}
 				x.mu.Unlock()
 			}
@@ -229,12 +240,12 @@ func (x *explorer) explore(ctx context.Context, points []explore.Point) (failed 
 	}
 	close(next)
 	wg.Wait()
-	return failed, ran, time.Since(start)
+	return failed, unfired, ran, time.Since(start)
 }
 
-// point runs p and returns why it failed, "" if it passed; a failing
-// point's cassette is written to --out.
-func (x *explorer) point(ctx context.Context, p explore.Point) string {
+// point runs p and returns why it failed, "" if it passed, and whether
+// its fault fired; a failing point's cassette is written to --out.
+func (x *explorer) point(ctx context.Context, p explore.Point) (string, bool) {
 	o := x.run(ctx, p.Name, &p.Edit)
 	why := o.failure
 	if why == "" {
@@ -245,7 +256,7 @@ func (x *explorer) point(ctx context.Context, p explore.Point) string {
 			why += fmt.Sprintf(" (and --out: %v)", err)
 		}
 	}
-	return why
+	return why, o.fired
 }
 
 // compare says how o's world differs from the reference run's, and what

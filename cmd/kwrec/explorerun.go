@@ -25,6 +25,7 @@ type outcome struct {
 	deleted  []string
 	changes  []replay.Change
 	requests []replay.RequestCount
+	fired    bool // the point's edit fired
 }
 
 // run serves the recording with edit (none for the reference run), runs
@@ -67,6 +68,10 @@ func (x *explorer) run(ctx context.Context, name string, edit *replay.Edit) outc
 	why := x.drive(ctx, r, act, p, idle)
 	// The command's requests make the points, not --check's.
 	requests := append(r.Requests(), r.ObjectRequests()...)
+	fired := false
+	for _, e := range r.Edits() {
+		fired = fired || e.Fired > 0
+	}
 	if why == "" && x.f.check != "" {
 		why = x.runCheck(ctx, kc, log)
 	}
@@ -78,7 +83,7 @@ func (x *explorer) run(ctx context.Context, name string, edit *replay.Edit) outc
 	if err != nil {
 		return outcome{failure: fmt.Sprintf("the world: %v", err)}
 	}
-	return outcome{world: w, deleted: explore.Deleted(r.Writes()), changes: r.Changes(), requests: requests}
+	return outcome{world: w, deleted: explore.Deleted(r.Writes()), changes: r.Changes(), requests: requests, fired: fired}
 }
 
 // drive plays the recording once the command is idle, and waits until it

@@ -63,6 +63,11 @@ const (
 	// through its initial events.
 	FaultWatchCut410   FaultKind = "watchcut410"
 	FaultWatchCutReset FaultKind = "watchcutreset"
+	// FaultBookmarkReset resets a streaming list (an informer's initial
+	// sync) once its initial events are out, just before the bookmark
+	// that ends them: the client has every object and must not take the
+	// sync for done.
+	FaultBookmarkReset FaultKind = "bookmarkreset"
 	// FaultTimeout ends a watch after a change as the server ends one at
 	// its timeoutSeconds: a clean end of the stream, no error.
 	FaultTimeout FaultKind = "timeout"
@@ -71,7 +76,7 @@ const (
 // AllFaults are the kinds an exploration injects by default.
 var AllFaults = []FaultKind{FaultExpired, FaultBehind, FaultReset, FaultTimeout, FaultList500, FaultList503,
 	FaultGet500, FaultGet503, FaultWatchCompacted, FaultWatch429, FaultWatch500, FaultWatch503, FaultWatchReset,
-	FaultWatchCut410, FaultWatchCutReset, FaultConflict, FaultWrite500, FaultThrottled}
+	FaultWatchCut410, FaultWatchCutReset, FaultBookmarkReset, FaultConflict, FaultWrite500, FaultThrottled}
 
 // ParseKinds parses a comma-separated list of fault kinds, such as
 // "410,list500"; "" is nil, which [Select] reads as [AllFaults]. An
@@ -307,6 +312,13 @@ func watchOpenPoints(out []Point, kinds []FaultKind, c replay.RequestCount) []Po
 			e := at
 			e.Kind, e.After = replay.EditReset, 1
 			out = append(out, Point{Name: fmt.Sprintf("reset@watch:%s:nth=%d,after=1", ResourceName(c.Group, c.Resource), n), Edit: e})
+		}
+	}
+	if slices.Contains(kinds, FaultBookmarkReset) {
+		// Streaming lists are counted among themselves (before=bookmark).
+		for n := 1; n <= c.Streaming; n++ {
+			e := replay.Edit{Kind: replay.EditReset, Resource: c.Resource, Group: c.Group, Verb: "watch", Nth: n, BeforeBookmark: true}
+			out = append(out, Point{Name: fmt.Sprintf("reset@watch-list:%s:nth=%d,before=bookmark", ResourceName(c.Group, c.Resource), n), Edit: e})
 		}
 	}
 	return out

@@ -13,7 +13,7 @@ import (
 // updated one twice, and saw two recorded changes.
 var (
 	changes  = []replay.Change{{Resource: "configmaps", Namespace: "default", RV: 201}, {Resource: "configmaps", Namespace: "default", RV: 202}}
-	requests = []replay.RequestCount{{Verb: "list", Resource: "configmaps", N: 1}, {Verb: "get", Resource: "configmaps", N: 1}, {Verb: "watch", Resource: "configmaps", N: 1}, {Verb: "update", Resource: "configmaps", N: 2}}
+	requests = []replay.RequestCount{{Verb: "list", Resource: "configmaps", N: 1}, {Verb: "get", Resource: "configmaps", N: 1}, {Verb: "watch", Resource: "configmaps", N: 2, Streaming: 1}, {Verb: "update", Resource: "configmaps", N: 2}}
 )
 
 func names(ps []explore.Point) []string {
@@ -35,7 +35,9 @@ func TestPointsAreNamedByKindAndPlace(t *testing.T) {
 		{"a 409 answers each write in turn", explore.Select{Kinds: []explore.FaultKind{explore.FaultConflict}},
 			[]string{"409@update:configmaps:nth=1", "409@update:configmaps:nth=2"}},
 		{"the list and watch-open faults take each list and watch", explore.Select{Kinds: []explore.FaultKind{explore.FaultList503, explore.FaultWatchReset}},
-			[]string{"503@list:configmaps:nth=1", "reset@watch-open:configmaps:nth=1"}},
+			[]string{"503@list:configmaps:nth=1", "reset@watch-open:configmaps:nth=1", "reset@watch-open:configmaps:nth=2"}},
+		{"a reset before the bookmark takes each streaming list, counted among themselves", explore.Select{Kinds: []explore.FaultKind{explore.FaultBookmarkReset}},
+			[]string{"reset@watch-list:configmaps:nth=1,before=bookmark"}},
 		{"a sample keeps Max points in their order", explore.Select{Kinds: []explore.FaultKind{explore.FaultExpired, explore.FaultConflict}, Max: 3, Seed: 1},
 			[]string{"410@configmaps/default:rv=201", "410@configmaps/default:rv=202", "409@update:configmaps:nth=1"}},
 	} {
@@ -54,7 +56,10 @@ func TestEveryKindMakesPoints(t *testing.T) {
 			t.Errorf("kind %s made no point", k)
 		}
 	}
-	if len(all) != 4*2+2+2+5+2+3*2 { // 4 watch kinds × 2 changes, 2 list kinds, 2 get kinds, 5 watch-open kinds, 2 watch cuts, 3 write kinds × 2 updates
+	// 4 watch kinds × 2 changes, 2 list kinds, 2 get kinds, (5 watch-open
+	// kinds and 2 watch cuts) × 2 watches, 1 bookmark reset for the one
+	// streaming list, 3 write kinds × 2 updates.
+	if len(all) != 4*2+2+2+(5+2)*2+1+3*2 {
 		t.Errorf("%d points of every kind: %v", len(all), names(all))
 	}
 }
@@ -77,7 +82,7 @@ func TestShardAndKindsRefuseBadInput(t *testing.T) {
 	}{
 		{"an empty list is every kind", "", nil, ""},
 		{"kinds are kept once, in order", "410, list500,410", []explore.FaultKind{explore.FaultExpired, explore.FaultList500}, ""},
-		{"an unknown kind is named", "410,list404", nil, `unknown fault kind "list404": want a comma-separated list of 410, 410behind, reset, timeout, list500, list503, get500, get503, watch410, watch429, watch500, watch503, watchreset, watchcut410, watchcutreset, 409, 500 or 429`},
+		{"an unknown kind is named", "410,list404", nil, `unknown fault kind "list404": want a comma-separated list of 410, 410behind, reset, timeout, list500, list503, get500, get503, watch410, watch429, watch500, watch503, watchreset, watchcut410, watchcutreset, bookmarkreset, 409, 500 or 429`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := explore.ParseKinds(tc.in)

@@ -68,6 +68,9 @@ const (
 	// events.
 	FaultWatchCut410   = explore.FaultWatchCut410
 	FaultWatchCutReset = explore.FaultWatchCutReset
+	// FaultBookmarkReset resets a streaming list once its initial events
+	// are out, just before the bookmark that ends them.
+	FaultBookmarkReset = explore.FaultBookmarkReset
 	// FaultTimeout ends a watch after a change as the server ends one at
 	// its timeoutSeconds: a clean end of the stream, no error.
 	FaultTimeout = explore.FaultTimeout

@@ -206,6 +206,9 @@ func TestExploreALoopController(t *testing.T) {
 // failedPoint is a failing point's line in `go test -v` output.
 var failedPoint = regexp.MustCompile(`(?m)^    --- FAIL: TestExploreALoopController/(\S+)`)
 
+// failedInformerPoint is a failing point's line of TestExploreAnInformerController.
+var failedInformerPoint = regexp.MustCompile(`(?m)^    --- FAIL: TestExploreAnInformerController/(\S+)`)
+
 // TestExplorationFindsWhatEachFlawDoesNotSurvive explores the loop
 // controller with each flaw in a child test process and compares the
 // points that failed there with those the flaw cannot survive; the
