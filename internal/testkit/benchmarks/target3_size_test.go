@@ -178,14 +178,15 @@ func BenchmarkCassettesAreSmall(b *testing.B) {
 	// Issue 16: against go-vcr YAML compressed with zstd -19, on the
 	// 20k-event streams of target 2 (JSON, and protobuf, which go-vcr
 	// holds as base64 and kwrec's compressed form in its "bytes" form).
-	// With object deltas (WriterOptions.Deltas) in the recorder's
+	// With object deltas (the default), every frame whole
+	// (WriterOptions.Whole) as recordings were before issue 39, and
 	// segments, and as kwrec compact writes them (WriterOptions.Compact).
 	variants := []struct {
 		name string
 		opts cassettes.WriterOptions
 	}{
 		{"", cassettes.WriterOptions{Compress: true}},
-		{"deltas/", cassettes.WriterOptions{Compress: true, Deltas: true}},
+		{"whole/", cassettes.WriterOptions{Compress: true, Whole: true}},
 		{"compact/", cassettes.WriterOptions{Compress: true, Compact: true}},
 	}
 	for _, f := range []benchmarks.Format{benchmarks.JSON, benchmarks.Protobuf} {
