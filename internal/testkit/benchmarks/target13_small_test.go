@@ -1,0 +1,261 @@
+package benchmarks_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/kwrec/kwrec/cassettes"
+	"github.com/kwrec/kwrec/internal/testkit/controlplanetest"
+)
+
+// The traffic of BenchmarkRecordingsAreSmall: a `kwrec record` of
+// configmaps while smallObjects ConfigMaps of smallSize bytes exist, then
+// smallUpdates are updated and smallDeletes deleted.
+const (
+	smallObjects = 2000
+	smallSize    = 4 << 10
+	smallUpdates = 1000
+	smallDeletes = 200
+	smallNS      = "size"
+	smallEnd     = "kwrec-size-end" // created last: both recorders have it when they have everything
+)
+
+// BenchmarkRecordingsAreSmall is target 13 (issue 39): a `kwrec record
+// configmaps` (JSON and kubectl's Table form, lists and watches,
+// discovery and OpenAPI) of 2,000 ConfigMaps of 4 KB of word-like text
+// (four keys of 1 KB), while 1,000 are updated and 200 deleted. An update
+// rewrites all four keys with new text (replace: as the committed
+// recorded-2000cm recording was made, nothing of a version in the next),
+// or one of them (edit), in two sub-benchmarks. Each is recorded by
+// default (object deltas) and with --whole (every frame whole, as
+// recordings were before), both recording the same changes side by side;
+// and the default recording after `kwrec compact`. Each is compared with
+// the same traffic as go-vcr v3 YAML compressed by the zstd CLI at -19
+// (every interaction, a watch's body its frames end to end, as target 11
+// does). Targets: default/go-vcr-zstd19 at most 1, compact at most 0.6.
+// Needs the control plane binaries (skipped without them) and the zstd
+// CLI.
+func BenchmarkRecordingsAreSmall(b *testing.B) {
+	for _, edit := range []bool{false, true} {
+		name := "updates=replace"
+		if edit {
+			name = "updates=edit"
+		}
+		b.Run(name, func(b *testing.B) { recordingsAreSmall(b, edit) })
+	}
+}
+
+// recordingsAreSmall is a sub-benchmark of BenchmarkRecordingsAreSmall,
+// an update rewriting one key (edit) or all four.
+func recordingsAreSmall(b *testing.B, edit bool) {
+	cp := controlplanetest.Start(b)
+	cfg := rest.CopyConfig(cp.Config)
+	cfg.QPS, cfg.Burst = -1, -1
+	cs := kubernetes.NewForConfigOrDie(cfg)
+	ctx := context.Background()
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: smallNS}}, metav1.CreateOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	if err := parallel(smallObjects, 16, func(i int) error {
+		_, err := cs.CoreV1().ConfigMaps(smallNS).Create(ctx, smallConfigMap(i, 0, edit), metav1.CreateOptions{})
+		return err
+	}); err != nil {
+		b.Fatal(err)
+	}
+	bin := kwrecBinary(b)
+	dir := tempDir(b)
+	for b.Loop() {
+		paths := map[string]string{"default": filepath.Join(dir, "small.kwrec.zst"), "whole": filepath.Join(dir, "small-whole.kwrec.zst")}
+		recordSmall(b, bin, cp.Kubeconfig, cs, paths, edit)
+		b.StopTimer()
+		sizes := map[string]int64{}
+		for k, p := range paths {
+			st, err := os.Stat(p)
+			if err != nil {
+				b.Fatal(err)
+			}
+			sizes[k] = st.Size()
+		}
+		sizes["compact"] = compactSize(b, bin, paths["default"])
+		c, err := cassettes.Load(paths["default"])
+		if err != nil {
+			b.Fatal(err)
+		}
+		n := countWatchFrames(c)
+		b.Logf("%d interactions; JSON watches: %d events; Table watches: %d frames", len(c.Interactions), n.events, n.table)
+		for _, k := range []string{"default", "whole", "compact"} {
+			b.ReportMetric(float64(sizes[k])/1e6, "MB-"+k)
+		}
+		if _, zst := vcrZstd19Of(b, c); zst > 0 {
+			b.ReportMetric(float64(zst)/1e6, "MB-go-vcr-yaml-zstd19")
+			for _, k := range []string{"default", "whole", "compact"} {
+				b.ReportMetric(float64(sizes[k])/float64(zst), k+"/go-vcr-zstd19")
+			}
+		}
+		for _, p := range paths {
+			os.Remove(p)
+		}
+		b.StartTimer()
+	}
+}
+
+// smallConfigMap is ConfigMap i of target 13 in its version v: four keys
+// of a quarter of smallSize each; from version 0, version 1 has new text
+// in key i%4 (edit) or in every key.
+func smallConfigMap(i, v int, edit bool) *corev1.ConfigMap {
+	data := map[string]string{}
+	for k := range 4 {
+		kv := v
+		if edit && k != i%4 {
+			kv = 0
+		}
+		data[fmt.Sprintf("part%d", k)] = fanPayload((i*4+k)*10+kv, smallSize/4)
+	}
+	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%04d", i), Labels: map[string]string{"app": "size", "v": fmt.Sprint(v)}},
+		Data: data}
+}
+
+// recordSmall runs a `kwrec record configmaps` per entry of paths (the
+// key "whole" with --whole) until each has recorded the initial state,
+// makes target 13's changes (updates as edit says), then the end marker,
+// and interrupts them once both recordings hold it.
+func recordSmall(b *testing.B, bin, kubeconfig string, cs kubernetes.Interface, paths map[string]string, edit bool) {
+	ctx := context.Background()
+	var cmds []*exec.Cmd
+	var ready sync.WaitGroup
+	for k, p := range paths {
+		args := []string{"record", "configmaps", "-n", smallNS, "--kubeconfig", kubeconfig, "-o", p}
+		if k == "whole" {
+			args = append(args, "--whole")
+		}
+		cmd := exec.Command(bin, args...)
+		stderr, err := cmd.StderrPipe()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		cmds = append(cmds, cmd)
+		ready.Add(1)
+		go func() {
+			sc := bufio.NewScanner(stderr)
+			once := sync.OnceFunc(ready.Done)
+			for sc.Scan() {
+				if strings.Contains(sc.Text(), "is recorded; watching") {
+					once()
+				}
+			}
+			once()
+			io.Copy(io.Discard, stderr)
+		}()
+	}
+	ready.Wait()
+	cms := cs.CoreV1().ConfigMaps(smallNS)
+	if err := parallel(smallUpdates+smallDeletes, 8, func(k int) error {
+		if k < smallUpdates {
+			_, err := cms.Update(ctx, smallConfigMap(k, 1, edit), metav1.UpdateOptions{})
+			return err
+		}
+		return cms.Delete(ctx, fmt.Sprintf("cm-%04d", smallObjects-1-(k-smallUpdates)), metav1.DeleteOptions{})
+	}); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: smallEnd}}, metav1.CreateOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	// Both recordings hold the marker in their JSON and Table watches
+	// (the recorder flushes every second).
+	deadline := time.Now().Add(2 * time.Minute)
+	for _, p := range paths {
+		for !holds(p, `"name":"`+smallEnd+`"`, 2) {
+			if time.Now().After(deadline) {
+				b.Fatalf("%s never recorded %s", p, smallEnd)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	for _, cmd := range cmds {
+		_ = cmd.Process.Signal(syscall.SIGINT)
+		if err := cmd.Wait(); err != nil {
+			b.Fatalf("kwrec record: %v", err)
+		}
+	}
+	if err := cms.Delete(ctx, smallEnd, metav1.DeleteOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	// The next round starts from the same world: the deleted ones back,
+	// every one at version 0.
+	if err := parallel(smallObjects, 16, func(i int) error {
+		if i >= smallObjects-smallDeletes {
+			_, err := cms.Create(ctx, smallConfigMap(i, 0, edit), metav1.CreateOptions{})
+			return err
+		}
+		if i < smallUpdates {
+			_, err := cms.Update(ctx, smallConfigMap(i, 0, edit), metav1.UpdateOptions{})
+			return err
+		}
+		return nil
+	}); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// holds reports whether the recording at path, as far as it is flushed,
+// holds s at least n times.
+func holds(path, s string, n int) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	text, _, _ := cassettes.ReadText(f)
+	return bytes.Count(text, []byte(s)) >= n
+}
+
+// parallel runs f(0) ... f(n-1), workers at a time, and returns the first
+// error.
+func parallel(n, workers int, f func(int) error) error {
+	next := make(chan int)
+	errs := make(chan error, workers)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := range next {
+				if err := f(i); err != nil {
+					select {
+					case errs <- err:
+					default:
+					}
+				}
+			}
+		})
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	select {
+	case err := <-errs:
+		return err
+	default:
+		return nil
+	}
+}
