@@ -272,3 +272,53 @@ func TestACassetteIsWrittenBackInTheFormItWasFound(t *testing.T) {
 		})
 	}
 }
+
+// TestARecordingMadeBeforeDeltasWereTheDefaultStillReads reads a
+// recording kwrec wrote on 2026-12-03 (a kwrec record of 2,000
+// ConfigMaps, every frame whole), and the same written today, deltas by
+// default: both read as the same interactions.
+func TestARecordingMadeBeforeDeltasWereTheDefaultStillReads(t *testing.T) {
+	const old = "../internal/testkit/benchmarks/testdata/recorded-2000cm.kwrec.zst"
+	if f, err := cassettes.FormOf(old); err != nil || f != (cassettes.Form{Compressed: true}) {
+		t.Fatalf("FormOf(%s) = %+v, %v; want compressed, whole", old, f, err)
+	}
+	c, err := cassettes.Load(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	frames := 0
+	for _, in := range c.Interactions {
+		frames += len(in.Frames)
+	}
+	if len(c.Interactions) != 16 || frames != 2414 {
+		t.Fatalf("%d interactions, %d frames; want 16 and 2414", len(c.Interactions), frames)
+	}
+	now := filepath.Join(t.TempDir(), "now.kwrec.zst")
+	if err := cassettes.Save(now, c); err != nil {
+		t.Fatal(err)
+	}
+	if f, err := cassettes.FormOf(now); err != nil || f != (cassettes.Form{Compressed: true, Deltas: true}) {
+		t.Fatalf("FormOf(today's) = %+v, %v; want compressed, with deltas", f, err)
+	}
+	again, err := cassettes.Load(now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(again.Interactions) != len(c.Interactions) {
+		t.Fatalf("today's copy has %d interactions, want %d", len(again.Interactions), len(c.Interactions))
+	}
+	for i, in := range c.Interactions {
+		got := again.Interactions[i]
+		if d := cmp.Diff(in.Request, got.Request); d != "" {
+			t.Errorf("interaction %d's request (-old +today):\n%s", in.ID, d)
+		}
+		if len(got.Frames) != len(in.Frames) {
+			t.Fatalf("interaction %d: %d frames, want %d", in.ID, len(got.Frames), len(in.Frames))
+		}
+		for j, f := range in.Frames {
+			if g := got.Frames[j]; g.At != f.At || !bytes.Equal(g.Data, f.Data) {
+				t.Fatalf("interaction %d frame %d differs", in.ID, j)
+			}
+		}
+	}
+}
