@@ -17,15 +17,14 @@ func newCompactCmd() *cobra.Command {
 		Short: "Recompress a finished cassette for size",
 		Long: `Recompress a finished cassette for size: the compressed form with each
 watch event written as a delta against the previous version of its object
-(object deltas, see the cassettes package doc, as a recording has them by
-default) and klauspost's best zstd level, in 16 MiB segments. A recording
-written whole (--whole, --keep, or by a kwrec before deltas were the
-default) shrinks the most, and a watch of many objects that each change a
-little at a time. The result is still seekable (a seek comment per segment)
-and crash-safe; every reader holds up to 32 MiB of frames that later deltas
-copy from, and a kwrec from before object deltas cannot read it.
+(object deltas, see the cassettes package doc) and klauspost's better zstd
+level, in 4 MiB segments. A watch of many objects that each change a
+little at a time shrinks the most. The result is still seekable (a seek
+comment per segment) and crash-safe, but every reader holds up to 64 MiB of
+frames that later deltas copy from, and a kwrec from before object deltas
+cannot read it.
 
-The cassette is read and written one line at a time, holding at most 32 MiB
+The cassette is read and written one line at a time, holding at most 64 MiB
 of frames for deltas; a cut cassette is refused (run kwrec lint --fix first). IN may be a rotated
 recording (kwrec record --max-size), by a quoted pattern or its first part:
 its parts are joined into one file.`,
