@@ -44,12 +44,12 @@ type WriterOptions struct {
 	// cassette, as before seek comments existed.
 	SegmentSize int
 	// Compact compresses for size rather than writing speed: object
-	// deltas (Whole, whatever it says), klauspost's best level (the
-	// default is its better level) and segments of 16 MiB with a window
-	// as large (64 MiB at most). For finished recordings (kwrec compact),
-	// not for recording: the best level writes at about half the
-	// default's speed, and a larger window costs every stream a reader
-	// decodes its size.
+	// deltas (Whole, whatever it says) and klauspost's better level with
+	// a window as large as a segment (4 MiB by default, 64 MiB at most).
+	// For finished recordings (kwrec compact), not for recording: the
+	// better level writes more slowly than the default. A larger window
+	// buys little once deltas find each object's previous version, and
+	// costs every stream a reader decodes its size.
 	Compact bool
 	// MaxSize, with [Create], splits the recording into numbered parts
 	// (see [PartName]): once the current part file holds MaxSize bytes,

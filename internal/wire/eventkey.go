@@ -1,9 +1,6 @@
 package wire
 
-import (
-	"bytes"
-	"encoding/json"
-)
+import "bytes"
 
 // EventKey returns a watch frame's event type and the identity of its
 // object, kind/namespace/name, in either encoding: a JSON event line or a
@@ -51,37 +48,7 @@ func EventKey(frame []byte) (typ, key string, ok bool) {
 		m.Kind, m.APIVersion = kind, av
 	}
 	if m.Name == "" {
-		if m.Kind == "Table" && frame[0] == '{' {
-			return typ, tableRowKey(frame), true
-		}
 		return typ, "", true
 	}
 	return typ, m.Kind + "/" + m.Namespace + "/" + m.Name, true
-}
-
-// tableRowKey is the key of the object a JSON watch event in kubectl's
-// Table form (one row, its object's metadata in the row) is about:
-// "Table/" and the row object's kind, namespace and name; "" if the
-// event holds other than one row with a named object.
-func tableRowKey(frame []byte) string {
-	_, start, end, err := SplitWatchEventJSON(frame)
-	if err != nil {
-		return ""
-	}
-	var t struct {
-		Rows []struct {
-			Object struct {
-				Kind     string `json:"kind"`
-				Metadata struct {
-					Namespace string `json:"namespace"`
-					Name      string `json:"name"`
-				} `json:"metadata"`
-			} `json:"object"`
-		} `json:"rows"`
-	}
-	if json.Unmarshal(frame[start:end], &t) != nil || len(t.Rows) != 1 || t.Rows[0].Object.Metadata.Name == "" {
-		return ""
-	}
-	o := t.Rows[0].Object
-	return "Table/" + o.Kind + "/" + o.Metadata.Namespace + "/" + o.Metadata.Name
 }

@@ -24,8 +24,6 @@ func TestEventKeyNamesAnEventsObject(t *testing.T) {
 		{"a protobuf event", "DELETED", "Pod/ns/p", WatchEventProto("DELETED", Envelope("v1", "Pod", obj)), true},
 		{"a JSON bookmark", "BOOKMARK", "", WatchEventJSON("BOOKMARK", BookmarkObjectJSON("Pod", "v1", 5, false)), true},
 		{"a JSON error", "ERROR", "", WatchEventJSON("ERROR", []byte(`{"kind":"Status","code":410}`)), true},
-		{"a Table-form event names its row's object", "MODIFIED", "Table/PartialObjectMetadata/ns/p", WatchEventJSON("MODIFIED", []byte(`{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":"7"},"columnDefinitions":[],"rows":[{"cells":["p","1/1"],"object":{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"p","namespace":"ns","resourceVersion":"7"}}}]}`)), true},
-		{"a Table-form event of two rows names none", "MODIFIED", "", WatchEventJSON("MODIFIED", []byte(`{"kind":"Table","metadata":{},"rows":[{"cells":[],"object":{"metadata":{"name":"p"}}},{"cells":[],"object":{"metadata":{"name":"q"}}}]}`)), true},
 		{"a list", "", "", []byte(`{"kind":"PodList","items":[]}`), false},
 		{"random bytes", "", "", []byte{0, 0, 0, 9, 1, 2}, false},
 	}
