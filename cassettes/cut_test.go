@@ -44,7 +44,7 @@ func cutCassette(t testing.TB, compress bool) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	h := cassettes.Header{RecordedAt: time.Date(2026, 12, 1, 7, 0, 0, 0, time.UTC), Server: "v1.37.2", Redactions: []string{"header:Authorization"}}
-	w, err := cassettes.NewWriter(&buf, h, cassettes.WriterOptions{Compress: compress, Whole: !compress, FlushInterval: time.Hour, SegmentSize: 1024})
+	w, err := cassettes.NewWriter(&buf, h, cassettes.WriterOptions{Compress: compress, Deltas: compress, FlushInterval: time.Hour, SegmentSize: 1024})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,14 +11,8 @@ import (
 
 // DefaultDeltaBudget is how many bytes of frames a reader of a compressed
 // cassette may have to keep for later deltas (see the package doc, "Object
-// deltas") when [WriterOptions.DeltaBudget] is zero: 32 MiB, as much as
-// 64 MiB saves on the benchmark suite's 5,000 Pods of 7 KB.
-const DefaultDeltaBudget = 32 << 20
-
-// MaxDeltaBudget is the most bytes of kept frames a reader holds: a
-// cassette whose kept frames would need more (not as a Writer writes one)
-// is refused at the frame that passes it.
-const MaxDeltaBudget = cassettefile.MaxKept
+// deltas") when [WriterOptions.DeltaBudget] is zero.
+const DefaultDeltaBudget = 64 << 20
 
 // MaxDeltaChain is how many deltas in a row a Writer builds on one
 // object's versions before it writes the next version whole: a random

@@ -47,11 +47,11 @@ func TestDeltaFramesReadBackAsRecorded(t *testing.T) {
 			opts   cassettes.WriterOptions
 			deltas int // at least this many delta frames, -1: none
 		}{
-			{"deltas", cassettes.WriterOptions{}, 1900},
-			{"a budget of a few frames", cassettes.WriterOptions{DeltaBudget: 20_000}, 100},
-			{"small segments", cassettes.WriterOptions{SegmentSize: 64 << 10}, 1900},
-			{"rotated into parts", cassettes.WriterOptions{SegmentSize: 64 << 10, MaxSize: 40_000}, 1900},
-			{"whole, no deltas", cassettes.WriterOptions{Whole: true}, -1},
+			{"deltas", cassettes.WriterOptions{Deltas: true}, 1900},
+			{"a budget of a few frames", cassettes.WriterOptions{Deltas: true, DeltaBudget: 20_000}, 100},
+			{"small segments", cassettes.WriterOptions{Deltas: true, SegmentSize: 64 << 10}, 1900},
+			{"rotated into parts", cassettes.WriterOptions{Deltas: true, SegmentSize: 64 << 10, MaxSize: 40_000}, 1900},
+			{"the default, no deltas", cassettes.WriterOptions{}, -1},
 		}
 		for _, tt := range tests {
 			t.Run(string(f)+"/"+tt.name, func(t *testing.T) {
@@ -89,7 +89,7 @@ func TestTheKeptFramesStayWithinTheBudget(t *testing.T) {
 	c := podWatch(benchmarks.JSON, 40, 400)
 	p := filepath.Join(t.TempDir(), "c.kwrec.zst")
 	const budget = 30_000
-	cassettetest.Write(t, p, c, cassettes.WriterOptions{DeltaBudget: budget})
+	cassettetest.Write(t, p, c, cassettes.WriterOptions{Deltas: true, DeltaBudget: budget})
 	// Replay what a reader keeps: each kept frame until the delta that
 	// names it.
 	data := map[int]int{}
@@ -207,7 +207,7 @@ func BenchmarkWriterDeltas(b *testing.B) {
 				b.SetBytes(n)
 				b.ReportAllocs()
 				for b.Loop() {
-					w, _ := cassettes.NewWriter(io.Discard, cassettes.Header{}, cassettes.WriterOptions{Compress: true, Whole: !deltas, FlushInterval: time.Hour})
+					w, _ := cassettes.NewWriter(io.Discard, cassettes.Header{}, cassettes.WriterOptions{Compress: true, Deltas: deltas, FlushInterval: time.Hour})
 					id, _ := w.Request(0, cassettes.Request{Method: "GET", URL: "/api/v1/pods?watch=true"})
 					w.Response(id, cassettes.Response{Status: 200})
 					for i, ev := range evs {
@@ -229,8 +229,8 @@ func TestACassetteIsWrittenBackInTheFormItWasFound(t *testing.T) {
 		want cassettes.Form
 	}{
 		{"the text form", cassettes.WriterOptions{}, cassettes.Form{}},
-		{"compressed whole", cassettes.WriterOptions{Compress: true, Whole: true}, cassettes.Form{Compressed: true}},
-		{"compressed with deltas, the default", cassettes.WriterOptions{Compress: true}, cassettes.Form{Compressed: true, Deltas: true}},
+		{"compressed", cassettes.WriterOptions{Compress: true}, cassettes.Form{Compressed: true}},
+		{"compressed with deltas", cassettes.WriterOptions{Compress: true, Deltas: true}, cassettes.Form{Compressed: true, Deltas: true}},
 		{"compacted", cassettes.WriterOptions{Compress: true, Compact: true}, cassettes.Form{Compressed: true, Deltas: true}},
 	}
 	for _, tt := range tests {

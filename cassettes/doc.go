@@ -113,9 +113,9 @@
 // # The compressed form
 //
 // The compressed form is the text form compressed with zstd (RFC 8878),
-// binary frames in the "bytes" form when a [Writer] writes it, and,
-// unless [WriterOptions.Whole], watch events as object deltas (see
-// below). Readers
+// binary frames in the "bytes" form when a [Writer] writes it, and with
+// [WriterOptions.Deltas] (kwrec compact) watch events as object deltas
+// (see below). Readers
 // tell the two apart by zstd's magic bytes, so every API and kwrec
 // command takes either. A [Writer] flushes at least every
 // [DefaultFlushInterval]: the flush ends a zstd block, which makes
@@ -150,8 +150,8 @@
 // A watch sends every version of an object whole, and an object's next
 // version is mostly its previous one; but with thousands of objects that
 // version is tens of megabytes back, far beyond any zstd window a reader
-// can afford. So in the compressed form a [Writer] (unless
-// [WriterOptions.Whole]) writes a watch event whose
+// can afford. So in the compressed form a [Writer] with
+// [WriterOptions.Deltas] (kwrec compact) writes a watch event whose
 // object (kind, namespace and name, read by the same scanner as replay's)
 // the same interaction sent before as a delta against that earlier
 // frame. Two more frame line
@@ -183,7 +183,7 @@
 // consumes it; a reader keeps each kept frame until its delta or the
 // interaction's end line, and nothing else. The Writer marks a frame
 // "keep" only while the kept frames' bytes stay within
-// [WriterOptions.DeltaBudget] ([DefaultDeltaBudget], 32 MiB), so no
+// [WriterOptions.DeltaBudget] ([DefaultDeltaBudget], 64 MiB), so no
 // reader ever holds more; an object's frame not kept (the budget spent,
 // or a DELETED event) makes its next version whole. A delta that copies
 // makes a chain; after [MaxDeltaChain] deltas in a row on one object the
@@ -200,17 +200,15 @@
 // [FormOf] tell a file's [Form]; [Compress] writes text back in it
 // (kwrec edit), and [Repair] rewrites a cut file in it (kwrec lint
 // --fix), deltas kept. A kwrec from before deltas refuses a cassette
-// with them (unknown field "keep"); rewrite it with
-// [WriterOptions.Whole].
+// with them (unknown field "keep"); rewrite it for one without
+// [WriterOptions.Deltas].
 //
-// What deltas cost a reader is memory: it keeps up to one version of
-// every object a later delta copies from (a replay's index pass and its
-// frame reader each keep one), up to [WriterOptions.DeltaBudget]
-// ([DefaultDeltaBudget], 32 MiB), and a recorder holds as much. A reader
-// refuses a cassette whose kept frames would pass [MaxDeltaBudget] (64
-// MiB), naming the frame, so no file makes it hold more. Deltas cost the
-// Writer less CPU, not more: zstd gets less text. What they save and cost
-// on the benchmark suite's watches is in BENCHMARKS.md.
+// Deltas are off by default because of what they cost a reader: it
+// keeps up to one version of every object a later delta copies from (a
+// replay's index pass and its frame reader each keep one), up to
+// [WriterOptions.DeltaBudget], and a recorder holds as much as a reader.
+// They cost the Writer less CPU, not more: zstd gets less text. What they
+// save and cost on the benchmark suite's watches is in BENCHMARKS.md.
 //
 // # Rotated recordings
 //

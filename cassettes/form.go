@@ -79,13 +79,13 @@ type compression struct {
 	// bytesForm writes binary frames in the "bytes" form, not base64.
 	bytesForm bool
 	// deltas writes watch events as object deltas
-	// (unless [WriterOptions.Whole]); only with bytesForm.
+	// ([WriterOptions.Deltas]); only with bytesForm.
 	deltas bool
 }
 
 // compressionFor returns the compression of opts (opts.Compress set).
 func compressionFor(opts WriterOptions) compression {
-	c := compression{level: zstd.SpeedDefault, segment: opts.SegmentSize, concurrency: 1, bytesForm: true, deltas: !opts.Whole || opts.Compact}
+	c := compression{level: zstd.SpeedDefault, segment: opts.SegmentSize, concurrency: 1, bytesForm: true, deltas: opts.Deltas || opts.Compact}
 	switch {
 	case opts.Compact:
 		if c.segment == 0 {
@@ -263,17 +263,17 @@ func (s *seekFilter) piece() ([]byte, error) {
 type Form struct {
 	// Compressed is the compressed form (zstd's magic bytes first).
 	Compressed bool
-	// Deltas says some watch events are stored as object deltas (the
-	// compressed form as a Writer writes it by default, kwrec compact).
+	// Deltas says some watch events are stored as object deltas
+	// (kwrec record --deltas, kwrec compact).
 	Deltas bool
 }
 
 // options are the WriterOptions that write a cassette in form f: with
 // deltas, as kwrec compact does (deltas and the stronger level), so a
 // compacted cassette stays as small and a recording made with deltas gets
-// no larger; without, every frame whole.
+// no larger.
 func (f Form) options() WriterOptions {
-	return WriterOptions{Compress: f.Compressed, Compact: f.Compressed && f.Deltas, Whole: !f.Deltas}
+	return WriterOptions{Compress: f.Compressed, Compact: f.Compressed && f.Deltas}
 }
 
 // ReadText returns the whole text form of the cassette bytes in r, as

@@ -35,9 +35,9 @@ func TestSeekCommentsDescribeOnlyTheCompressedBytes(t *testing.T) {
 	c := cassettetest.Generated()
 	plain, seg := filepath.Join(dir, "c.kwrec"), filepath.Join(dir, "c.kwrec.zst")
 	cassettetest.WriteInterleaved(t, plain, c, cassettes.WriterOptions{})
-	cassettetest.WriteInterleaved(t, seg, c, cassettes.WriterOptions{SegmentSize: 256})
+	cassettetest.WriteInterleaved(t, seg, c, cassettes.WriterOptions{SegmentSize: 256, Deltas: true})
 	whole := filepath.Join(dir, "whole.kwrec.zst")
-	cassettetest.WriteInterleaved(t, whole, c, cassettes.WriterOptions{SegmentSize: 256, Whole: true})
+	cassettetest.WriteInterleaved(t, whole, c, cassettes.WriterOptions{SegmentSize: 256})
 	raw := cassettetest.RawText(t, seg)
 	if n := len(seekLine.FindAll(raw, -1)); n < 20 {
 		t.Fatalf("%d seek comments in the compressed form, want many", n)

@@ -40,7 +40,7 @@ func seeds(f *testing.F, compress bool) {
 			f.Add(w.Bytes())
 			// With object deltas, and their lines decompressed: the
 			// Reader reads them in either form.
-			d := cassettetest.Encode(f, c, cassettes.WriterOptions{Compress: true, FlushInterval: time.Hour})
+			d := cassettetest.Encode(f, c, cassettes.WriterOptions{Compress: true, Deltas: true, FlushInterval: time.Hour})
 			f.Add(d)
 			if dec, err := zstd.NewReader(bytes.NewReader(d)); err == nil {
 				if text, err := io.ReadAll(dec); err == nil {

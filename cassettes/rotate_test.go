@@ -491,7 +491,7 @@ func TestRepairRefusesACutBeforeTheLastPart(t *testing.T) {
 func deltaParts(t *testing.T, dir string) []string {
 	t.Helper()
 	w, err := cassettes.Create(filepath.Join(dir, "d.kwrec.zst"), cassettes.Header{RecordedAt: recordedAt},
-		cassettes.WriterOptions{MaxSize: 1000, FlushInterval: time.Hour, Clock: clocktesting.NewFakeClock(recordedAt)})
+		cassettes.WriterOptions{Deltas: true, MaxSize: 1000, FlushInterval: time.Hour, Clock: clocktesting.NewFakeClock(recordedAt)})
 	if err != nil {
 		t.Fatal(err)
 	}

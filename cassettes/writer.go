@@ -44,7 +44,7 @@ type WriterOptions struct {
 	// cassette, as before seek comments existed.
 	SegmentSize int
 	// Compact compresses for size rather than writing speed: object
-	// deltas (Whole, whatever it says) and klauspost's better level with
+	// deltas (Deltas, whatever it says) and klauspost's better level with
 	// a window as large as a segment (4 MiB by default, 64 MiB at most).
 	// For finished recordings (kwrec compact), not for recording: the
 	// better level writes more slowly than the default. A larger window
@@ -59,21 +59,18 @@ type WriterOptions struct {
 	// Default 0: one file. [Parts], [Open], [Load] and replay.Open read the
 	// parts as one recording (see the package doc).
 	MaxSize int64
-	// Whole, with Compress, writes every frame whole. By default the
-	// compressed form writes each watch event whose object the
+	// Deltas, with Compress, writes each watch event whose object the
 	// interaction sent before as a delta against that object's previous
-	// version (see the package doc, "Object deltas"): a file about a
-	// third of the size and less CPU to write, but the Writer and every
-	// reader of the cassette hold up to DeltaBudget bytes of frames.
-	// Whole is for a recording whose parts may be deleted from the front
-	// (kwrec record --keep), where a delta could name a frame in a
-	// deleted part. Compact ignores it. The text form is always whole.
-	Whole bool
-	// DeltaBudget is, without Whole, the most bytes of frames kept as
-	// bases of later deltas at any time: what the Writer holds and what
-	// any reader of the cassette may have to hold. Default
-	// [DefaultDeltaBudget]; at most [MaxDeltaBudget], what a reader
-	// accepts.
+	// version (see the package doc, "Object deltas"): a much smaller
+	// file, less CPU to write, but the Writer and every reader of the
+	// cassette hold up to DeltaBudget bytes of frames. Default off: a
+	// recording's replay stays within its memory target; kwrec compact
+	// turns it on.
+	Deltas bool
+	// DeltaBudget is, with Deltas, the most bytes of frames kept as bases
+	// of later deltas at any time: what the Writer holds and what any
+	// reader of the cassette may have to hold. Default
+	// [DefaultDeltaBudget].
 	DeltaBudget int64
 	// Rotate, with [Create], starts the next part at the first line
 	// written once the current part is Rotate old (by Clock), as
@@ -144,7 +141,7 @@ func compressionOf(opts WriterOptions) *compression {
 func newWriter(w io.Writer, h Header, opts WriterOptions, c *compression) (*Writer, error) {
 	cw := &Writer{open: map[int]*ivState{}, nextID: 1, stop: make(chan struct{}), done: make(chan struct{})}
 	if c != nil && c.bytesForm && c.deltas {
-		cw.deltas = cassettefile.NewDeltaWriter(min(cmp.Or(opts.DeltaBudget, DefaultDeltaBudget), MaxDeltaBudget))
+		cw.deltas = cassettefile.NewDeltaWriter(cmp.Or(opts.DeltaBudget, DefaultDeltaBudget))
 	}
 	if err := cw.setOutput(w, c); err != nil {
 		return nil, err

@@ -22,7 +22,7 @@ import (
 func TestOpenServesAWatchOfDeltaFramesFromAnyResourceVersion(t *testing.T) {
 	frames, want := modifiedWatch(300, func(i int) string { return fmt.Sprintf("v%d-%x", i, i*7919) })
 	path := filepath.Join(t.TempDir(), "w.kwrec.zst")
-	cassettetest.Write(t, path, watchCassette(cassettes.EndStopped, frames...), cassettes.WriterOptions{SegmentSize: 2048})
+	cassettetest.Write(t, path, watchCassette(cassettes.EndStopped, frames...), cassettes.WriterOptions{Deltas: true, SegmentSize: 2048})
 	if n := bytes.Count(cassettetest.RawText(t, path), []byte(`"delta":`)); n < 290 {
 		t.Fatalf("%d delta frames of 300", n)
 	}

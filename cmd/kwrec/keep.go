@@ -142,6 +142,8 @@ func (f *recordFlags) checkKeep() error {
 		return fmt.Errorf("--keep-for %v: want a positive duration such as 24h", f.keepFor)
 	case f.maxSize == "" && f.rotate == 0:
 		return errors.New("--keep and --keep-for delete the oldest parts of a rotated recording: add --max-size or --rotate")
+	case f.deltas:
+		return errors.New("--keep and --keep-for do not work with --deltas: a delta may name a frame in a part they delete; run kwrec compact on the kept parts instead")
 	}
 	return nil
 }

@@ -16,7 +16,7 @@ import (
 // cut mid-way is repaired with its deltas, not three times larger.
 func TestLintFixKeepsTheFormOfACutCassette(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "cut.kwrec.zst")
-	w, err := cassettes.Create(p, cassettes.Header{Server: "v1.37.2"}, cassettes.WriterOptions{FlushInterval: time.Hour})
+	w, err := cassettes.Create(p, cassettes.Header{Server: "v1.37.2"}, cassettes.WriterOptions{Deltas: true, FlushInterval: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}

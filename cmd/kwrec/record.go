@@ -44,8 +44,7 @@ type recordFlags struct {
 	labels        []string
 	maxSize       string
 	rotate        time.Duration
-	deltas        bool // deprecated: the default
-	whole         bool
+	deltas        bool
 	all           bool
 	include       []string
 	exclude       []string
@@ -115,9 +114,8 @@ its header says "rebased":true. So the kept parts replay, lint and diff as
 a whole recording from that part on: kwrec serve 'rec-*.kwrec.zst'.
 A recorder stopped between the rewrite and the deletion leaves parts
 before the rebased one, which every reader skips. --keep needs at least
-2. A kept recording is written whole, without object deltas (a delta may
-name a frame in a deleted part): run kwrec compact on the kept parts to
-make them smaller.`
+2; neither works with --deltas (a delta may name a frame in a deleted
+part: run kwrec compact on the kept parts instead).`
 
 // recordExample holds the examples of record's --help.
 const recordExample = `  kwrec record configmaps -n default --duration 30s -o cm.kwrec.zst
@@ -165,9 +163,7 @@ func (f *recordFlags) register(cmd *cobra.Command) {
 	fl.StringSliceVar(&f.exclude, "exclude", nil, "with --all: leave out these resources or groups (secrets, deploy.apps, coordination.k8s.io; core is the core group)")
 	fl.IntVar(&f.keep, "keep", 0, "with --max-size or --rotate: keep the N newest parts, deleting older ones as the recording goes (at least 2; the oldest kept is rebased to start with the full state)")
 	fl.DurationVar(&f.keepFor, "keep-for", 0, "with --max-size or --rotate: delete the parts whose last line is older than this (24h), by the recorder's clock; the oldest kept is rebased")
-	fl.BoolVar(&f.whole, "whole", false, "write every watch event whole (.zst): by default each is a delta against its object's previous version, about a third of the size, and every reader holds up to 32 MiB of frames; --keep and --keep-for write whole")
-	fl.BoolVar(&f.deltas, "deltas", true, "")
-	_ = fl.MarkDeprecated("deltas", "object deltas are the default; --whole turns them off")
+	fl.BoolVar(&f.deltas, "deltas", false, "write each watch event as a delta against its object's previous version (.zst only): about a third of the size, but every reader holds up to 64 MiB of frames (kwrec compact does this afterwards)")
 }
 
 // check validates the flags and args of record that need no cluster: the
@@ -271,10 +267,9 @@ func startSession(cmd *cobra.Command, f *recordFlags, cfg *rest.Config, skipped 
 		h.Labels[k] = v
 	}
 	size, _ := parseSize(f.maxSize) // checked before
-	keeps := f.keep > 0 || f.keepFor > 0
-	wopts := cassettes.WriterOptions{MaxSize: size, Rotate: f.rotate, Whole: f.whole || !f.deltas || keeps}
+	wopts := cassettes.WriterOptions{MaxSize: size, Rotate: f.rotate, Deltas: f.deltas}
 	var parts chan struct{} // a new part started, for the retention
-	if keeps {
+	if f.keep > 0 || f.keepFor > 0 {
 		parts = make(chan struct{}, 1)
 		wopts.OnPart = func(int) {
 			select {

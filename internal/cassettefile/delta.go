@@ -2,7 +2,6 @@ package cassettefile
 
 import (
 	"bytes"
-	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -324,15 +323,8 @@ const MaxDeltaChain = 32
 // count and its kept frames, the bases of later deltas. Its zero value is
 // ready.
 type DeltaTable struct {
-	// Limit is the most bytes of kept frames it holds; 0 is MaxKept.
-	Limit int64
-	ivs   map[int]*keptIv
-	kept  int64 // bytes of kept frames, at most the limit
+	ivs map[int]*keptIv
 }
-
-// MaxKept is the most bytes of kept frames a DeltaTable holds: a frame
-// kept past it is refused, so no cassette makes a reader hold more.
-const MaxKept = 64 << 20
 
 type keptIv struct {
 	n    int            // frames read
@@ -359,7 +351,6 @@ func (t *DeltaTable) Frame(id int, x FrameExt, data []byte) ([]byte, int, error)
 		switch {
 		case ok:
 			delete(iv.kept, x.Base)
-			t.kept -= int64(len(b))
 		case x.Base >= ord:
 			return nil, 0, fmt.Errorf("frame %d of interaction %d is a delta against frame %d, which is not before it", ord, id, x.Base)
 		default:
@@ -374,27 +365,16 @@ func (t *DeltaTable) Frame(id int, x FrameExt, data []byte) ([]byte, int, error)
 		}
 	}
 	if x.Keep {
-		if limit := cmp.Or(t.Limit, MaxKept); t.kept+int64(len(data)) > limit {
-			return nil, 0, fmt.Errorf("frame %d of interaction %d is kept for a later delta past the %d bytes a reader holds: not as a kwrec Writer writes a cassette (edit it through kwrec edit, which rewrites its deltas)", ord, id, limit)
-		}
 		if iv.kept == nil {
 			iv.kept = map[int][]byte{}
 		}
 		iv.kept[ord] = slices.Clone(data)
-		t.kept += int64(len(data))
 	}
 	return data, base, nil
 }
 
 // End frees interaction id's kept frames.
-func (t *DeltaTable) End(id int) {
-	if iv := t.ivs[id]; iv != nil {
-		for _, b := range iv.kept {
-			t.kept -= int64(len(b))
-		}
-	}
-	delete(t.ivs, id)
-}
+func (t *DeltaTable) End(id int) { delete(t.ivs, id) }
 
 // DeltaWriter writes a compressed cassette's watch frames as deltas
 // against the previous version of their object (see the cassettes package doc, "Object deltas"): what a cassettes.Writer with Deltas uses.

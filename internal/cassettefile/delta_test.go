@@ -168,29 +168,3 @@ func TestAKeptFrameLineHasTheKeepKeyAfterAt(t *testing.T) {
 		t.Errorf("CutFrameExt read %+v, %v; want a kept whole frame", x, err)
 	}
 }
-
-func TestATableRefusesKeptFramesPastItsLimit(t *testing.T) {
-	tbl := DeltaTable{Limit: 25}
-	frame := []byte("0123456789")
-	// Two kept frames (20 bytes) fit; a third does not, in any interaction.
-	for i, id := range []int{1, 2} {
-		if _, _, err := tbl.Frame(id, FrameExt{Keep: true}, frame); err != nil {
-			t.Fatalf("frame %d: %v", i, err)
-		}
-	}
-	_, _, err := tbl.Frame(3, FrameExt{Keep: true}, frame)
-	if want := "frame 0 of interaction 3 is kept for a later delta past the 25 bytes a reader holds: not as a kwrec Writer writes a cassette (edit it through kwrec edit, which rewrites its deltas)"; err == nil || err.Error() != want {
-		t.Fatalf("a third kept frame: %v, want %q", err, want)
-	}
-	// An interaction's end frees its kept frames; a delta frees its base.
-	tbl.End(1)
-	if _, _, err := tbl.Frame(3, FrameExt{Keep: true}, frame); err != nil {
-		t.Fatalf("after the end of interaction 1: %v", err)
-	}
-	if _, _, err := tbl.Frame(2, FrameExt{Delta: true, Base: 0, Ops: AppendInsertOnly(nil, []byte("x"))}, nil); err != nil {
-		t.Fatalf("a delta on interaction 2's kept frame: %v", err)
-	}
-	if _, _, err := tbl.Frame(4, FrameExt{Keep: true}, frame); err != nil {
-		t.Fatalf("after the delta consumed its base: %v", err)
-	}
-}

@@ -178,15 +178,14 @@ func BenchmarkCassettesAreSmall(b *testing.B) {
 	// Issue 16: against go-vcr YAML compressed with zstd -19, on the
 	// 20k-event streams of target 2 (JSON, and protobuf, which go-vcr
 	// holds as base64 and kwrec's compressed form in its "bytes" form).
-	// With object deltas (the default), every frame whole
-	// (WriterOptions.Whole) as recordings were before issue 39, and
+	// With object deltas (WriterOptions.Deltas) in the recorder's
 	// segments, and as kwrec compact writes them (WriterOptions.Compact).
 	variants := []struct {
 		name string
 		opts cassettes.WriterOptions
 	}{
 		{"", cassettes.WriterOptions{Compress: true}},
-		{"whole/", cassettes.WriterOptions{Compress: true, Whole: true}},
+		{"deltas/", cassettes.WriterOptions{Compress: true, Deltas: true}},
 		{"compact/", cassettes.WriterOptions{Compress: true, Compact: true}},
 	}
 	for _, f := range []benchmarks.Format{benchmarks.JSON, benchmarks.Protobuf} {

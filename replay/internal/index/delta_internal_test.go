@@ -17,7 +17,7 @@ import (
 func TestAFrameReaderKeepsOneVersionOfEachObject(t *testing.T) {
 	s := benchmarks.Generate(benchmarks.JSON, 20, 1000)
 	p := filepath.Join(t.TempDir(), "w.kwrec.zst")
-	w, err := cassettes.Create(p, cassettes.Header{}, cassettes.WriterOptions{SegmentSize: 16 << 10})
+	w, err := cassettes.Create(p, cassettes.Header{}, cassettes.WriterOptions{Deltas: true, SegmentSize: 16 << 10})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,9 +34,9 @@ func TestAnIndexReadsDeltaFramesFromAnywhere(t *testing.T) {
 			name string
 			opts cassettes.WriterOptions
 		}{
-			{"segments of 16 KiB", cassettes.WriterOptions{SegmentSize: 16 << 10}},
-			{"one zstd frame", cassettes.WriterOptions{SegmentSize: -1}},
-			{"rotated parts", cassettes.WriterOptions{SegmentSize: 16 << 10, MaxSize: 30_000}},
+			{"segments of 16 KiB", cassettes.WriterOptions{Deltas: true, SegmentSize: 16 << 10}},
+			{"one zstd frame", cassettes.WriterOptions{Deltas: true, SegmentSize: -1}},
+			{"rotated parts", cassettes.WriterOptions{Deltas: true, SegmentSize: 16 << 10, MaxSize: 30_000}},
 		} {
 			t.Run(string(f)+"/"+tc.name, func(t *testing.T) {
 				dir := t.TempDir()
@@ -102,7 +102,7 @@ func TestACutDeltaCassetteIndexesWhatCameBefore(t *testing.T) {
 	}
 	dir := t.TempDir()
 	p := filepath.Join(dir, "w.kwrec.zst")
-	cassettetest.Write(t, p, c, cassettes.WriterOptions{SegmentSize: 16 << 10})
+	cassettetest.Write(t, p, c, cassettes.WriterOptions{Deltas: true, SegmentSize: 16 << 10})
 	m := regexp.MustCompile(`# kwrec:seek zstd=(\d+)`).FindAllSubmatch(cassettetest.RawText(t, p), -1)
 	if len(m) < 4 {
 		t.Fatalf("%d seek comments, want several", len(m))
