@@ -183,18 +183,18 @@ var editSyntax = edit.Syntax{Bad: ErrBadEdit, Keys: map[string][]string{
 
 // editSetters parse each key's value into its field of an Edit.
 var editSetters = map[string]func(e *Edit, v string) error{
-	"request":     func(e *Edit, v string) (err error) { e.Request, err = edit.Positive(v, 1); return err },
-	"match":       func(e *Edit, v string) error { e.Match = v; return nil },
-	"resource":    func(e *Edit, v string) error { e.Resource = v; return edit.Name(v) },
-	"group":       func(e *Edit, v string) error { e.Group = v; return edit.Name(v) },
-	"namespace":   func(e *Edit, v string) error { e.Namespace = v; return edit.Name(v) },
-	"name":        func(e *Edit, v string) error { e.Name = v; return edit.Name(v) },
-	"verb":        func(e *Edit, v string) error { e.Verb = v; return edit.CheckVerb(v) },
-	"nth":         func(e *Edit, v string) (err error) { e.Nth, err = edit.Positive(v, 1); return err },
-	"rv":          func(e *Edit, v string) error { n, err := edit.Positive(v, 1); e.RV = int64(n); return err },
-	"at":          func(e *Edit, v string) (err error) { e.At, err = edit.Duration("at", v, false); return err },
-	"after":       func(e *Edit, v string) (err error) { e.After, err = edit.Positive(v, 0); return err },
-	"skip":        func(e *Edit, v string) (err error) { e.Skip, err = edit.Positive(v, 1); return err },
+	"request":   func(e *Edit, v string) (err error) { e.Request, err = edit.Positive(v, 1); return err },
+	"match":     func(e *Edit, v string) error { e.Match = v; return nil },
+	"resource":  func(e *Edit, v string) error { e.Resource = v; return edit.Name(v) },
+	"group":     func(e *Edit, v string) error { e.Group = v; return edit.Name(v) },
+	"namespace": func(e *Edit, v string) error { e.Namespace = v; return edit.Name(v) },
+	"name":      func(e *Edit, v string) error { e.Name = v; return edit.Name(v) },
+	"verb":      func(e *Edit, v string) error { e.Verb = v; return edit.CheckVerb(v) },
+	"nth":       func(e *Edit, v string) (err error) { e.Nth, err = edit.Positive(v, 1); return err },
+	"rv":        func(e *Edit, v string) error { n, err := edit.Positive(v, 1); e.RV = int64(n); return err },
+	"at":        func(e *Edit, v string) (err error) { e.At, err = edit.Duration("at", v, false); return err },
+	"after":     func(e *Edit, v string) (err error) { e.After, err = edit.Positive(v, 0); return err },
+	"skip":      func(e *Edit, v string) (err error) { e.Skip, err = edit.Positive(v, 1); return err },
 	"before": func(e *Edit, v string) (err error) {
 		if v == "bookmark" {
 			e.BeforeBookmark = true

@@ -43,8 +43,8 @@ const (
 // rewrites all four keys with new text (replace: as the committed
 // recorded-2000cm recording was made, nothing of a version in the next),
 // or one of them (edit), in two sub-benchmarks. Each is recorded by
-// default (object deltas) and with --whole (every frame whole, as
-// recordings were before), both recording the same changes side by side;
+// default (every frame whole) and with --deltas (object deltas), both
+// recording the same changes side by side;
 // and the default recording after `kwrec compact`. Each is compared with
 // the same traffic as go-vcr v3 YAML compressed by the zstd CLI at -19
 // (every interaction, a watch's body its frames end to end, as target 11
@@ -81,7 +81,7 @@ func recordingsAreSmall(b *testing.B, edit bool) {
 	bin := kwrecBinary(b)
 	dir := tempDir(b)
 	for b.Loop() {
-		paths := map[string]string{"default": filepath.Join(dir, "small.kwrec.zst"), "whole": filepath.Join(dir, "small-whole.kwrec.zst")}
+		paths := map[string]string{"default": filepath.Join(dir, "small.kwrec.zst"), "deltas": filepath.Join(dir, "small-deltas.kwrec.zst")}
 		recordSmall(b, bin, cp.Kubeconfig, cs, paths, edit)
 		b.StopTimer()
 		sizes := map[string]int64{}
@@ -99,12 +99,12 @@ func recordingsAreSmall(b *testing.B, edit bool) {
 		}
 		n := countWatchFrames(c)
 		b.Logf("%d interactions; JSON watches: %d events; Table watches: %d frames", len(c.Interactions), n.events, n.table)
-		for _, k := range []string{"default", "whole", "compact"} {
+		for _, k := range []string{"default", "deltas", "compact"} {
 			b.ReportMetric(float64(sizes[k])/1e6, "MB-"+k)
 		}
 		if _, zst := vcrZstd19Of(b, c); zst > 0 {
 			b.ReportMetric(float64(zst)/1e6, "MB-go-vcr-yaml-zstd19")
-			for _, k := range []string{"default", "whole", "compact"} {
+			for _, k := range []string{"default", "deltas", "compact"} {
 				b.ReportMetric(float64(sizes[k])/float64(zst), k+"/go-vcr-zstd19")
 			}
 		}
@@ -132,7 +132,7 @@ func smallConfigMap(i, v int, edit bool) *corev1.ConfigMap {
 }
 
 // recordSmall runs a `kwrec record configmaps` per entry of paths (the
-// key "whole" with --whole) until each has recorded the initial state,
+// key "deltas" with --deltas) until each has recorded the initial state,
 // makes target 13's changes (updates as edit says), then the end marker,
 // and interrupts them once both recordings hold it.
 func recordSmall(b *testing.B, bin, kubeconfig string, cs kubernetes.Interface, paths map[string]string, edit bool) {
@@ -141,8 +141,8 @@ func recordSmall(b *testing.B, bin, kubeconfig string, cs kubernetes.Interface, 
 	var ready sync.WaitGroup
 	for k, p := range paths {
 		args := []string{"record", "configmaps", "-n", smallNS, "--kubeconfig", kubeconfig, "-o", p}
-		if k == "whole" {
-			args = append(args, "--whole")
+		if k == "deltas" {
+			args = append(args, "--deltas")
 		}
 		cmd := exec.Command(bin, args...)
 		stderr, err := cmd.StderrPipe()
