@@ -289,7 +289,7 @@ func startSession(cmd *cobra.Command, f *recordFlags, cfg *rest.Config, skipped 
 	}
 	s := &session{w: w, rec: rec, out: f.outName()}
 	if f.keep > 0 || f.keepFor > 0 {
-		s.ret = newRetention(f.out, f.keep, f.keepFor, cmd.ErrOrStderr())
+		s.ret = newRetention(retentionOptions{Out: f.out, Keep: f.keep, KeepFor: f.keepFor, MaxSize: size, Log: cmd.ErrOrStderr()})
 		s.retStop, s.retDone = make(chan struct{}), make(chan struct{})
 		go s.retain(parts)
 	}
@@ -306,7 +306,7 @@ func (s *session) retain(parts <-chan struct{}) {
 		var expiry <-chan time.Time
 		var timer clock.Timer
 		if d, ok := s.ret.untilExpiry(); ok && !failed {
-			timer = s.ret.clock.NewTimer(d)
+			timer = s.ret.opts.Clock.NewTimer(d)
 			expiry = timer.C()
 		}
 		select {
@@ -327,7 +327,7 @@ func (s *session) retain(parts <-chan struct{}) {
 			failed = true
 			if s.retErr == nil {
 				s.retErr = err
-				fmt.Fprintf(s.ret.log, "kwrec: warning: %v\n", err)
+				fmt.Fprintf(s.ret.opts.Log, "kwrec: warning: %v\n", err)
 			}
 		}
 	}
