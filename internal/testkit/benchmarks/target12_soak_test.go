@@ -97,7 +97,7 @@ func BenchmarkRetentionSoak(b *testing.B) {
 			b.Fatal(err)
 		}
 		disk := &diskPeak{dir: keptDir, budget: budget}
-		kept := startRecorder(b, bin, cp.Kubeconfig, disk.sample, "--max-size", strconv.FormatInt(partSize, 10), "--keep", strconv.Itoa(soakKeep),
+		kept := startRecorder(b, bin, cp.Kubeconfig, disk.line, "--max-size", strconv.FormatInt(partSize, 10), "--keep", strconv.Itoa(soakKeep),
 			"-o", filepath.Join(keptDir, "soak.kwrec.zst"))
 		whole := startRecorder(b, bin, cp.Kubeconfig, nil, "-o", filepath.Join(dir, "whole.kwrec.zst"))
 		kept.waitWatching(b)
@@ -158,8 +158,8 @@ type soakRecorder struct {
 }
 
 // startRecorder starts `kwrec record --all` with args, calling onLine
-// (when not nil) after each line it prints.
-func startRecorder(b *testing.B, bin, kubeconfig string, onLine func(), args ...string) *soakRecorder {
+// (when not nil) with each line it prints.
+func startRecorder(b *testing.B, bin, kubeconfig string, onLine func(string), args ...string) *soakRecorder {
 	r := &soakRecorder{watching: make(chan struct{}), done: make(chan struct{})}
 	r.cmd = exec.Command(bin, append([]string{"record", "--all", "--kubeconfig", kubeconfig}, args...)...)
 	stderr, err := r.cmd.StderrPipe()
@@ -179,7 +179,7 @@ func startRecorder(b *testing.B, bin, kubeconfig string, onLine func(), args ...
 			r.lines = append(r.lines, sc.Text())
 			r.mu.Unlock()
 			if onLine != nil {
-				onLine()
+				onLine(sc.Text())
 			}
 			if strings.Contains(sc.Text(), "is recorded; watching") {
 				once.Do(func() { close(r.watching) })
@@ -244,8 +244,23 @@ type diskPeak struct {
 	mu      sync.Mutex
 	peak    int64
 	samples int
-	parts   int // files at the peak
-	over    int // samples over the budget
+	parts   int     // files at the peak
+	over    int     // samples over the budget
+	pass    int64   // the largest sample since the last pass ended
+	passes  []int64 // each pass's largest sample: from the line of the pass before to its own
+}
+
+// line samples at a line the recorder printed, and at the line of a
+// pass (parts dropped: printed once its new state is in place) notes
+// the largest sample since the one before.
+func (d *diskPeak) line(l string) {
+	d.sample()
+	if keptLine.MatchString(l) {
+		d.mu.Lock()
+		d.passes = append(d.passes, d.pass)
+		d.pass = 0
+		d.mu.Unlock()
+	}
 }
 
 // sample adds one sample.
@@ -271,6 +286,7 @@ func (d *diskPeak) sample() {
 	if n > d.budget {
 		d.over++
 	}
+	d.pass = max(d.pass, n)
 }
 
 // every samples every period until ctx is done.
@@ -417,7 +433,14 @@ func reportSoak(b *testing.B, soakFor time.Duration, budget, partSize, changes i
 	}
 	disk.mu.Lock()
 	peak, samples, files, over := disk.peak, disk.samples, disk.parts, disk.over
+	passes := slices.Clone(disk.passes)
 	disk.mu.Unlock()
+	if len(passes) > 0 {
+		slices.Sort(passes)
+		b.Logf("each pass's peak, %d passes: median %.2f MB (%.2f-%.2f)", len(passes),
+			float64(passes[len(passes)/2])/1e6, float64(passes[0])/1e6, float64(passes[len(passes)-1])/1e6)
+		b.ReportMetric(float64(passes[len(passes)/2])/1e6, "pass-peak-median-MB")
+	}
 	b.Logf("soak of %v: %d changes; %d parts of %.1f MB written, %d deleted; disk peak %.2f MB in %d files (%d samples), budget %.1f MB + a part %.1f MB",
 		soakFor, changes, parts, float64(partSize)/1e6, deleted, float64(peak)/1e6, files, samples, float64(budget)/1e6, float64(partSize)/1e6)
 	state, largest := stateSize(b, keptDir)
