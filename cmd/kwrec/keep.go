@@ -196,8 +196,8 @@ func (r *retention) oldestKept(newest, last int, finished bool) (int, error) {
 		drop, fits := b.drop(sizes[max(k-r.oldest, 0):])
 		if !fits && !r.warned {
 			r.warned = true
-			fmt.Fprintf(r.opts.Log, "kwrec: keep: warning: the state (%d bytes), the newest whole part and the part being written do not fit in %d parts of %d bytes: the disk may hold more; raise --keep\n",
-				r.state, r.opts.Keep, r.opts.MaxSize)
+			fmt.Fprintf(r.opts.Log, "kwrec: keep: warning: a budget of %d parts of %d bytes cannot hold the newest whole part, the part being written and the state: the disk may hold more; raise --keep or --max-size\n",
+				r.opts.Keep, r.opts.MaxSize)
 		}
 		k += drop
 	}
