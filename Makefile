@@ -54,7 +54,7 @@ bench:
 ## soak: target 12, record --keep on a loaded control plane for SOAKFOR (default 20m) within
 ## SOAKBUDGET (default 5MB); issue 27 asks for SOAKFOR=2h SOAKBUDGET=50MB.
 soak:
-	KWREC_BENCH_SOAK_FOR=$(or $(SOAKFOR),20m) KWREC_BENCH_SOAK_BUDGET=$(or $(SOAKBUDGET),5MB) \
+	export KUBEBUILDER_ASSETS="$(ASSETS)"; KWREC_BENCH_SOAK_FOR=$(or $(SOAKFOR),20m) KWREC_BENCH_SOAK_BUDGET=$(or $(SOAKBUDGET),5MB) \
 	  $(GO) test -run '^$$' -bench RetentionSoak -benchtime 1x -timeout 4h ./internal/testkit/benchmarks/
 
 ## fuzz-live: the differential fuzzer (TestLiveDifferentialFuzz) at FUZZSEEDS (default 500)

@@ -238,18 +238,21 @@
 // first part read without the others ([NewReader], or the others gone)
 // reads as a recording cut where it ends.
 //
-// kwrec record --keep deletes the oldest parts while it records. First
-// it rewrites the oldest part it keeps, k, as a rebased part: its header
-// says "rebased":true, and it starts with the state at its start (a list
-// of every recorded collection) and holds the interactions still open
-// then, their lines before the part dropped where the state holds them
-// (a watch's earlier frames) — interaction numbers and offsets as in the
-// recording, so parts k+1 to n read on from it unchanged, and numbers
-// need not start at 1. A rebased part reads alone, and [Parts] reads a
-// recording from its newest rebased part on: the parts k to n, checked
-// consecutive; parts before a rebased one (left by a recorder stopped
-// while it deleted them) are superseded and skipped. Without a rebased
-// part, parts that do not start at 1 are refused ([ErrPart]).
+// kwrec record --keep deletes the oldest parts while it records. A
+// rebased part k makes the parts before it unnecessary: its header says
+// "rebased":true, and it starts with the state (a list of every recorded
+// collection) and the interactions still open then, their lines before
+// it dropped where the state holds them (a watch's earlier frames) —
+// interaction numbers and offsets as in the recording, so the parts
+// after it read on from it unchanged, and numbers need not start at 1.
+// kwrec record --keep writes the state where the oldest part it keeps
+// starts, alone, over the part before it (an earlier kwrec rewrote the
+// oldest kept part itself, the state then its lines: both read alike).
+// A rebased part reads alone, and [Parts] reads a recording from its
+// newest rebased part on: the parts k to n, checked consecutive; parts
+// before a rebased one (left by a recorder stopped while it deleted
+// them) are superseded and skipped. Without a rebased part, parts that
+// do not start at 1 are refused ([ErrPart]).
 //
 // # go-vcr
 //

@@ -42,7 +42,8 @@ type Header struct {
 	Skipped []string
 	// Rebased marks a part of a rotated recording that starts with the
 	// state of every recorded collection at its start (kwrec record
-	// --keep rewrites the oldest part it keeps so): it reads alone, and
+	// --keep writes the state where the oldest part it keeps starts as
+	// such a part, over the part before it): it reads alone, and
 	// [Parts] reads a recording from its newest rebased part on, the
 	// parts before it superseded.
 	Rebased bool

@@ -105,17 +105,23 @@ starts.
 --keep N and --keep-for DURATION bound what a rotated recording keeps on
 disk: once a part starts, the oldest parts beyond the N newest, and those
 whose last line is older than DURATION by the recorder's clock, are
-deleted, the part being written and the one before it always kept. First
-the oldest part kept is rebased: rewritten (atomically) to start with the
-state at its start, a list of every collection recorded (as the
-collection's list request asked, whole in one page, at the resourceVersion
-the deleted parts had reached), the watches open then going on from it;
-its header says "rebased":true. So the kept parts replay, lint and diff as
-a whole recording from that part on: kwrec serve 'rec-*.kwrec.zst'.
-A recorder stopped between the rewrite and the deletion leaves parts
-before the rebased one, which every reader skips. --keep needs at least
-2; neither works with --deltas (a delta may name a frame in a deleted
-part: run kwrec compact on the kept parts instead).`
+dropped, the part being written and the one before it always kept. First
+the state where the oldest part kept starts, a list of every collection
+recorded (as the collection's list request asked, whole in one page, at
+the resourceVersion the dropped parts had reached) and the watches open
+then, going on from it, is written over the part before it, atomically,
+as a rebased part (its header says "rebased":true); then the parts before
+are deleted. So the kept parts replay, lint and diff as a whole recording
+from the rebased part on: kwrec serve 'rec-*.kwrec.zst'. A recorder
+stopped at any moment leaves a whole recording: parts before the rebased
+one, which every reader skips, and perhaps a hidden temporary file.
+With --max-size, --keep N is a budget of N parts, the state included: it
+keeps the newest parts that leave room for the state and the part being
+written (fewer than N when the state takes room), and while it writes the
+next state beside the old one the disk holds at most one part more.
+--keep needs at least 2 (3 for the budget to hold a state); neither works
+with --deltas (a delta may name a frame in a deleted part: run kwrec
+compact on the kept parts instead).`
 
 // recordExample holds the examples of record's --help.
 const recordExample = `  kwrec record configmaps -n default --duration 30s -o cm.kwrec.zst
@@ -161,8 +167,8 @@ func (f *recordFlags) register(cmd *cobra.Command) {
 	fl.BoolVar(&f.all, "all", false, "record every resource that can be listed and watched, in every namespace (or -n's); events and leases only with --include")
 	fl.StringSliceVar(&f.include, "include", nil, "with --all: record these too, of what it leaves out (events, leases)")
 	fl.StringSliceVar(&f.exclude, "exclude", nil, "with --all: leave out these resources or groups (secrets, deploy.apps, coordination.k8s.io; core is the core group)")
-	fl.IntVar(&f.keep, "keep", 0, "with --max-size or --rotate: keep the N newest parts, deleting older ones as the recording goes (at least 2; the oldest kept is rebased to start with the full state)")
-	fl.DurationVar(&f.keepFor, "keep-for", 0, "with --max-size or --rotate: delete the parts whose last line is older than this (24h), by the recorder's clock; the oldest kept is rebased")
+	fl.IntVar(&f.keep, "keep", 0, "with --max-size or --rotate: keep the N newest parts, deleting older ones as the recording goes, after the full state where the oldest kept starts (at least 2; with --max-size, within N parts' bytes, the state included)")
+	fl.DurationVar(&f.keepFor, "keep-for", 0, "with --max-size or --rotate: delete the parts whose last line is older than this (24h), by the recorder's clock, after the full state where the oldest kept starts")
 	fl.BoolVar(&f.deltas, "deltas", false, "write each watch event as a delta against its object's previous version (.zst only): about a third of the size, but every reader holds up to 64 MiB of frames (kwrec compact does this afterwards)")
 }
 
@@ -289,7 +295,7 @@ func startSession(cmd *cobra.Command, f *recordFlags, cfg *rest.Config, skipped 
 	}
 	s := &session{w: w, rec: rec, out: f.outName()}
 	if f.keep > 0 || f.keepFor > 0 {
-		s.ret = newRetention(f.out, f.keep, f.keepFor, cmd.ErrOrStderr())
+		s.ret = newRetention(retentionOptions{Out: f.out, Keep: f.keep, KeepFor: f.keepFor, MaxSize: size, Log: cmd.ErrOrStderr()})
 		s.retStop, s.retDone = make(chan struct{}), make(chan struct{})
 		go s.retain(parts)
 	}
@@ -306,7 +312,7 @@ func (s *session) retain(parts <-chan struct{}) {
 		var expiry <-chan time.Time
 		var timer clock.Timer
 		if d, ok := s.ret.untilExpiry(); ok && !failed {
-			timer = s.ret.clock.NewTimer(d)
+			timer = s.ret.opts.Clock.NewTimer(d)
 			expiry = timer.C()
 		}
 		select {
@@ -327,7 +333,7 @@ func (s *session) retain(parts <-chan struct{}) {
 			failed = true
 			if s.retErr == nil {
 				s.retErr = err
-				fmt.Fprintf(s.ret.log, "kwrec: warning: %v\n", err)
+				fmt.Fprintf(s.ret.opts.Log, "kwrec: warning: %v\n", err)
 			}
 		}
 	}

@@ -29,6 +29,7 @@ type Result struct {
 	// it starts at the recording's start.
 	RV    int64
 	lines []cassettes.Entry
+	head  int          // how many of lines are the state, before the window's
 	lists map[int]bool // the lists of the state, by interaction number
 }
 
@@ -76,6 +77,26 @@ func Rebase(rec *Recording, file string) (*Result, error) {
 	return res, nil
 }
 
+// Base returns the state at the start of the part file of rec (one of
+// the files rec was read from) as a rebased part of its own, numbered
+// one before file: the lines [Rebase] starts file with, without file's.
+// Written over the part before file, it supersedes the parts before it,
+// and file and the parts after it read on from it unchanged: kwrec
+// record --keep writes the state so, which costs the state's bytes and
+// not a part's more.
+func Base(rec *Recording, file string) (*Result, error) {
+	res, err := Rebase(rec, file)
+	if err != nil {
+		return nil, err
+	}
+	if res.Header.Part < 2 {
+		return nil, fmt.Errorf("%s: part %d: no part before it to hold the state at its start", file, res.Header.Part)
+	}
+	res.lines = res.lines[:res.head]
+	res.Header.Part--
+	return res, nil
+}
+
 // carried is an interaction before the window that the cut starts with:
 // a list of the state, an answer carried over, or a watch that goes on.
 type carried struct {
@@ -105,6 +126,7 @@ func (r *Recording) cut(w span, shift bool) (*Result, error) {
 	t := retimer{off: off, at: map[int][2]time.Duration{}, body: map[int]time.Duration{}}
 	kept := map[int]bool{} // the interactions whose lines in the window the cut holds
 	res.addHead(&t, head, kept)
+	res.head = len(res.lines)
 	r.addWindow(res, w, &t, kept)
 	if shift {
 		res.endOpen(&t, w.t2, off)

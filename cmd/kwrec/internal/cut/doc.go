@@ -2,10 +2,11 @@
 // recording between two points as a cassette that starts with the state
 // of every recorded collection at the first point, as each collection's
 // list, then holds every line of the window with its recorded timing.
-// kwrec cut is [Cut]; kwrec record --keep is [Rebase], the same window
-// from the start of the oldest part kept to its end, written over that
-// part so that the recording replays from it once the parts before are
-// deleted.
+// kwrec cut is [Cut]; [Rebase] is the same window from the start of a
+// part to its end, the part rewritten to start with the state, and
+// kwrec record --keep is [Base], that state alone, written over the part
+// before the oldest kept so that the recording replays from it once the
+// parts before are deleted.
 //
 // # Recipe
 //

@@ -2,12 +2,14 @@ package cut_test
 
 import (
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/kwrec/kwrec/cassettes"
 	"github.com/kwrec/kwrec/cmd/kwrec/internal/cut"
@@ -174,5 +176,111 @@ func TestCheckWhole(t *testing.T) {
 				t.Fatalf("got %v\nwant %s", err, tc.want)
 			}
 		})
+	}
+}
+
+func TestBase(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		part int   // the part whose start the state is at
+		read []int // the parts read
+		want string
+	}{{
+		name: "the state before part 3, written over part 2, reads with part 3 as the rebased part 3",
+		part: 3,
+		read: []int{1, 2, 3},
+	}, {
+		name: "the state before part 2, written over part 1, reads with part 2 as the rebased part 2",
+		part: 2,
+		read: []int{1, 2},
+	}, {
+		name: "part 1 has no part before it to hold the state",
+		part: 1,
+		read: []int{1},
+		want: "rec-0001.kwrec: part 1: no part before it to hold the state at its start",
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			ps := parts(t)
+			var names []string
+			for _, k := range tc.read {
+				names = append(names, ps[k-1])
+			}
+			rec, err := cut.Read(names...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rebased, err := cut.Rebase(rec, ps[tc.part-1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := cut.Base(rec, ps[tc.part-1])
+			if tc.want != "" {
+				if err == nil || strings.ReplaceAll(err.Error(), filepath.Dir(ps[0])+string(filepath.Separator), "") != tc.want {
+					t.Fatalf("got %v\nwant %s", err, tc.want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Header.Part != tc.part-1 || !res.Header.Rebased || res.RV != rebased.RV {
+				t.Errorf("header part %d rebased %v at resourceVersion %d; want part %d rebased at %d", res.Header.Part, res.Header.Rebased, res.RV, tc.part-1, rebased.RV)
+			}
+			// The rebased part as the state and the part unchanged.
+			want := filepath.Join(t.TempDir(), "want.kwrec")
+			if err := rebased.Save(want); err != nil {
+				t.Fatal(err)
+			}
+			if err := res.Save(ps[tc.part-2]); err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range ps[:tc.part-2] {
+				os.Remove(p)
+			}
+			got, err := cassettes.Parts(filepath.Join(filepath.Dir(ps[0]), "rec-*.kwrec"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(ps[tc.part-2:], got); d != "" {
+				t.Errorf("parts (-want +got):\n%s", d)
+			}
+			wh, w := entries(t, want)
+			gh, g := entries(t, got[:2]...)
+			if d := cmp.Diff(w, g, cmpopts.IgnoreFields(cassettes.Entry{}, "Line")); d != "" {
+				t.Errorf("lines (-rebased +state and part):\n%s", d)
+			}
+			if d := cmp.Diff(wh.Edits, gh.Edits); d != "" {
+				t.Errorf("header edits (-rebased +state and part):\n%s", d)
+			}
+			rd, err := cut.Read(got...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := rd.CheckWhole(); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+// entries reads the recording names names to its end, interactions open
+// there allowed, and returns its header and lines.
+func entries(t *testing.T, names ...string) (cassettes.Header, []cassettes.Entry) {
+	t.Helper()
+	rd, err := cassettes.Open(names...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	var out []cassettes.Entry
+	for {
+		e, err := rd.Next()
+		if err == io.EOF || errors.Is(err, cassettes.ErrOpenAtEnd) {
+			return rd.Header(), out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, e)
 	}
 }
