@@ -1,0 +1,73 @@
+// Package push makes a recording happen again in a real cluster: it
+// creates the recorded state at a window's start in a target API server,
+// then makes each recorded change at its recorded time (scaled), so that
+// the target's own controllers, scheduler and admission react to it.
+// kwrec push is this package.
+//
+// # Recipe
+//
+//	rec, err := cut.Read("incident.kwrec.zst")
+//	s, err := rec.Script(from, to)                    // the state at from, the changes up to to
+//	plan, err := push.NewPlan(s, push.PlanOptions{})  // roots only
+//	res, err := push.Run(ctx, plan, push.Config{Client: dyn, Speed: 1})
+//
+// # What is pushed
+//
+// With [Roots] (the default), the objects no other recorded object owns
+// (by ownerReferences): Deployments, CronJobs, Services, ConfigMaps, but
+// not the ReplicaSets, Pods or Jobs those own, which the target's
+// controllers make, as SimKube does. With [All], everything, owners
+// before what they own, each ownerReference re-pointed at the UID the
+// target gave the owner: for a target whose controllers are off.
+//
+// Left out always: what the target makes itself ([ClusterMade]: the
+// system namespaces and what is in kube-system, kube-public and
+// kube-node-lease, system: RBAC, the kubernetes Service, every
+// namespace's kube-root-ca.crt and default ServiceAccount, bootstrap
+// flow control, automanaged APIServices).
+//
+// # What is changed on the way
+//
+// [Strip] removes what the target sets: metadata's uid,
+// resourceVersion, creationTimestamp, managedFields, generation,
+// deletionTimestamp, deletionGracePeriodSeconds and selfLink, and a
+// Service's clusterIP and clusterIPs (the target allocates them).
+// ownerReferences to objects not pushed are dropped: the target's
+// garbage collector would delete an object whose owner it cannot find.
+//
+// Status is written through /status after its object where the resource
+// has a status subresource, else with the object. With [Roots] the
+// status of the kinds the target's controllers write is not written at
+// all ([ControllersOwnStatus]: Deployment, ReplicaSet, StatefulSet,
+// DaemonSet, Job, CronJob, Pod, ReplicationController,
+// HorizontalPodAutoscaler, PersistentVolumeClaim, PersistentVolume,
+// Service, Namespace, Node, PodDisruptionBudget).
+//
+// Secrets are pushed as recorded. A recording is redacted by default,
+// so their data values are the redaction marker, not the originals: the
+// Secret exists on the target with the right keys and type, and whatever
+// reads a value reads the marker. Record with --no-redact to push real
+// values (and keep that file safe).
+//
+// # Writes and faults
+//
+// A create is a POST, an update a PUT over the target's current
+// resourceVersion (read just before, as the target's controllers may
+// have written the object since), a delete a DELETE. A write the target
+// refuses (a status it answers: AlreadyExists, Invalid, Forbidden,
+// NotFound for a missing CRD) is named on [Config.Log] and counted by
+// reason; [Skip] goes on, [Stop] ends the push with [ErrRefused]. A
+// write it does not answer (no connection, 5xx) is retried with
+// [Config.Backoff], then ends the push with [ErrTargetGone]. A 429 is
+// client-go's to retry (it waits the Retry-After the server sends, up
+// to 10 times) before the push sees it.
+//
+// # Time
+//
+// The state at the start is made as fast as the target takes it,
+// [Config.Workers] writes at once within a tier of objects that depend
+// on none of each other. The changes are then made one at a time, in
+// recorded order, each at the time it was recorded from the window's
+// start divided by [Config.Speed] (0: at once), on [Config.Clock].
+// Result.Lateness holds how late each one was taken.
+package push
