@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -194,17 +195,20 @@ func (p *pusher) run(ctx context.Context, plan *Plan) error {
 // cfg.Workers at once.
 func (p *pusher) parallel(ctx context.Context, steps []Step) error {
 	var wg sync.WaitGroup
+	var failed atomic.Bool // no step starts after one fails
 	sem := make(chan struct{}, p.cfg.Workers)
 	errs := make([]error, len(steps))
 	for i := range steps {
-		if ctx.Err() != nil {
+		sem <- struct{}{}
+		if ctx.Err() != nil || failed.Load() {
 			break
 		}
-		sem <- struct{}{}
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			errs[i] = p.step(ctx, &steps[i], false)
+			if errs[i] = p.step(ctx, &steps[i], false); errs[i] != nil {
+				failed.Store(true)
+			}
 		}()
 	}
 	wg.Wait()
