@@ -61,7 +61,9 @@ func plan(t *testing.T, mode push.Mode) *push.Plan {
 	return p
 }
 
-func hasStatus(gvr schema.GroupVersionResource) bool { return gvr.Resource != "configmaps" && gvr.Resource != "secrets" }
+func hasStatus(gvr schema.GroupVersionResource) bool {
+	return gvr.Resource != "configmaps" && gvr.Resource != "secrets"
+}
 
 func TestRunWritesThePlan(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -140,11 +142,11 @@ func TestRunOnRefusals(t *testing.T) {
 		pushed  int
 		log     string
 	}{{
-		name: "with skip an object the target already holds is named, counted and skipped, and the rest pushed",
+		name:    "with skip an object the target already holds is named, counted and skipped, and the rest pushed",
 		onError: push.Skip, pushed: 7,
 		log: `kwrec: push: refused: create configmaps shop/settings: AlreadyExists: configmaps "settings" already exists` + "\n",
 	}, {
-		name: "with stop the push ends at the first refusal",
+		name:    "with stop the push ends at the first refusal",
 		onError: push.Stop, pushed: 2,
 		wantErr: `the target refused a write: create configmaps shop/settings: configmaps "settings" already exists (--on-error skip pushes on past refusals)`,
 		log:     `kwrec: push: refused: create configmaps shop/settings: AlreadyExists: configmaps "settings" already exists` + "\n",
