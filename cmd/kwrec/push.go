@@ -402,12 +402,8 @@ func printPlan(w io.Writer, plan *push.Plan, speed float64) {
 		fmt.Fprintf(tw, "%s\t%d\t%d\n", k, counts[k][0], counts[k][1])
 	}
 	tw.Flush()
-	if len(plan.Left) > 0 {
-		var parts []string
-		for _, k := range slices.Sorted(maps.Keys(plan.Left)) {
-			parts = append(parts, fmt.Sprintf("%s %d", k, plan.Left[k]))
-		}
-		fmt.Fprintf(w, "left out: %s\n", strings.Join(parts, ", "))
+	if l := leftOut(plan); l != "" {
+		fmt.Fprintf(w, "left out: %s\n", l)
 	}
 	const first = 10
 	for i, st := range plan.Changes {
@@ -443,11 +439,24 @@ func printResult(w io.Writer, plan *push.Plan, res *push.Result) {
 	fmt.Fprintf(w, "kwrec: push: %s %d of %d write(s) in %v; lateness p50 %v, p99 %v, max %v; errors: %s\n",
 		how, res.Pushed, res.Total, res.Elapsed.Round(time.Millisecond),
 		res.Percentile(50).Round(time.Millisecond), res.Percentile(99).Round(time.Millisecond), res.Percentile(100).Round(time.Millisecond), res.ErrorSummary())
-	if len(plan.Left) > 0 {
-		var parts []string
-		for _, k := range slices.Sorted(maps.Keys(plan.Left)) {
-			parts = append(parts, fmt.Sprintf("%s %d", k, plan.Left[k]))
-		}
-		fmt.Fprintf(w, "kwrec: push: left out: %s\n", strings.Join(parts, ", "))
+	if !res.ChangesAt.IsZero() {
+		// For kwrec diff --from and kwrec cut of a recording of the target.
+		fmt.Fprintf(w, "kwrec: push: changes from %s\n", res.ChangesAt.UTC().Format(time.RFC3339Nano))
 	}
+	if l := leftOut(plan); l != "" {
+		fmt.Fprintf(w, "kwrec: push: left out: %s\n", l)
+	}
+}
+
+// leftOut words what plan leaves out: "cluster's own 188, owned 6,
+// unchanged updates 12", "" for nothing.
+func leftOut(plan *push.Plan) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(plan.Left)) {
+		parts = append(parts, fmt.Sprintf("%s %d", k, plan.Left[k]))
+	}
+	if plan.Unchanged > 0 {
+		parts = append(parts, fmt.Sprintf("unchanged updates %d", plan.Unchanged))
+	}
+	return strings.Join(parts, ", ")
 }

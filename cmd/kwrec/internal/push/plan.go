@@ -79,6 +79,16 @@ type Plan struct {
 	// "excluded" (--include/--exclude), "cluster's own" (see
 	// [ClusterMade]).
 	Left map[string]int
+	// Unchanged counts the recorded updates left out because they
+	// change nothing the push writes: with --roots, most of them, as a
+	// controller's status writes are most of a recording.
+	Unchanged int
+}
+
+// written is what st writes, to tell an update that writes nothing new.
+func written(st *Step) string {
+	b, _ := json.Marshal([]any{st.Object.Object, st.Status})
+	return string(b)
 }
 
 // Mode chooses which recorded objects a push writes.
@@ -134,6 +144,7 @@ func NewPlan(s *cut.Script, opts PlanOptions) (*Plan, error) {
 	depth := depths(objs)
 	nss := map[string]bool{}
 	have := map[string]bool{}
+	last := map[string]string{} // each object's last write as planned
 	for i, st := range objs {
 		st.depth = depth[st.UID]
 		if why := p.leftOut(st, owners, opts); why != "" {
@@ -143,6 +154,14 @@ func NewPlan(s *cut.Script, opts PlanOptions) (*Plan, error) {
 			continue
 		}
 		keep(st, opts.Mode, owners)
+		if id, w := st.GVR.String()+" "+key(st.Namespace, st.Name), written(st); st.Verb == Update && last[id] == w {
+			p.Unchanged++
+			continue
+		} else if st.Verb == Delete {
+			delete(last, id)
+		} else {
+			last[id] = w
+		}
 		if st.Namespace != "" {
 			nss[st.Namespace] = true
 		}

@@ -183,3 +183,43 @@ func TestClusterMade(t *testing.T) {
 		})
 	}
 }
+
+func TestAnUpdateThatChangesNothingPushedIsLeftOut(t *testing.T) {
+	dep := func(rv int64, replicas, ready int) cut.Object {
+		return cut.Object{Group: "apps", Version: "v1", Resource: "deployments", Namespace: "shop", Name: "web", RV: rv,
+			JSON: fmt.Appendf(nil, `{"kind":"Deployment","apiVersion":"apps/v1","metadata":{"name":"web","namespace":"shop","uid":"u1","resourceVersion":"%d"},"spec":{"replicas":%d},"status":{"readyReplicas":%d}}`, rv, replicas, ready)}
+	}
+	s := &cut.Script{Changes: []cut.Change{
+		{At: 1, Type: "ADDED", Object: dep(1, 1, 0)},
+		{At: 2, Type: "MODIFIED", Object: dep(2, 1, 1)}, // the controller's status: nothing --roots writes
+		{At: 3, Type: "MODIFIED", Object: dep(3, 5, 1)},
+		{At: 4, Type: "DELETED", Object: dep(4, 5, 1)},
+		{At: 5, Type: "ADDED", Object: dep(5, 5, 1)},
+		{At: 6, Type: "MODIFIED", Object: dep(6, 5, 5)},
+	}}
+	for _, tc := range []struct {
+		name      string
+		mode      push.Mode
+		want      []string
+		unchanged int
+	}{
+		{"with roots a status-only update is left out", push.Roots,
+			[]string{"1ns create deployments.apps shop/web", "3ns update deployments.apps shop/web", "4ns delete deployments.apps shop/web", "5ns create deployments.apps shop/web"}, 2},
+		{"with all it is pushed", push.All,
+			[]string{"1ns create deployments.apps shop/web", "2ns update deployments.apps shop/web", "3ns update deployments.apps shop/web",
+				"4ns delete deployments.apps shop/web", "5ns create deployments.apps shop/web", "6ns update deployments.apps shop/web"}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := push.NewPlan(s, push.PlanOptions{Mode: tc.mode})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(tc.want, steps(p.Changes)); d != "" {
+				t.Errorf("the changes (-want +got):\n%s", d)
+			}
+			if p.Unchanged != tc.unchanged {
+				t.Errorf("unchanged = %d, want %d", p.Unchanged, tc.unchanged)
+			}
+		})
+	}
+}

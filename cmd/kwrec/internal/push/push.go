@@ -125,6 +125,15 @@ type pusher struct {
 	lag   time.Duration           // the latest change's
 	crds  map[string]bool         // group/resource of the CRDs pushed
 	start time.Time
+	// out serializes the lines of Log and Progress, often one stderr.
+	out sync.Mutex
+}
+
+// say writes line to w, one line at a time whoever writes.
+func (p *pusher) say(w io.Writer, line string) {
+	p.out.Lock()
+	defer p.out.Unlock()
+	fmt.Fprintln(w, line)
 }
 
 // Run pushes plan into the target cfg.Client writes to: the namespaces
@@ -283,7 +292,7 @@ func (p *pusher) step(ctx context.Context, st *Step, tolerate bool) error {
 	p.mu.Lock()
 	p.res.Errors[reason]++
 	p.mu.Unlock()
-	fmt.Fprintf(p.cfg.Log, "kwrec: push: refused: %s: %s: %v\n", st, reason, err)
+	p.say(p.cfg.Log, fmt.Sprintf("kwrec: push: refused: %s: %s: %v", st, reason, err))
 	if p.cfg.OnError == Stop {
 		return fmt.Errorf("%w: %s: %v (--on-error skip pushes on past refusals)", ErrRefused, st, err)
 	}
@@ -477,7 +486,7 @@ func (p *pusher) progress() (stop func()) {
 			case <-done:
 				return
 			case <-t.C():
-				fmt.Fprintln(p.cfg.Progress, p.line())
+				p.say(p.cfg.Progress, p.line())
 			}
 		}
 	}()
@@ -485,7 +494,7 @@ func (p *pusher) progress() (stop func()) {
 		t.Stop()
 		close(done)
 		<-exited
-		fmt.Fprintln(p.cfg.Progress, p.line())
+		p.say(p.cfg.Progress, p.line())
 	}
 }
 

@@ -55,8 +55,12 @@ var systemNamespaces = []string{"default", "kube-system", "kube-public", "kube-n
 // kubernetes with its Endpoints and EndpointSlice; every Namespace's
 // kube-root-ca.crt ConfigMap and default ServiceAccount; the
 // API server's bootstrap FlowSchemas and PriorityLevelConfigurations
-// (annotated apf.kubernetes.io/autoupdate-spec) and its automanaged
-// APIServices. u is an object of group.
+// (annotated apf.kubernetes.io/autoupdate-spec), its automanaged
+// APIServices, RBAC's bootstrap objects (labelled
+// kubernetes.io/bootstrapping=rbac-defaults: the admin, edit, view and
+// cluster-admin ClusterRoles), every IPAddress (the server allocates
+// one for each Service) and the kubernetes ServiceCIDR. u is an object
+// of group.
 func ClusterMade(group string, u *unstructured.Unstructured) bool {
 	kind, ns, name := u.GetKind(), u.GetNamespace(), u.GetName()
 	switch {
@@ -73,6 +77,10 @@ func ClusterMade(group string, u *unstructured.Unstructured) bool {
 	case group == "flowcontrol.apiserver.k8s.io" && u.GetAnnotations()["apf.kubernetes.io/autoupdate-spec"] != "":
 		return true
 	case kind == "APIService" && u.GetLabels()["kube-aggregator.kubernetes.io/automanaged"] != "":
+		return true
+	case u.GetLabels()["kubernetes.io/bootstrapping"] == "rbac-defaults":
+		return true
+	case group == "networking.k8s.io" && (kind == "IPAddress" || kind == "ServiceCIDR" && name == "kubernetes"):
 		return true
 	}
 	return false
