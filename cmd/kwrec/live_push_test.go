@@ -98,6 +98,27 @@ func waitPods(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns str
 	}
 }
 
+// makeState makes what the recording of cp starts with: the namespace
+// shop, a CRD and a custom resource in shop (record --all watches the
+// resources the server has when it starts).
+func makeState(t *testing.T, cp *controlplanetest.ControlPlane) {
+	t.Helper()
+	cs := kubernetes.NewForConfigOrDie(cp.Config)
+	if _, err := cs.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	makeCRD(t, cp)
+	kubectl(t, cp.Kubeconfig, "apply", "-f", "testdata/push/widget.yaml")
+}
+
+// makeCRD makes the CRD of widgets.example.com and waits until it is
+// established.
+func makeCRD(t *testing.T, cp *controlplanetest.ControlPlane) {
+	t.Helper()
+	kubectl(t, cp.Kubeconfig, "apply", "-f", "testdata/all/crd.yaml")
+	kubectl(t, cp.Kubeconfig, "wait", "--for", "condition=established", "--timeout", "60s", "crd/widgets.example.com")
+}
+
 // makeWorkload drives cp as the issue's recording: a Deployment scaled
 // 1 → 5 → 2, each step once the controllers have made its Pods, and a
 // CronJob.
@@ -106,9 +127,6 @@ func makeWorkload(t *testing.T, cp *controlplanetest.ControlPlane) {
 	ctx := t.Context()
 	cs := kubernetes.NewForConfigOrDie(cp.Config)
 	const ns = "shop"
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
 	labels := map[string]string{"app": "web"}
 	pod := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx"}}, RestartPolicy: corev1.RestartPolicyOnFailure}}
@@ -125,7 +143,7 @@ func makeWorkload(t *testing.T, cp *controlplanetest.ControlPlane) {
 	}
 	waitPods(ctx, t, cs, ns, 1)
 	for _, n := range []int32{5, 2} {
-		time.Sleep(time.Second) // the recorded pace: a second between steps
+		time.Sleep(3 * time.Second) // the recorded pace: three seconds between steps
 		s, err := cs.AppsV1().Deployments(ns).GetScale(ctx, "web", metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -160,11 +178,14 @@ func census(t *testing.T, path string) (*push.Census, *cut.Script, *cut.Recordin
 func TestLivePush(t *testing.T) {
 	src := controlplanetest.Start(t)
 	src.StartControllers(t, workloadControllers)
+	makeState(t, src)
 	dir := t.TempDir()
-	source := filepath.Join(dir, "source.kwrec")
+	source, sourceShop := filepath.Join(dir, "source.kwrec"), filepath.Join(dir, "source-shop.kwrec")
 	rec := startRecording(t, src.Kubeconfig, source)
+	recShop := startRecording(t, src.Kubeconfig, sourceShop, "-n", "shop") // for kwrec diff: the namespace alone
 	makeWorkload(t, src)
 	rec.stop(t)
+	recShop.stop(t)
 
 	t.Run("roots only: the target's controllers make the ReplicaSets and Pods, counted as recorded at each change", func(t *testing.T) {
 		tgt := controlplanetest.Start(t)
@@ -202,10 +223,87 @@ func TestLivePush(t *testing.T) {
 		}
 		t.Logf("kwrec push:\n%s", stderr)
 	})
+
+	full := controlplanetest.Start(t) // no controllers
+	t.Run("all: a target without controllers ends in the recorded state, and kwrec diff finds only server-set fields", func(t *testing.T) {
+		// record --all watches what the server serves when it starts: the
+		// CRD is made first so that the recording of the target holds
+		// the widgets. The push leaves it out.
+		makeCRD(t, full)
+		out := filepath.Join(t.TempDir(), "target-shop.kwrec")
+		rec := startRecording(t, full.Kubeconfig, out, "-n", "shop")
+		code, stdout, stderr := pushKwrec(t, source, "--kubeconfig", full.Kubeconfig, "--all", "--speed", "0",
+			"--exclude", "customresourcedefinitions.apiextensions.k8s.io")
+		if code != 0 || !strings.Contains(stderr, "errors: none") {
+			t.Fatalf("kwrec push --all exited with %d:\n%s%s", code, stdout, stderr)
+		}
+		waitPods(t.Context(), t, kubernetes.NewForConfigOrDie(full.Config), "shop", 2)
+		time.Sleep(time.Second) // the recorder's watches deliver the last events
+		rec.stop(t)
+		var o, e bytes.Buffer
+		args := []string{"diff", "--ignore", ".metadata.ownerReferences[].uid", sourceShop, out}
+		if code := runContext(t.Context(), args, streams{strings.NewReader(""), &o, &e}); code != 0 {
+			t.Errorf("kwrec %s exited with %d:\n%s%s", strings.Join(args, " "), code, o.String(), e.String())
+		}
+		want, _, _ := census(t, source)
+		got, gs, _ := census(t, out)
+		w, g := want.At(time.Hour), got.At(gs.Span)
+		for _, kind := range []string{"Deployment", "ReplicaSet", "Pod", "CronJob", "Widget"} {
+			if w[kind] != g[kind] {
+				t.Errorf("the target ends with %d %s, the recording with %d", g[kind], kind, w[kind])
+			}
+		}
+	})
+
+	t.Run("a target that already holds the objects: --on-error stop stops at the first", func(t *testing.T) {
+		code, _, stderr := pushKwrec(t, source, "--kubeconfig", full.Kubeconfig, "--all", "--speed", "0", "--on-error", "stop",
+			"--exclude", "customresourcedefinitions.apiextensions.k8s.io")
+		const want = `kwrec: the target refused a write: create namespaces shop: namespaces "shop" already exists (--on-error skip pushes on past refusals)`
+		if code != 1 || !slices.Contains(strings.Split(stderr, "\n"), want) {
+			t.Errorf("kwrec push --on-error stop exited with %d, want 1 and the line %q:\n%s", code, want, stderr)
+		}
+		if n := strings.Count(stderr, "kwrec: push: refused: "); n != 1 {
+			t.Errorf("%d refusals named, want 1:\n%s", n, stderr)
+		}
+	})
+
+	t.Run("a target that already holds the objects: --on-error skip names and counts each", func(t *testing.T) {
+		code, _, stderr := pushKwrec(t, source, "--kubeconfig", full.Kubeconfig, "--all", "--speed", "0",
+			"--exclude", "customresourcedefinitions.apiextensions.k8s.io")
+		if code != 0 {
+			t.Errorf("kwrec push --on-error skip exited with %d, want 0:\n%s", code, stderr)
+		}
+		for _, want := range []string{
+			`kwrec: push: refused: create namespaces shop: AlreadyExists: namespaces "shop" already exists`,
+			`kwrec: push: refused: create widgets.example.com shop/gadget: AlreadyExists: widgets.example.com "gadget" already exists`,
+		} {
+			if !slices.Contains(strings.Split(stderr, "\n"), want) {
+				t.Errorf("stderr has no line %q:\n%s", want, stderr)
+			}
+		}
+	})
+
+	t.Run("a missing CRD: its custom resource is named and skipped, nothing after it lost", func(t *testing.T) {
+		tgt := controlplanetest.Start(t)
+		code, _, stderr := pushKwrec(t, source, "--kubeconfig", tgt.Kubeconfig, "--all", "--speed", "0",
+			"--exclude", "customresourcedefinitions.apiextensions.k8s.io")
+		if code != 0 {
+			t.Errorf("kwrec push exited with %d, want 0:\n%s", code, stderr)
+		}
+		const refused = `kwrec: push: refused: create widgets.example.com shop/gadget: NotFound: the server could not find the requested resource`
+		if !slices.Contains(strings.Split(stderr, "\n"), refused) || !strings.Contains(stderr, "errors: NotFound 1\n") {
+			t.Errorf("stderr does not name the one refusal %q:\n%s", refused, stderr)
+		}
+		cs := kubernetes.NewForConfigOrDie(tgt.Config)
+		waitPods(t.Context(), t, cs, "shop", 2)
+		if _, err := cs.BatchV1().CronJobs("shop").Get(t.Context(), "nightly", metav1.GetOptions{}); err != nil {
+			t.Errorf("the CronJob, pushed after the refusal, is not on the target: %v", err)
+		}
+	})
 }
 
-// rootChanges returns when s records a Deployment or CronJob created or
-// a Deployment scaled.
+// rootChanges returns when s records a Deployment created or scaled:
+// the steps of the workload, three seconds apart.
 func rootChanges(t *testing.T, s *cut.Script) []time.Duration {
 	t.Helper()
 	var out []time.Duration
@@ -217,7 +315,7 @@ func rootChanges(t *testing.T, s *cut.Script) []time.Duration {
 		}
 		switch k := u.GetKind(); {
 		case k == "CronJob" && c.Type == "ADDED":
-			out = append(out, c.At)
+			// Made with the Deployment: one step of the workload.
 		case k == "Deployment":
 			n, _, _ := unstructured.NestedInt64(u.Object, "spec", "replicas")
 			if old, ok := replicas[u.GetName()]; !ok || old != n {
@@ -226,8 +324,8 @@ func rootChanges(t *testing.T, s *cut.Script) []time.Duration {
 			replicas[u.GetName()] = n
 		}
 	}
-	if len(out) != 4 {
-		t.Fatalf("the recording holds %d creations and scalings of roots, want 4 (a Deployment created, scaled twice, a CronJob created): %v", len(out), out)
+	if len(out) != 3 {
+		t.Fatalf("the recording holds %d creations and scalings of Deployments, want 3 (one created, scaled twice): %v", len(out), out)
 	}
 	return out
 }

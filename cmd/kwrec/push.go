@@ -207,7 +207,7 @@ func pushRun(cmd *cobra.Command, f *pushFlags, in string) error {
 	if err != nil {
 		return err
 	}
-	pcfg := push.Config{Client: dyn, Speed: f.speed, OnError: onError, HasStatus: hasStatus(lists, plan),
+	pcfg := push.Config{Client: dyn, Speed: f.speed, OnError: onError,
 		Workers: f.workers, Log: stderr, Progress: stderr}
 	if f.out == "" {
 		res, err := push.Run(cmd.Context(), plan, pcfg)
@@ -348,37 +348,6 @@ func pushSelection(s *cut.Script, target []*metav1.APIResourceList, sel allSelec
 	return func(group, resource, _ string) bool {
 		return ok[schema.GroupResource{Group: group, Resource: resource}]
 	}, warnings
-}
-
-// hasStatus says which resources have a status subresource: those the
-// target's discovery lists with one, and the custom resources whose CRD
-// the plan pushes with one.
-func hasStatus(lists []*metav1.APIResourceList, plan *push.Plan) func(schema.GroupVersionResource) bool {
-	has := map[schema.GroupResource]bool{}
-	for _, l := range lists {
-		gv, _ := schema.ParseGroupVersion(l.GroupVersion)
-		for _, r := range l.APIResources {
-			if res, ok := strings.CutSuffix(r.Name, "/status"); ok {
-				has[schema.GroupResource{Group: gv.Group, Resource: res}] = true
-			}
-		}
-	}
-	for _, st := range plan.Start {
-		if st.GVR.Group != "apiextensions.k8s.io" || st.GVR.Resource != "customresourcedefinitions" {
-			continue
-		}
-		group, _, _ := unstructured.NestedString(st.Object.Object, "spec", "group")
-		plural, _, _ := unstructured.NestedString(st.Object.Object, "spec", "names", "plural")
-		versions, _, _ := unstructured.NestedSlice(st.Object.Object, "spec", "versions")
-		for _, v := range versions {
-			if m, ok := v.(map[string]any); ok {
-				if _, ok, _ := unstructured.NestedMap(m, "subresources", "status"); ok {
-					has[schema.GroupResource{Group: group, Resource: plural}] = true
-				}
-			}
-		}
-	}
-	return func(gvr schema.GroupVersionResource) bool { return has[gvr.GroupResource()] }
 }
 
 // printPlan prints what --dry-run shows: counts by kind, the first

@@ -49,6 +49,12 @@ type Step struct {
 	Status map[string]any
 	// UID is the object's recorded UID.
 	UID types.UID
+	// MetaWithStatus is set on an update that changes metadata and
+	// status but nothing else: the recorded server took both in one
+	// write to /status (a Deployment's controller sets its revision
+	// annotation with its status), so the push makes it so too, and
+	// PUTs the object only if the target left the metadata out.
+	MetaWithStatus bool
 	// depth is how many recorded owners stand above it.
 	depth int
 }
@@ -83,6 +89,25 @@ type Plan struct {
 	// change nothing the push writes: with --roots, most of them, as a
 	// controller's status writes are most of a recording.
 	Unchanged int
+}
+
+// metaWithStatus reports whether st changes prev's metadata and status
+// and nothing else.
+func metaWithStatus(prev, st *Step) bool {
+	if st.Status == nil || equalJSON(prev.Status, st.Status) {
+		return false
+	}
+	a, b := prev.Object.DeepCopy(), st.Object.DeepCopy()
+	metaA, metaB := a.Object["metadata"], b.Object["metadata"]
+	delete(a.Object, "metadata")
+	delete(b.Object, "metadata")
+	return !equalJSON(metaA, metaB) && equalJSON(a.Object, b.Object)
+}
+
+func equalJSON(a, b any) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return string(x) == string(y)
 }
 
 // written is what st writes, to tell an update that writes nothing new.
@@ -144,7 +169,8 @@ func NewPlan(s *cut.Script, opts PlanOptions) (*Plan, error) {
 	depth := depths(objs)
 	nss := map[string]bool{}
 	have := map[string]bool{}
-	last := map[string]string{} // each object's last write as planned
+	last := map[string]string{}   // each object's last write as planned
+	lastObj := map[string]*Step{} // and the step
 	for i, st := range objs {
 		st.depth = depth[st.UID]
 		if why := p.leftOut(st, owners, opts); why != "" {
@@ -159,8 +185,12 @@ func NewPlan(s *cut.Script, opts PlanOptions) (*Plan, error) {
 			continue
 		} else if st.Verb == Delete {
 			delete(last, id)
+			delete(lastObj, id)
 		} else {
-			last[id] = w
+			if prev := lastObj[id]; prev != nil && st.Verb == Update {
+				st.MetaWithStatus = metaWithStatus(prev, st)
+			}
+			last[id], lastObj[id] = w, st
 		}
 		if st.Namespace != "" {
 			nss[st.Namespace] = true
@@ -245,7 +275,7 @@ func keep(st *Step, mode Mode, owners map[types.UID]bool) {
 	Strip(u)
 	if s, ok := u.Object["status"].(map[string]any); ok {
 		delete(u.Object, "status")
-		if len(s) > 0 && !(mode == Roots && ControllersOwnStatus(st.GVR.Group, st.Kind)) {
+		if len(s) > 0 && !ServerOwnsStatus(st.GVR.Group, st.Kind) && !(mode == Roots && ControllersOwnStatus(st.GVR.Group, st.Kind)) {
 			st.Status = s
 		}
 	}

@@ -52,8 +52,9 @@ type Config struct {
 	Speed float64
 	// OnError is [Skip] (default) or [Stop].
 	OnError OnError
-	// HasStatus reports whether a resource has a status subresource; nil
-	// says none has, so a status is written with its object.
+	// HasStatus reports whether a resource has a status subresource;
+	// nil finds out: the push tries /status, and a 404 there means the
+	// resource has none.
 	HasStatus func(schema.GroupVersionResource) bool
 	// Workers is how many writes of the state at the start run at once;
 	// 0 means 8. Changes are made one at a time, in the recorded order.
@@ -117,14 +118,16 @@ func (r *Result) ErrorSummary() string {
 
 // pusher is one push in progress.
 type pusher struct {
-	cfg   Config
-	clk   clock.WithTicker
-	mu    sync.Mutex
-	res   Result
-	uids  map[types.UID]types.UID // recorded → target
-	lag   time.Duration           // the latest change's
-	crds  map[string]bool         // group/resource of the CRDs pushed
-	start time.Time
+	cfg  Config
+	clk  clock.WithTicker
+	mu   sync.Mutex
+	res  Result
+	uids map[types.UID]types.UID // recorded → target
+	lag  time.Duration           // the latest change's
+	crds map[string]bool         // group/resource of the CRDs pushed
+	// statusless are the resources whose /status answered 404.
+	statusless map[schema.GroupVersionResource]bool
+	start      time.Time
 	// out serializes the lines of Log and Progress, often one stderr.
 	out sync.Mutex
 }
@@ -142,7 +145,8 @@ func (p *pusher) say(w io.Writer, line string) {
 // (Result.Stopped, no error), or on an error wrapping [ErrRefused] (with
 // [Stop]) or [ErrTargetGone]; the Result is what was done either way.
 func Run(ctx context.Context, plan *Plan, cfg Config) (*Result, error) {
-	p := &pusher{cfg: cfg, clk: cfg.Clock, uids: map[types.UID]types.UID{}, crds: map[string]bool{}}
+	p := &pusher{cfg: cfg, clk: cfg.Clock, uids: map[types.UID]types.UID{}, crds: map[string]bool{},
+		statusless: map[schema.GroupVersionResource]bool{}}
 	if p.clk == nil {
 		p.clk = clock.RealClock{}
 	}
@@ -344,11 +348,13 @@ func (p *pusher) crd(gvr schema.GroupVersionResource) bool {
 	return p.crds[gvr.Group+"/"+gvr.Resource]
 }
 
-// write makes one step's write: the object, then its status.
+// write makes one step's write: the object, then its status. The status
+// goes with the object too: a resource without a status subresource
+// keeps it from there, one with it ignores it, and takes it through
+// /status, tried once per resource: a 404 there means it has none.
 func (p *pusher) write(ctx context.Context, st *Step) error {
 	u := p.repoint(st.Object.DeepCopy())
-	hasStatus := p.cfg.HasStatus != nil && p.cfg.HasStatus(st.GVR)
-	if st.Status != nil && !hasStatus {
+	if st.Status != nil {
 		u.Object["status"] = st.Status
 	}
 	ri := p.cfg.Client.Resource(st.GVR).Namespace(st.Namespace)
@@ -356,23 +362,79 @@ func (p *pusher) write(ctx context.Context, st *Step) error {
 	var err error
 	switch st.Verb {
 	case Delete:
-		err = ri.Delete(ctx, st.Name, metav1.DeleteOptions{})
-		return err
+		return ri.Delete(ctx, st.Name, metav1.DeleteOptions{})
 	case Create:
 		got, err = ri.Create(ctx, u, metav1.CreateOptions{FieldManager: FieldManager})
 	case Update:
+		if st.MetaWithStatus && p.hasStatus(st.GVR) {
+			return p.metaWithStatus(ctx, ri, st, u)
+		}
 		got, err = p.update(ctx, ri, u)
 	}
 	if err != nil {
 		return err
 	}
 	p.created(st, got)
-	if st.Status == nil || !hasStatus {
+	if st.Status == nil || !p.hasStatus(st.GVR) {
 		return nil
 	}
-	got.Object["status"] = st.Status
-	_, err = ri.UpdateStatus(ctx, got, metav1.UpdateOptions{FieldManager: FieldManager})
+	err = p.updateStatus(ctx, ri, got, st.Status)
+	if apierrors.IsNotFound(err) {
+		p.mu.Lock()
+		p.statusless[st.GVR] = true
+		p.mu.Unlock()
+		return nil
+	}
 	return err
+}
+
+// metaWithStatus writes u, whose metadata and status changed, through
+// /status, then PUTs it if the target kept the metadata out of that.
+func (p *pusher) metaWithStatus(ctx context.Context, ri dynamic.ResourceInterface, st *Step, u *unstructured.Unstructured) error {
+	cur, err := ri.Get(ctx, u.GetName(), metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	u.SetResourceVersion(cur.GetResourceVersion())
+	if err := p.updateStatus(ctx, ri, u, st.Status); err != nil {
+		return err
+	}
+	got, err := ri.Get(ctx, u.GetName(), metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	if equalJSON(got.GetAnnotations(), st.Object.GetAnnotations()) && equalJSON(got.GetLabels(), st.Object.GetLabels()) {
+		return nil
+	}
+	_, err = p.update(ctx, ri, u)
+	return err
+}
+
+// hasStatus reports whether gvr has a status subresource: as
+// cfg.HasStatus says, else until a write to it answered 404.
+func (p *pusher) hasStatus(gvr schema.GroupVersionResource) bool {
+	if p.cfg.HasStatus != nil {
+		return p.cfg.HasStatus(gvr)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return !p.statusless[gvr]
+}
+
+// updateStatus PUTs status over u's through /status, at the target's
+// current resourceVersion when a controller wrote u since.
+func (p *pusher) updateStatus(ctx context.Context, ri dynamic.ResourceInterface, u *unstructured.Unstructured, status map[string]any) error {
+	for range 3 {
+		u.Object["status"] = status
+		_, err := ri.UpdateStatus(ctx, u, metav1.UpdateOptions{FieldManager: FieldManager})
+		if !apierrors.IsConflict(err) {
+			return err
+		}
+		if u, err = ri.Get(ctx, u.GetName(), metav1.GetOptions{}); err != nil {
+			return err
+		}
+	}
+	return fmt.Errorf("the status of %s %s changed under three updates in a row", u.GetKind(), key(u.GetNamespace(), u.GetName()))
 }
 
 // FieldManager is the field manager of a push's writes.

@@ -35,6 +35,14 @@ var statusByControllers = []string{"Deployment", "ReplicaSet", "StatefulSet", "D
 	"ReplicationController", "HorizontalPodAutoscaler", "PersistentVolumeClaim", "PersistentVolume",
 	"Service", "Namespace", "Node", "PodDisruptionBudget"}
 
+// ServerOwnsStatus reports whether the target's API server itself writes
+// the status of kind: a CustomResourceDefinition's (names accepted,
+// established) and an APIService's (available). A push never writes it.
+func ServerOwnsStatus(group, kind string) bool {
+	return group == "apiextensions.k8s.io" && kind == "CustomResourceDefinition" ||
+		group == "apiregistration.k8s.io" && kind == "APIService"
+}
+
 // ControllersOwnStatus reports whether the target's controllers write the
 // status of kind (of a built-in group): [statusByControllers]. With
 // --roots a push strips such a status; a custom resource's status is
