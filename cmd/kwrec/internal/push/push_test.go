@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -214,4 +215,43 @@ func TestRunStopsCleanlyWhenItsContextEnds(t *testing.T) {
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return lines[len(lines)-1]
+}
+
+func TestRunFindsWhichResourcesHaveAStatusSubresource(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tg := newTarget()
+		// Services have none on this target: /status answers 404.
+		tg.PrependReactor("update", "services", func(a k8stesting.Action) (bool, runtime.Object, error) {
+			if a.GetSubresource() == "status" {
+				return true, nil, apierrors.NewNotFound(schema.GroupResource{Resource: "services"}, "web")
+			}
+			return false, nil, nil
+		})
+		p := plan(t, push.All)
+		p.Changes = nil
+		res, err := push.Run(t.Context(), p, push.Config{Client: tg, Workers: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Errors) != 0 {
+			t.Errorf("errors %s, want none: a 404 of /status means the resource has none", res.ErrorSummary())
+		}
+		want := []string{
+			"0s create namespaces", "0s update namespaces/status",
+			"0s create secrets", "0s create configmaps", "0s create services", // its /status answered 404 before the log
+			"0s create deployments", "0s update deployments/status",
+			"0s create replicasets", "0s update replicasets/status",
+			"0s create pods", "0s update pods/status",
+		}
+		if d := cmp.Diff(want, tg.writes); d != "" {
+			t.Errorf("the writes (-want +got):\n%s", d)
+		}
+		svc, err := tg.Resource(schema.GroupVersionResource{Version: "v1", Resource: "services"}).Namespace("shop").Get(t.Context(), "web", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := svc.Object["status"]; !ok {
+			t.Errorf("the Service was created without its status; want it with the object, as it has no /status")
+		}
+	})
 }
