@@ -35,19 +35,27 @@
 // ownerReferences to objects not pushed are dropped: the target's
 // garbage collector would delete an object whose owner it cannot find.
 //
-// Status is written through /status after its object where the resource
-// has a status subresource, else with the object. With [Roots] the
-// status of the kinds the target's controllers write is not written at
-// all ([ControllersOwnStatus]: Deployment, ReplicaSet, StatefulSet,
-// DaemonSet, Job, CronJob, Pod, ReplicationController,
-// HorizontalPodAutoscaler, PersistentVolumeClaim, PersistentVolume,
-// Service, Namespace, Node, PodDisruptionBudget).
+// Status goes with its object and, where the resource has a status
+// subresource (which ignores it there), through /status after it; the
+// first 404 from a resource's /status says it has none. An update that
+// changes only metadata and status goes through /status alone, as the
+// recorded controller wrote it (a Deployment's revision annotation comes
+// with its status), and is PUT as well only if the target kept the
+// metadata out. With [Roots] the status of the kinds the target's
+// controllers write is not written at all ([ControllersOwnStatus]:
+// Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, CronJob, Pod,
+// ReplicationController, HorizontalPodAutoscaler,
+// PersistentVolumeClaim, PersistentVolume, Service, Namespace, Node,
+// PodDisruptionBudget), and a CustomResourceDefinition's or
+// APIService's never is ([ServerOwnsStatus]). A recorded update that
+// writes nothing new once stripped (with [Roots], most of a
+// controller's writes) is left out of the plan (Plan.Unchanged).
 //
 // Secrets are pushed as recorded. A recording is redacted by default,
-// so their data values are the redaction marker, not the originals: the
-// Secret exists on the target with the right keys and type, and whatever
-// reads a value reads the marker. Record with --no-redact to push real
-// values (and keep that file safe).
+// so every data value is the redaction marker (REDACTED, base64
+// UkVEQUNURUQ=), not the original: the Secret exists on the target with
+// the right keys and type, and whatever reads a value reads the marker.
+// Record with --no-redact to push real values (and keep that file safe).
 //
 // # Writes and faults
 //
