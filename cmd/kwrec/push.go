@@ -79,7 +79,11 @@ named on stderr and counted; --on-error stop ends the push there. A target
 that does not answer is retried with backoff (200ms doubling, 6 tries),
 then the push stops with an error. 429s are retried by client-go, after
 the server's Retry-After. Ctrl-C or SIGTERM stops the push with its
-summary. --qps and --burst are client-go's (kubectl's defaults: 5, 10).
+summary. --qps and --burst are client-go's, 50 and 100 by default as
+record --all's probes (kubectl's discovery takes 50 a second): at
+client-go's own 5 and 10 a push made 5.4 objects a second where kubectl
+apply --server-side made 30 (BENCHMARKS.md), and an update, a GET and a
+PUT, keeps up with 2.5 changes a second.
 
 -o records the target (as kwrec record --all, in-process) while pushing,
 from before the first write to --settle after the last, then prints per
@@ -121,8 +125,8 @@ func (f *pushFlags) register(cmd *cobra.Command) {
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the plan (counts by kind, the first changes, the duration at --speed) and push nothing")
 	fl.StringVarP(&f.out, "output", "o", "", "record the target while pushing into this cassette (.zst: compressed), then compare it with the recording")
 	fl.StringVar(&f.onError, "on-error", "skip", "when the target refuses a write: skip (name it, count it, go on) or stop")
-	fl.Float32Var(&f.qps, "qps", rest.DefaultQPS, "client-go's queries per second toward the target (kubectl's default)")
-	fl.IntVar(&f.burst, "burst", rest.DefaultBurst, "client-go's burst toward the target (kubectl's default)")
+	fl.Float32Var(&f.qps, "qps", 50, "client-go's queries per second toward the target (kubectl's for discovery, record --all's probes')")
+	fl.IntVar(&f.burst, "burst", 100, "client-go's burst toward the target (as record --all's probes)")
 	fl.IntVar(&f.workers, "workers", 8, "writes of the state at the start made at once")
 	fl.DurationVar(&f.settle, "settle", 5*time.Second, "with -o: how long to record after the last write, for the target's controllers to catch up")
 }
