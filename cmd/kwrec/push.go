@@ -117,7 +117,7 @@ func (f *pushFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.from, "from", "", "push from this point, as kwrec cut --from takes it (55m, an RFC 3339 time, rv=RESOURCEVERSION; default: the start)")
 	fl.StringVar(&f.to, "to", "", "push up to this point, as kwrec cut --to takes it (default: the end)")
 	fl.Float64Var(&f.speed, "speed", 1, "scale the recorded times: 1 as recorded, 10 ten times faster, 0 as fast as the target takes the writes")
-	fl.BoolVar(&f.roots, "roots", true, "push only objects no other recorded object owns; the target's controllers make the rest")
+	fl.BoolVar(&f.roots, "roots", true, "push only objects no other recorded object owns; the target's controllers make the rest (--roots=false is --all)")
 	fl.BoolVar(&f.all, "all", false, "push every object, owners first (for a target whose controllers are off)")
 	fl.StringSliceVar(&f.include, "include", nil, "push these too, of what record --all leaves out (events, leases)")
 	fl.StringSliceVar(&f.exclude, "exclude", nil, "leave out these resources or groups, as record --all --exclude names them (secrets, deploy.apps, core)")
@@ -134,10 +134,10 @@ func (f *pushFlags) register(cmd *cobra.Command) {
 // check validates what needs no recording and no cluster.
 func (f *pushFlags) check(cmd *cobra.Command) (push.PlanOptions, push.OnError, error) {
 	var opts push.PlanOptions
-	if f.all {
-		if cmd.Flags().Changed("roots") && f.roots {
-			return opts, 0, errors.New("push --roots and --all: choose one")
-		}
+	if f.all && cmd.Flags().Changed("roots") && f.roots {
+		return opts, 0, errors.New("push --roots and --all: choose one")
+	}
+	if f.all || !f.roots { // --roots=false is --all
 		opts.Mode = push.All
 	}
 	if f.speed < 0 {
