@@ -234,27 +234,52 @@ func (p *pusher) changes(ctx context.Context, steps []Step) error {
 	p.mu.Lock()
 	p.res.ChangesAt = start
 	p.mu.Unlock()
-	for i := range steps {
-		st := &steps[i]
-		var due time.Time
-		if p.cfg.Speed > 0 {
-			due = start.Add(time.Duration(float64(st.At) / p.cfg.Speed))
-			if err := p.sleepUntil(ctx, due); err != nil {
-				return nil // stopped: Run says so
-			}
+	due := func(st *Step) time.Time {
+		if p.cfg.Speed == 0 {
+			return start
 		}
-		if err := p.step(ctx, st, false); err != nil {
+		return start.Add(time.Duration(float64(st.At) / p.cfg.Speed))
+	}
+	for i := 0; i < len(steps); {
+		if err := p.sleepUntil(ctx, due(&steps[i])); err != nil {
+			return nil // stopped: Run says so
+		}
+		j := p.batch(steps, i, due)
+		if err := p.parallel(ctx, steps[i:j]); err != nil {
 			return err
 		}
 		if p.cfg.Speed > 0 {
-			late := max(p.clk.Since(due), 0)
 			p.mu.Lock()
-			p.res.Lateness = append(p.res.Lateness, late)
-			p.lag = late
+			for k := i; k < j; k++ {
+				p.lag = max(p.clk.Since(due(&steps[k])), 0)
+				p.res.Lateness = append(p.res.Lateness, p.lag)
+			}
 			p.mu.Unlock()
 		}
+		i = j
 	}
 	return nil
+}
+
+// batch returns the end of the changes from steps[i] on that may be made
+// at once: updates of distinct objects, all due by now, at most
+// cfg.Workers. A burst of changes recorded at one instant is then not
+// made one after another; creates and deletes, which later changes may
+// depend on (a namespace, an owner's UID), go alone.
+func (p *pusher) batch(steps []Step, i int, due func(*Step) time.Time) int {
+	now := p.clk.Now()
+	seen := map[string]bool{}
+	j := i
+	for j < len(steps) && j-i < p.cfg.Workers {
+		st := &steps[j]
+		id := st.GVR.String() + " " + key(st.Namespace, st.Name)
+		if st.Verb != Update || seen[id] || due(st).After(now) {
+			break
+		}
+		seen[id] = true
+		j++
+	}
+	return max(j, i+1)
 }
 
 // sleepUntil waits on the clock until t, or for ctx.

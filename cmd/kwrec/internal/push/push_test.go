@@ -17,9 +17,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/fake"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/kwrec/kwrec/cmd/kwrec/internal/cut"
 	"github.com/kwrec/kwrec/cmd/kwrec/internal/push"
 )
 
@@ -119,7 +121,7 @@ func TestRunPacesTheChangesBySpeed(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				tg := newTarget()
 				p := plan(t, push.Roots)
-				if _, err := push.Run(t.Context(), p, push.Config{Client: tg, Speed: tc.speed}); err != nil {
+				if _, err := push.Run(t.Context(), p, push.Config{Client: tg, Speed: tc.speed, Workers: 1}); err != nil {
 					t.Fatal(err)
 				}
 				if d := cmp.Diff(tc.want, tg.writes[len(tg.writes)-3:]); d != "" {
@@ -254,4 +256,65 @@ func TestRunFindsWhichResourcesHaveAStatusSubresource(t *testing.T) {
 			t.Errorf("the Service was created without its status; want it with the object, as it has no /status")
 		}
 	})
+}
+
+func TestRunMakesABurstOfUpdatesAtOnce(t *testing.T) {
+	cm := func(name string, rv int64, v string) cut.Object {
+		return cut.Object{Version: "v1", Resource: "configmaps", Namespace: "shop", Name: name, RV: rv,
+			JSON: fmt.Appendf(nil, `{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":%q,"namespace":"shop"},"data":{"v":%q}}`, name, v)}
+	}
+	s := &cut.Script{Start: []cut.Object{cm("a", 1, "0"), cm("b", 2, "0"), cm("c", 3, "0")}}
+	for i, n := range []string{"a", "b", "c"} {
+		s.Changes = append(s.Changes, cut.Change{At: time.Second, Type: "MODIFIED", Object: cm(n, int64(10+i), "1")})
+	}
+	s.Changes = append(s.Changes, cut.Change{At: time.Second, Type: "MODIFIED", Object: cm("a", 13, "2")})
+	for _, tc := range []struct {
+		name    string
+		workers int
+		want    []time.Duration
+	}{
+		{"updates of distinct objects recorded at one instant are made at once, the same object's after", 8,
+			[]time.Duration{10 * time.Millisecond, 10 * time.Millisecond, 10 * time.Millisecond, 20 * time.Millisecond}},
+		{"with one worker they are made one after another", 1,
+			[]time.Duration{10 * time.Millisecond, 20 * time.Millisecond, 30 * time.Millisecond, 40 * time.Millisecond}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				p, err := push.NewPlan(s, push.PlanOptions{Mode: push.All})
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, err := push.Run(t.Context(), p, push.Config{Client: slowUpdates{newTarget()}, Speed: 1, Workers: tc.workers})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if d := cmp.Diff(tc.want, res.Lateness); d != "" {
+					t.Errorf("lateness (-want +got):\n%s", d)
+				}
+			})
+		})
+	}
+}
+
+// slowUpdates is a target that takes 10 ms an update. (The fake client
+// runs its reactors under a mutex, so the wait cannot be one.)
+type slowUpdates struct{ dynamic.Interface }
+
+func (c slowUpdates) Resource(gvr schema.GroupVersionResource) dynamic.NamespaceableResourceInterface {
+	return slowResource{c.Interface.Resource(gvr)}
+}
+
+type slowResource struct {
+	dynamic.NamespaceableResourceInterface
+}
+
+func (r slowResource) Namespace(ns string) dynamic.ResourceInterface {
+	return slowNamespaced{r.NamespaceableResourceInterface.Namespace(ns)}
+}
+
+type slowNamespaced struct{ dynamic.ResourceInterface }
+
+func (r slowNamespaced) Update(ctx context.Context, u *unstructured.Unstructured, opts metav1.UpdateOptions, sub ...string) (*unstructured.Unstructured, error) {
+	time.Sleep(10 * time.Millisecond)
+	return r.ResourceInterface.Update(ctx, u, opts, sub...)
 }
