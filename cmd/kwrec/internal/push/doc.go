@@ -74,8 +74,11 @@
 //
 // The state at the start is made as fast as the target takes it,
 // [Config.Workers] writes at once within a tier of objects that depend
-// on none of each other. The changes are then made one at a time, in
-// recorded order, each at the time it was recorded from the window's
-// start divided by [Config.Speed] (0: at once), on [Config.Clock].
+// on none of each other. The changes are then made in recorded order,
+// each at the time it was recorded from the window's start divided by
+// [Config.Speed] (0: at once), on [Config.Clock]; updates of distinct
+// objects due by then are made at once, up to [Config.Workers] (a burst
+// recorded at one instant is not made one after another), while a
+// create or a delete, which later changes may depend on, goes alone.
 // Result.Lateness holds how late each one was taken.
 package push

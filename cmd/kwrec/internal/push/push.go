@@ -56,8 +56,9 @@ type Config struct {
 	// nil finds out: the push tries /status, and a 404 there means the
 	// resource has none.
 	HasStatus func(schema.GroupVersionResource) bool
-	// Workers is how many writes of the state at the start run at once;
-	// 0 means 8. Changes are made one at a time, in the recorded order.
+	// Workers is how many writes run at once: of the state at the start,
+	// and of updates of distinct objects due together; 0 means 8.
+	// Changes are otherwise made one at a time, in the recorded order.
 	Workers int
 	// Clock paces the changes; nil is the real clock.
 	Clock clock.WithTicker
