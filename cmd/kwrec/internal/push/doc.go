@@ -60,8 +60,9 @@
 // # Writes and faults
 //
 // A create is a POST, an update a PUT over the target's current
-// resourceVersion (read just before, as the target's controllers may
-// have written the object since), a delete a DELETE. A write the target
+// resourceVersion (the one the push last wrote, read again after a 409
+// when the target's controllers wrote the object since), a delete a
+// DELETE. A write the target
 // refuses (a status it answers: AlreadyExists, Invalid, Forbidden,
 // NotFound for a missing CRD) is named on [Config.Log] and counted by
 // reason; [Skip] goes on, [Stop] ends the push with [ErrRefused]. A

@@ -65,6 +65,9 @@ func (s *Step) String() string {
 	return fmt.Sprintf("%s %s %s", s.Verb, resourceName(s.GVR), key(s.Namespace, s.Name))
 }
 
+// id names the object of s among all a push writes.
+func (s *Step) id() string { return s.GVR.String() + " " + key(s.Namespace, s.Name) }
+
 // Plan is what a push writes: the state at the start, in dependency
 // order, then each recorded change at its time.
 type Plan struct {

@@ -126,6 +126,10 @@ type pusher struct {
 	uids map[types.UID]types.UID // recorded → target
 	lag  time.Duration           // the latest change's
 	crds map[string]bool         // group/resource of the CRDs pushed
+	// rvs are the resourceVersions the push last wrote each object at
+	// (by [Step.id]): an update goes over it, and reads the object only
+	// when the target answers that someone wrote it since.
+	rvs map[string]string
 	// statusless are the resources whose /status answered 404.
 	statusless map[schema.GroupVersionResource]bool
 	start      time.Time
@@ -147,7 +151,7 @@ func (p *pusher) say(w io.Writer, line string) {
 // [Stop]) or [ErrTargetGone]; the Result is what was done either way.
 func Run(ctx context.Context, plan *Plan, cfg Config) (*Result, error) {
 	p := &pusher{cfg: cfg, clk: cfg.Clock, uids: map[types.UID]types.UID{}, crds: map[string]bool{},
-		statusless: map[schema.GroupVersionResource]bool{}}
+		statusless: map[schema.GroupVersionResource]bool{}, rvs: map[string]string{}}
 	if p.clk == nil {
 		p.clk = clock.RealClock{}
 	}
@@ -388,6 +392,9 @@ func (p *pusher) write(ctx context.Context, st *Step) error {
 	var err error
 	switch st.Verb {
 	case Delete:
+		p.mu.Lock()
+		delete(p.rvs, st.id())
+		p.mu.Unlock()
 		return ri.Delete(ctx, st.Name, metav1.DeleteOptions{})
 	case Create:
 		got, err = ri.Create(ctx, u, metav1.CreateOptions{FieldManager: FieldManager})
@@ -395,7 +402,7 @@ func (p *pusher) write(ctx context.Context, st *Step) error {
 		if st.MetaWithStatus && p.hasStatus(st.GVR) {
 			return p.metaWithStatus(ctx, ri, st, u)
 		}
-		got, err = p.update(ctx, ri, u)
+		got, err = p.update(ctx, ri, st.id(), u)
 	}
 	if err != nil {
 		return err
@@ -404,7 +411,7 @@ func (p *pusher) write(ctx context.Context, st *Step) error {
 	if st.Status == nil || !p.hasStatus(st.GVR) {
 		return nil
 	}
-	err = p.updateStatus(ctx, ri, got, st.Status)
+	err = p.updateStatus(ctx, ri, st.id(), got, st.Status)
 	if apierrors.IsNotFound(err) {
 		p.mu.Lock()
 		p.statusless[st.GVR] = true
@@ -422,7 +429,7 @@ func (p *pusher) metaWithStatus(ctx context.Context, ri dynamic.ResourceInterfac
 		return err
 	}
 	u.SetResourceVersion(cur.GetResourceVersion())
-	if err := p.updateStatus(ctx, ri, u, st.Status); err != nil {
+	if err := p.updateStatus(ctx, ri, st.id(), u, st.Status); err != nil {
 		return err
 	}
 	got, err := ri.Get(ctx, u.GetName(), metav1.GetOptions{})
@@ -432,7 +439,7 @@ func (p *pusher) metaWithStatus(ctx context.Context, ri dynamic.ResourceInterfac
 	if equalJSON(got.GetAnnotations(), st.Object.GetAnnotations()) && equalJSON(got.GetLabels(), st.Object.GetLabels()) {
 		return nil
 	}
-	_, err = p.update(ctx, ri, u)
+	_, err = p.update(ctx, ri, st.id(), u)
 	return err
 }
 
@@ -449,10 +456,13 @@ func (p *pusher) hasStatus(gvr schema.GroupVersionResource) bool {
 
 // updateStatus PUTs status over u's through /status, at the target's
 // current resourceVersion when a controller wrote u since.
-func (p *pusher) updateStatus(ctx context.Context, ri dynamic.ResourceInterface, u *unstructured.Unstructured, status map[string]any) error {
+func (p *pusher) updateStatus(ctx context.Context, ri dynamic.ResourceInterface, id string, u *unstructured.Unstructured, status map[string]any) error {
 	for range 3 {
 		u.Object["status"] = status
-		_, err := ri.UpdateStatus(ctx, u, metav1.UpdateOptions{FieldManager: FieldManager})
+		got, err := ri.UpdateStatus(ctx, u, metav1.UpdateOptions{FieldManager: FieldManager})
+		if err == nil {
+			p.rv(id, got.GetResourceVersion())
+		}
 		if !apierrors.IsConflict(err) {
 			return err
 		}
@@ -466,21 +476,42 @@ func (p *pusher) updateStatus(ctx context.Context, ri dynamic.ResourceInterface,
 // FieldManager is the field manager of a push's writes.
 const FieldManager = "kwrec-push"
 
-// update PUTs u over the target's object at its current
-// resourceVersion: the target's controllers may have written it since.
-func (p *pusher) update(ctx context.Context, ri dynamic.ResourceInterface, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+// update PUTs u over the target's object at the resourceVersion the push
+// last wrote it at; when the target answers 409 (its controllers wrote
+// it since) or the push never wrote it, it reads the object's first.
+func (p *pusher) update(ctx context.Context, ri dynamic.ResourceInterface, id string, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	rv := p.rv(id, "")
 	for range 3 {
-		cur, err := ri.Get(ctx, u.GetName(), metav1.GetOptions{})
-		if err != nil {
-			return nil, err
+		if rv == "" {
+			cur, err := ri.Get(ctx, u.GetName(), metav1.GetOptions{})
+			if err != nil {
+				return nil, err
+			}
+			rv = cur.GetResourceVersion()
 		}
-		u.SetResourceVersion(cur.GetResourceVersion())
+		u.SetResourceVersion(rv)
 		got, err := ri.Update(ctx, u, metav1.UpdateOptions{FieldManager: FieldManager})
+		if err == nil {
+			p.rv(id, got.GetResourceVersion())
+		}
 		if !apierrors.IsConflict(err) {
 			return got, err
 		}
+		rv = "" // written since: read it again
 	}
 	return nil, fmt.Errorf("%s %s changed under three updates in a row", u.GetKind(), key(u.GetNamespace(), u.GetName()))
+}
+
+// rv returns the resourceVersion the push last wrote object id at, ""
+// when it knows none, and files set as the new one unless "".
+func (p *pusher) rv(id, set string) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	old := p.rvs[id]
+	if set != "" {
+		p.rvs[id] = set
+	}
+	return old
 }
 
 // created files the target's UID of what st made, and a CRD's resource.
@@ -489,6 +520,9 @@ func (p *pusher) created(st *Step, got *unstructured.Unstructured) {
 	defer p.mu.Unlock()
 	if st.UID != "" && got != nil {
 		p.uids[st.UID] = got.GetUID()
+	}
+	if got != nil {
+		p.rvs[st.id()] = got.GetResourceVersion()
 	}
 	if tier(st) == 1 && got != nil {
 		g, _, _ := unstructured.NestedString(got.Object, "spec", "group")
