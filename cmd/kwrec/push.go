@@ -51,7 +51,7 @@ for until established), then the other objects, owners before what they
 own, then ServiceAccounts, Secrets and ConfigMaps before the workloads.
 Changes are made in recorded order, updates of distinct objects due
 together at once (up to --workers): a create is a POST, an update a PUT
-over the target's current version, with the status through /status where
+over the version the push last wrote (read again after a 409), with the status through /status where
 the resource has that subresource, a delete a DELETE.
 
 --roots (the default) pushes only objects no other recorded object owns
@@ -83,8 +83,8 @@ the server's Retry-After. Ctrl-C or SIGTERM stops the push with its
 summary. --qps and --burst are client-go's, 50 and 100 by default as
 record --all's probes (kubectl's discovery takes 50 a second): at
 client-go's own 5 and 10 a push made 5.4 objects a second where kubectl
-apply --server-side made 30 (BENCHMARKS.md), and an update, a GET and a
-PUT, keeps up with 2.5 changes a second.
+apply --server-side made 30 (BENCHMARKS.md). An update is one PUT, two
+requests when the target's controllers wrote the object since.
 
 -o records the target (as kwrec record --all, in-process) while pushing,
 from before the first write to --settle after the last, then prints per
