@@ -95,7 +95,7 @@ inject failures.`,
 		newLintCmd(), newConvertCmd(), newEditCmd(),
 		newRecordCmd(), newReplayCmd(), newServeCmd(), newCtlCmd(), newInjectCmd(), newCompactCmd(),
 		newReportCmd(), newExploreCmd(),
-		newExportCmd(), newDiffCmd(), newCutCmd(),
+		newExportCmd(), newDiffCmd(), newCutCmd(), newPushCmd(),
 	)
 	return root
 }

@@ -50,6 +50,9 @@ type recordFlags struct {
 	exclude       []string
 	keep          int
 	keepFor       time.Duration
+	// onReady, when set, is called once the initial state of every
+	// collection is recorded (kwrec push -o starts pushing then).
+	onReady func()
 }
 
 // recordLong is record's --help text.
@@ -569,6 +572,9 @@ func (rw *recordWatches) count(w *watcher.Watcher[*unstructured.Unstructured], s
 				listed = true
 				if rw.ready.Add(1) == int64(rw.n) {
 					fmt.Fprintf(rw.cmd.ErrOrStderr(), "kwrec: recording: the initial state of %d collection(s) is recorded; watching\n", rw.n)
+					if rw.f.onReady != nil {
+						rw.f.onReady()
+					}
 				}
 			}
 		case watcher.InitApply, watcher.Apply, watcher.Delete:
