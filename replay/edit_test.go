@@ -301,14 +301,7 @@ func TestACutByVerbFailsTheNthWatchAfterItsFirstFrames(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer w.Stop()
-				var got []string
-				for ev := range w.ResultChan() {
-					if st, ok := ev.Object.(*metav1.Status); ok {
-						got = append(got, fmt.Sprintf("%s %d", ev.Type, st.Code))
-						continue
-					}
-					got = append(got, summarize(ev).String())
-				}
+				got := untilEnd(w)
 				want := "[MODIFIED a@101=1]" // then the reset ends the stream
 				if tc.want != "reset" {
 					want = "[MODIFIED a@101=1 " + tc.want + "]"
@@ -355,14 +348,7 @@ func TestACutBeforeTheBookmarkFailsTheNthStreamingListOnceItsInitialEventsAreOut
 					t.Fatal(err)
 				}
 				defer w.Stop()
-				var got []string
-				for ev := range w.ResultChan() {
-					if st, ok := ev.Object.(*metav1.Status); ok {
-						got = append(got, fmt.Sprintf("%s %d", ev.Type, st.Code))
-						continue
-					}
-					got = append(got, summarize(ev).String())
-				}
+				got := untilEnd(w)
 				if fmt.Sprint(got) != tc.want {
 					t.Errorf("the streaming list saw %v, want %s", got, tc.want)
 				}
@@ -378,4 +364,18 @@ func TestACutBeforeTheBookmarkFailsTheNthStreamingListOnceItsInitialEventsAreOut
 			})
 		})
 	}
+}
+
+// untilEnd returns what w sends until it ends: each event summarized, an
+// ERROR as its type and code.
+func untilEnd(w watch.Interface) []string {
+	var got []string
+	for ev := range w.ResultChan() {
+		if st, ok := ev.Object.(*metav1.Status); ok {
+			got = append(got, fmt.Sprintf("%s %d", ev.Type, st.Code))
+			continue
+		}
+		got = append(got, summarize(ev).String())
+	}
+	return got
 }
