@@ -62,38 +62,16 @@ func (s indexSource) frames(in *cassettes.Interaction, from int) (indexIter, err
 	return indexIter{fr}, nil
 }
 
-// scanChunk is how many frames indexSource.scan reads with one pass of
-// [index.Index.ReadFrames], which reuses one buffer for their lines: each
-// pass starts decoding again at a seek point (up to a segment of 4 MiB of
-// text before its first frame) and holds 48 bytes a frame meanwhile.
-const scanChunk = 8192
-
 // scan calls fn(i, data) for frames i = 0 to n-1 of in, in order, until
-// fn fails; data is only valid during the call.
+// fn fails; data is only valid during the call. One pass of
+// [index.Index.Scan] reads them, reusing one buffer for their lines and
+// keeping the frames later deltas copy from.
 func (s indexSource) scan(in *cassettes.Interaction, n int, fn func(int, []byte) error) error {
 	sk := s.skeletons[in]
 	if n > sk.Frames.Len() {
 		return frameMissing(in.ID, sk.Frames.Len())
 	}
-	refs := make([]index.FrameRef, 0, min(n, scanChunk))
-	for from := 0; from < n; from += scanChunk {
-		refs = refs[:0]
-		for i := from; i < min(n, from+scanChunk); i++ {
-			refs = append(refs, index.FrameRef{In: sk, I: i})
-		}
-		next := from
-		err := s.x.ReadFrames(refs, func(k int, f cassettes.Frame) error {
-			if from+k != next { // an interaction's frames are in file order
-				return frameMissing(in.ID, next)
-			}
-			next++
-			return fn(from+k, f.Data)
-		})
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return s.x.Scan(sk, 0, n, func(i int, f cassettes.Frame) error { return fn(i, f.Data) })
 }
 
 // readMany calls fn(k, data) for the frame each ref names, in any order;

@@ -11,13 +11,14 @@ import (
 // of its interaction (see the cassettes package doc, "Object deltas").
 // The index pass gets every frame whole from the cassettes.Reader and
 // notes, per delta that copies, which frame it copies from. Reading a
-// frame back then rebuilds it from its base: a FrameReader keeps the
-// frames it has read that later deltas copy from (at most the Writer's
-// cassettes.WriterOptions.DeltaBudget), so reading an interaction in
+// frame back then rebuilds it from its base: a FrameReader and Scan keep
+// the frames they have read that later deltas copy from (at most the
+// Writer's cassettes.WriterOptions.DeltaBudget), and ReadFrames those
+// that a later frame it reads copies from, so reading an interaction in
 // order never walks a chain; a frame whose base is not at hand (a read
-// from the middle, ReadFrames) rebuilds its chain, at most
-// cassettes.MaxDeltaChain frames, in one forward pass of a cursor of its
-// own.
+// from the middle) rebuilds its chain, at most cassettes.MaxDeltaChain
+// frames, in one forward pass of a cursor of its own, which decodes from
+// a seek point up to the base.
 
 // noteBase records frame i's base, as the Scanner's Base says it (1 + its number,
 // 0: a whole frame).
@@ -95,6 +96,7 @@ func (x *Index) readFrame(c, rc *cursor, in *Interaction, i int, buf []byte, kep
 // file order with c, a cursor other than the one reading the frame
 // that needs it.
 func (x *Index) rebuild(c *cursor, in *Interaction, k int) ([]byte, error) {
+	x.rebuilt.Add(1)
 	chain := []int{k}
 	for b := baseOf(in, k); b != 0; b = baseOf(in, b-1) {
 		chain = append(chain, b-1)

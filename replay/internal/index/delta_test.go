@@ -71,6 +71,17 @@ func TestAnIndexReadsDeltaFramesFromAnywhere(t *testing.T) {
 						}
 					}
 				}
+				for _, from := range []int{0, 500} {
+					err := x.Scan(in, from, in.Frames.Len(), func(i int, fr cassettes.Frame) error {
+						if !bytes.Equal(fr.Data, want.Frames[i].Data) {
+							t.Errorf("Scan from %d: frame %d differs", from, i)
+						}
+						return nil
+					})
+					if err != nil {
+						t.Fatal(err)
+					}
+				}
 				var refs []index.FrameRef
 				for _, i := range rand.New(rand.NewPCG(5, 6)).Perm(in.Frames.Len())[:200] {
 					refs = append(refs, index.FrameRef{In: in, I: i})

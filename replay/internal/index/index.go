@@ -57,6 +57,9 @@ type Index struct {
 	names  []string
 	lines  *cassettefile.Lines
 	closed atomic.Bool
+	// rebuilt counts the delta chains rebuilt from the file (delta.go):
+	// what reading in order avoids.
+	rebuilt atomic.Int64
 }
 
 // source is what a file's bytes are read from: the file, or the bytes of
@@ -384,6 +387,15 @@ func (x *Index) ReadFrames(refs []FrameRef, fn func(k int, f cassettes.Frame) er
 		order[k] = k
 	}
 	sort.SliceStable(order, func(a, b int) bool { return locs[order[a]].off < locs[order[b]].off })
+	// A delta whose base is also named takes it from the pass, kept
+	// until then, instead of rebuilding its chain from the file.
+	needed := map[FrameRef]bool{}
+	for _, r := range refs {
+		if b := baseOf(r.In, r.I); b != 0 {
+			needed[FrameRef{r.In, b - 1}] = true
+		}
+	}
+	kept := map[*Interaction]map[int][]byte{}
 	c, rc := x.cursor(), x.cursor()
 	defer c.close()
 	defer rc.close()
@@ -393,11 +405,57 @@ func (x *Index) ReadFrames(refs []FrameRef, fn func(k int, f cassettes.Frame) er
 		if int64(cap(buf)) < int64(locs[k].n) {
 			buf = make([]byte, locs[k].n)
 		}
-		f, err := x.readFrame(&c, &rc, r.In, r.I, buf, nil)
+		var keep map[int][]byte
+		if len(needed) > 0 {
+			if keep = kept[r.In]; keep == nil {
+				keep = map[int][]byte{}
+				kept[r.In] = keep
+			}
+		}
+		f, err := x.readFrame(&c, &rc, r.In, r.I, buf, keep)
 		if err != nil {
 			return err
 		}
+		if keep != nil && !needed[r] {
+			delete(keep, r.I)
+		}
 		if err := fn(k, f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Scan reads frames from to to-1 (0-based) of in, in order with one
+// forward pass, and calls fn(i, f) with each. f.Data is valid only during
+// the call. A delta takes its base from the pass, kept until then (as a
+// [FrameReader] keeps them: at most the Writer's delta budget), so only a
+// delta whose base comes before from rebuilds a chain. An error from fn
+// stops Scan, which returns it.
+func (x *Index) Scan(in *Interaction, from, to int, fn func(i int, f cassettes.Frame) error) error {
+	if err := x.check(in); err != nil {
+		return err
+	}
+	if from < 0 || from > to || to > in.Frames.Len() {
+		return frameRangeError(in, max(from, to-1), in.Frames.Len())
+	}
+	var kept map[int][]byte
+	if in.bases != nil {
+		kept = map[int][]byte{}
+	}
+	c, rc := x.cursor(), x.cursor()
+	defer c.close()
+	defer rc.close()
+	var buf []byte
+	for i := from; i < to; i++ {
+		if n := int(in.Frames.At(i).n); cap(buf) < n {
+			buf = make([]byte, n)
+		}
+		f, err := x.readFrame(&c, &rc, in, i, buf, kept)
+		if err != nil {
+			return err
+		}
+		if err := fn(i, f); err != nil {
 			return err
 		}
 	}
