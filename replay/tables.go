@@ -108,39 +108,70 @@ type tableForm struct {
 // first time it is asked for of an object that has none: of any object
 // with a printer, else of a write.
 func (vw *views) rowOf(f tableForm, t *timeline.Timeline, o *timeline.Object) table.Version {
-	v := tableVersion(t, o)
-	if f.x.Has(v) || f.p == nil && !o.Ref.W && !o.Ref.Restamp {
-		// Without a printer only a write, or an object that left a
-		// watch's selection, served at a resourceVersion no row was
-		// recorded at, gets a row.
-		return v
-	}
-	raws, err := objects{vw.src}.raws(t, []timeline.Object{*o})
-	if err != nil {
-		return v
-	}
-	if f.p != nil {
-		b, err := vw.codec.Object(t, o, raws[0], false) // the printer reads the object as served
-		if err == nil {
-			f.x.AddPrinted(f.p, v, b, vw.clock.Now())
-		}
-		return v
-	}
-	f.x.AddObject(v, raws[0], vw.clock.Now())
-	return v
+	return vw.rowsOf(f, t, []*timeline.Object{o})[0]
 }
+
+// rowsOf is rowOf of each of objs, the objects whose rows are made read
+// with one pass over the recording: read one at a time, each would
+// decode a segment of a compressed cassette again (a list of a thousand
+// objects of a long recording, a thousand segments).
+func (vw *views) rowsOf(f tableForm, t *timeline.Timeline, objs []*timeline.Object) []table.Version {
+	vs := make([]table.Version, len(objs))
+	var todo []timeline.Object
+	var of []int // the index in objs of each of todo
+	making := map[table.Version]bool{}
+	for i, o := range objs {
+		vs[i] = tableVersion(t, o)
+		if f.x.Has(vs[i]) || f.p == nil && !o.Ref.W && !o.Ref.Restamp || making[vs[i]] {
+			// Without a printer only a write, or an object that left a
+			// watch's selection, served at a resourceVersion no row was
+			// recorded at, gets a row.
+			continue
+		}
+		making[vs[i]] = true
+		todo = append(todo, *o)
+		of = append(of, i)
+	}
+	for len(todo) > 0 {
+		n := min(len(todo), rowBatch)
+		// An object that cannot be read gets no row; the others still do.
+		_ = objects{vw.src}.Each(t, todo[:n], func(k int, raw []byte) error {
+			o, v := objs[of[k]], vs[of[k]]
+			if f.p != nil {
+				b, err := vw.codec.Object(t, o, raw, false) // the printer reads the object as served
+				if err == nil {
+					f.x.AddPrinted(f.p, v, b, vw.clock.Now())
+				}
+				return nil
+			}
+			f.x.AddObject(v, raw, vw.clock.Now())
+			return nil
+		})
+		todo, of = todo[n:], of[n:]
+	}
+	return vs
+}
+
+// rowBatch is how many objects rowsOf reads with one pass.
+const rowBatch = 4096
 
 // tableHasRows reports whether every object a watch sends has a recorded
 // Table row: a watch is served in the Table form whole or not at all (its
 // client then prints plain objects, as it does for a server without
 // server-side printing). Writes to come get theirs when served.
 func (vw *views) tableHasRows(f tableForm, t *timeline.Timeline, steps []timeline.Step) bool {
+	var objs []*timeline.Object
 	for _, s := range steps {
 		o := s.Obj
 		if s.Kind == timeline.StepEvent {
 			o = &s.Ev.Obj
 		}
-		if o != nil && !f.x.Has(vw.rowOf(f, t, o)) {
+		if o != nil {
+			objs = append(objs, o)
+		}
+	}
+	for _, v := range vw.rowsOf(f, t, objs) {
+		if !f.x.Has(v) {
 			return false
 		}
 	}

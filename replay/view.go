@@ -182,10 +182,11 @@ func (vw *views) listView(p *plan, enc encoding, q url.Values, sel timeline.Sele
 	}
 	p.frames = []outFrame{{rv: l.RV, payload: listView{&l}}}
 	if enc.table.x != nil {
-		vs := make([]table.Version, len(l.Items))
+		items := make([]*timeline.Object, len(l.Items))
 		for i := range l.Items {
-			vs[i] = vw.rowOf(enc.table, p.tl, &l.Items[i])
+			items[i] = &l.Items[i]
 		}
+		vs := vw.rowsOf(enc.table, p.tl, items)
 		if b, ok := enc.table.x.List(enc.gv, strconv.FormatInt(l.RV, 10), l.Continue, l.Remaining, vs); ok {
 			p.frames = []outFrame{{rv: l.RV, payload: rawBytes(b)}}
 		}
