@@ -1,6 +1,7 @@
 package replay_test
 
 import (
+	"errors"
 	"io"
 	"path/filepath"
 	"slices"
@@ -64,6 +65,18 @@ func TestOpenReadsCassettesWrittenByEarlierVersions(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestOpenRefusesAFutureVersionByItsVersion(t *testing.T) {
+	path := filepath.Join(compatDir, "future-version.kwrec.zst")
+	want := path + ":1: cassette format version 2 is not supported (this kwrec reads version 1); re-record the cassette or use a kwrec that reads version 2"
+	r, err := replay.Open(path, replay.Options{})
+	if err == nil {
+		r.Close()
+	}
+	if err == nil || err.Error() != want || !errors.Is(err, cassettes.ErrUnsupportedVersion) {
+		t.Errorf("Open: %v\nwant %s (wrapping %v)", err, want, cassettes.ErrUnsupportedVersion)
 	}
 }
 
