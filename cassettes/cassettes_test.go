@@ -197,6 +197,8 @@ func TestMalformedCassettesFailWithAnErrorNamingTheLine(t *testing.T) {
 			`bad:1: not a kwrec cassette: line 1 must be the header {"kwrec":1,...} (see the cassettes package doc for the format)`},
 		{"an unknown version is refused", `{"kwrec":7,"recordedAt":"2026-12-01T00:00:00Z"}` + "\n", cassettes.ErrUnsupportedVersion,
 			"bad:1: cassette format version 7 is not supported (this kwrec reads version 1); re-record the cassette or use a kwrec that reads version 7"},
+		{"a later version's header key does not hide its version", `{"kwrec":2,"recordedAt":"2027-06-01T00:00:00Z","dictionary":"KLUv"}` + "\n", cassettes.ErrUnsupportedVersion,
+			"bad:1: cassette format version 2 is not supported (this kwrec reads version 1); re-record the cassette or use a kwrec that reads version 2"},
 		{"a typo in a header key is named", `{"kwrec":1,"recordAt":"2026-12-01T00:00:00Z"}` + "\n", cassettes.ErrSyntax,
 			`bad:1: bad header: unknown field "recordAt"; expected {"kwrec":1,"recordedAt":"RFC 3339 time",...}`},
 		{"a request without a url", hdr + `{"request":1,"at":"0s","method":"GET"}` + "\n", cassettes.ErrSyntax,

@@ -30,7 +30,8 @@
 //
 //	{"kwrec":1,"recordedAt":"2026-12-01T07:00:00Z","server":"v1.37.2","redactions":["header:Authorization"],"labels":{"scenario":"demo"},"edits":["watch-error:request=2,after=1,code=410"]}
 //
-//	kwrec       format version, required; only 1 is read (else ErrUnsupportedVersion)
+//	kwrec       format version, required; only 1 is read (else ErrUnsupportedVersion,
+//	            whatever other keys the header holds)
 //	recordedAt  RFC 3339 time the recording started
 //	server      the server's gitVersion, optional
 //	redactions  what the recorder removed (empty list: redaction was off)

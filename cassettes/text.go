@@ -115,6 +115,15 @@ func decodeHeader(line []byte) (Header, *ParseError) {
 		return Header{}, &ParseError{Line: 1, Offset: -1, Err: ErrNotCassette,
 			Msg: `not a kwrec cassette: line 1 must be the header {"kwrec":1,...} (see the cassettes package doc for the format)`}
 	}
+	// The version first: a later version's header may hold keys this
+	// one does not know, and is refused as that version, not as a
+	// malformed header.
+	var v struct {
+		Kwrec *int `json:"kwrec"`
+	}
+	if json.Unmarshal(t, &v) == nil && v.Kwrec != nil && *v.Kwrec != Version {
+		return Header{}, unsupportedVersion(*v.Kwrec)
+	}
 	dec := json.NewDecoder(bytes.NewReader(t))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&hl); err != nil {
@@ -124,11 +133,16 @@ func decodeHeader(line []byte) (Header, *ParseError) {
 		return Header{}, &ParseError{Line: 1, Offset: -1, Err: ErrNotCassette, Msg: `not a kwrec cassette: the header has no "kwrec" version`}
 	}
 	if *hl.Kwrec != Version {
-		return Header{}, &ParseError{Line: 1, Offset: -1, Err: ErrUnsupportedVersion,
-			Msg: fmt.Sprintf("cassette format version %d is not supported (this kwrec reads version %d); re-record the cassette or use a kwrec that reads version %d", *hl.Kwrec, Version, *hl.Kwrec)}
+		return Header{}, unsupportedVersion(*hl.Kwrec)
 	}
 	return Header{Version: *hl.Kwrec, RecordedAt: hl.RecordedAt, Server: hl.Server,
 		Redactions: hl.Redactions, Labels: hl.Labels, Edits: hl.Edits, Part: hl.Part, Skipped: hl.Skipped, Rebased: hl.Rebased}, nil
+}
+
+// unsupportedVersion is the error for a header of format version v.
+func unsupportedVersion(v int) *ParseError {
+	return &ParseError{Line: 1, Offset: -1, Err: ErrUnsupportedVersion,
+		Msg: fmt.Sprintf("cassette format version %d is not supported (this kwrec reads version %d); re-record the cassette or use a kwrec that reads version %d", v, Version, v)}
 }
 
 // jsonMsg makes encoding/json's messages read as a cassette's, without

@@ -20,6 +20,32 @@ import (
 // Fixtures are the cassettes in cassettes/testdata that read without error.
 var Fixtures = []string{"list-then-watch.kwrec", "error-and-reset.kwrec", "protobuf-watch.kwrec"}
 
+// Compat are the recordings in cassettes/testdata/compat, written by
+// earlier kwrec versions (its README.md says which, how and why).
+var Compat = []CompatFile{
+	{"pods.kwrec", "compat/pods.kwrec"}, {"binary.kwrec", "compat/binary.kwrec"},
+	{"e070fff-pods.kwrec.zst", "compat/pods.kwrec"}, {"e070fff-binary.kwrec.zst", "compat/binary.kwrec"},
+	{"e070fff-list-then-watch.kwrec.zst", "list-then-watch.kwrec"}, {"e070fff-protobuf-watch.kwrec.zst", "protobuf-watch.kwrec"},
+	{"8337c9e-pods.kwrec.zst", "compat/pods.kwrec"}, {"8337c9e-binary.kwrec.zst", "compat/binary.kwrec"},
+	{"6872f18-binary.kwrec.zst", "compat/binary.kwrec"}, {"6872f18-protobuf-watch.kwrec.zst", "protobuf-watch.kwrec"},
+	{"6872f18-pods-compact.kwrec.zst", "compat/pods.kwrec"},
+	{"18b37eb-pods-deltas.kwrec.zst", "compat/pods.kwrec"}, {"18b37eb-pods-parts-*.kwrec.zst", "compat/pods.kwrec"},
+	{"26a2720-pods-kept-*.kwrec.zst", ""},
+	{"e5ab987-pods-kept-*.kwrec", ""},
+}
+
+// CompatFile is a recording an earlier kwrec wrote.
+type CompatFile struct {
+	// Name is a file in cassettes/testdata/compat, or a rotated
+	// recording's parts there as a pattern, as [cassettes.Load] and
+	// replay.Open take it.
+	Name string
+	// Source is the recording in cassettes/testdata it holds, the same
+	// interactions and frames; empty for a recording record --keep
+	// rebased, which holds the state at its start and what followed.
+	Source string
+}
+
 // Load loads the cassette file path, or the recording a pattern or first
 // part names ([cassettes.Load]), or fails the test.
 func Load(tb testing.TB, path string) *cassettes.Cassette {
