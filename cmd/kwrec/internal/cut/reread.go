@@ -33,7 +33,7 @@ func (r *Recording) reread(n int, fn func(i int, e cassettes.Entry) error) error
 	for i := range n {
 		e, err := rd.Next()
 		if err == io.EOF || errors.Is(err, cassettes.ErrOpenAtEnd) {
-			return fmt.Errorf("%w: it ends before line %d; read it again", ErrChanged, i+1)
+			return fmt.Errorf("%w: %s ends after %d entries, of the %d read: read it again", ErrChanged, rd.File(), i, len(r.lines))
 		}
 		if err != nil {
 			return err
@@ -122,9 +122,9 @@ type readBack struct {
 	frames map[frameKey]bool           // the frames wanted whole
 	tables map[string]*tableRows       // the Table-form rows wanted, by collection path
 
-	got   objBytes                // the objects read
-	whole map[frameKey][]byte     // the frames read
-	n     int                     // how many lines to read: up to the last wanted
+	got   objBytes            // the objects read
+	whole map[frameKey][]byte // the frames read
+	n     int                 // how many lines to read: up to the last wanted
 }
 
 // tableRows gathers the rows of a collection's Table-form lists and
