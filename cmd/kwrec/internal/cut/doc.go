@@ -78,7 +78,7 @@
 // stream them out, holding none: the files must stay until the cut is
 // written. The bound is so about 60 bytes a line of the recording, plus
 // the state's objects and what is carried, whatever the frames' size:
-// 209 MB of peak RSS for a cut of a 1,000,000-event recording of 6.6 KB
+// about 250 MB of peak RSS for a cut of a 1,000,000-event recording of 6.6 KB
 // Pods (6.8 GB of text), where holding the lines took 8.5 GB.
 // [Recording.Script] holds the objects of the window's changes too, as
 // the [Script] it returns does.
