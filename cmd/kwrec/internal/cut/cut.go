@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -28,9 +30,21 @@ type Result struct {
 	// RV is the resourceVersion of the state the cut starts with, 0 when
 	// it starts at the recording's start.
 	RV    int64
-	lines []cassettes.Entry
-	head  int          // how many of lines are the state, before the window's
-	lists map[int]bool // the lists of the state, by interaction number
+	head  []cassettes.Entry // the lines the cut starts with: the state, what is carried
+	lists map[int]bool      // the lists of the state, by interaction number
+	win   *window           // the window's lines, read again from the recording; nil for none
+	tail  []cassettes.Entry // the ends of what is open at the window's end
+}
+
+// window is the lines of a cut after its head: those of rec in w, of
+// the interactions that start in it and of those kept says go on in it,
+// retimed by t. t and kept are as the head leaves them; each read of the
+// window starts from a copy.
+type window struct {
+	rec  *Recording
+	w    span
+	t    retimer
+	kept map[int]bool
 }
 
 // Cut returns the window of rec from from to to (see the package doc):
@@ -51,7 +65,7 @@ func Cut(rec *Recording, from, to timepoint.Point) (*Result, error) {
 func Rebase(rec *Recording, file string) (*Result, error) {
 	w := span{from: -1}
 	for i := range rec.lines {
-		if rec.lines[i].file != file {
+		if rec.fileOf(&rec.lines[i]) != file {
 			continue
 		}
 		if w.from < 0 {
@@ -92,7 +106,7 @@ func Base(rec *Recording, file string) (*Result, error) {
 	if res.Header.Part < 2 {
 		return nil, fmt.Errorf("%s: part %d: no part before it to hold the state at its start", file, res.Header.Part)
 	}
-	res.lines = res.lines[:res.head]
+	res.win, res.tail = nil, nil
 	res.Header.Part--
 	return res, nil
 }
@@ -105,6 +119,8 @@ type carried struct {
 	in   *cassettes.Interaction // what to write: request, response, frames, end
 	from *iv                    // the interaction that goes on in the window, else nil
 	list bool                   // a list of the state
+	of   *iv                    // the interaction whose frames in holds, read back
+	n    int                    // how many of them
 }
 
 // cut makes the window w of r; shift moves its start to w.t1 and ends
@@ -123,12 +139,17 @@ func (r *Recording) cut(w span, shift bool) (*Result, error) {
 		off = w.t1
 		res.Header.RecordedAt = r.Header.RecordedAt.Add(off)
 	}
-	t := retimer{off: off, at: map[int][2]time.Duration{}, body: map[int]time.Duration{}}
+	t := retimer{off: off, at: map[int][2]time.Duration{}, body: map[int]time.Duration{}, lat: map[int]time.Duration{}}
 	kept := map[int]bool{} // the interactions whose lines in the window the cut holds
 	res.addHead(&t, head, kept)
-	res.head = len(res.lines)
-	r.addWindow(res, w, &t, kept)
+	res.win = &window{rec: r, w: w, t: t, kept: kept}
 	if shift {
+		// What is open at the window's end, from what the lines are
+		// (their bytes are not needed).
+		t, kept := res.win.start()
+		for i := w.from; i < w.to; i++ {
+			res.win.step(&t, kept, r.entryOf(i))
+		}
 		res.endOpen(&t, w.t2, off)
 	}
 	res.Header.Edits, res.Dropped = r.carryEdits(w, rv1, off, !shift, res)
@@ -153,53 +174,92 @@ func (res *Result) addHead(t *retimer, head []carried, kept map[int]bool) {
 	for _, c := range head {
 		kept[c.id] = c.from != nil // what goes on in the window
 		res.lists[c.id] = c.list
-		res.lines = append(res.lines, t.request(c.id, c.at, c.in.Request))
+		res.head = append(res.head, t.request(c.id, c.at, c.in.Request))
 		if c.in.Response == nil {
 			continue
 		}
 		if c.from == nil {
 			// Done before the point: as it was answered, at the start.
-			res.lines = append(res.lines, cassettes.Entry{ID: c.id, Response: c.in.Response})
+			res.head = append(res.head, cassettes.Entry{ID: c.id, Response: c.in.Response})
 			for _, f := range c.in.Frames {
-				res.lines = append(res.lines, cassettes.Entry{ID: c.id, Frame: &f})
+				res.head = append(res.head, cassettes.Entry{ID: c.id, Frame: &f})
 			}
 		} else {
-			res.lines = append(res.lines, t.response(c.id, *c.in.Response))
+			res.head = append(res.head, t.response(c.id, *c.in.Response))
 			for _, f := range c.in.Frames {
-				res.lines = append(res.lines, t.frame(c.id, f))
+				res.head = append(res.head, t.frame(c.id, f))
 			}
 		}
 		if c.in.End != nil {
-			res.lines = append(res.lines, cassettes.Entry{ID: c.id, End: c.in.End})
+			res.head = append(res.head, cassettes.Entry{ID: c.id, End: c.in.End})
 			delete(t.at, c.id)
 		}
 	}
 }
 
-// addWindow adds the lines of r in the window w to res, retimed by t:
-// those of the interactions that start in the window, and of those kept
-// says go on in it.
-func (r *Recording) addWindow(res *Result, w span, t *retimer, kept map[int]bool) {
-	for i := w.from; i < w.to; i++ {
-		e := r.lines[i].e
-		switch {
-		case e.Request != nil:
-			kept[e.ID] = true
-			e = t.request(e.ID, e.At, *e.Request)
-		case !kept[e.ID]:
-			continue
-		case e.Response != nil:
-			e = t.response(e.ID, *e.Response)
-		case e.Frame != nil:
-			e = t.frame(e.ID, *e.Frame)
-		case e.End != nil:
-			end := *e.End
-			end.At = max(end.At-t.body[e.ID], 0)
-			e.End = &end
-			delete(t.at, e.ID)
-		}
-		res.lines = append(res.lines, e)
+// start returns copies of the retimer and the interactions kept as the
+// head leaves them, to read the window with.
+func (win *window) start() (retimer, map[int]bool) {
+	t := win.t
+	t.at, t.lat, t.body = maps.Clone(t.at), maps.Clone(t.lat), maps.Clone(t.body)
+	return t, maps.Clone(win.kept)
+}
+
+// step returns line e of the window as the cut holds it, retimed by t,
+// false for a line of an interaction the cut drops: those of the
+// interactions that start in the window, and of those kept says go on
+// in it.
+func (win *window) step(t *retimer, kept map[int]bool, e cassettes.Entry) (cassettes.Entry, bool) {
+	switch {
+	case e.Request != nil:
+		kept[e.ID] = true
+		e = t.request(e.ID, e.At, *e.Request)
+	case !kept[e.ID]:
+		return e, false
+	case e.Response != nil:
+		e = t.response(e.ID, *e.Response)
+	case e.Frame != nil:
+		e = t.frame(e.ID, *e.Frame)
+	case e.End != nil:
+		end := *e.End
+		end.At = max(end.At-t.body[e.ID], 0)
+		e.End = &end
+		delete(t.at, e.ID)
 	}
+	return e, true
+}
+
+// each calls fn with each line of the window in order, read again from
+// the recording, and stops at fn's first error.
+func (win *window) each(fn func(cassettes.Entry) error) error {
+	t, kept := win.start()
+	return win.rec.reread(win.w.to, func(i int, e cassettes.Entry) error {
+		if i < win.w.from {
+			return nil
+		}
+		if e, ok := win.step(&t, kept, e); ok {
+			return fn(e)
+		}
+		return nil
+	})
+}
+
+// entryOf returns line i of r as it was read, a frame without its bytes.
+func (r *Recording) entryOf(i int) cassettes.Entry {
+	l := &r.lines[i]
+	v := r.ivOf(l)
+	e := cassettes.Entry{ID: v.in.ID}
+	switch l.kind {
+	case lineRequest:
+		e.At, e.Request = v.in.At, &v.in.Request
+	case lineResponse:
+		e.Response = v.in.Response
+	case lineFrame:
+		e.Frame = &cassettes.Frame{At: v.ats[l.fr]}
+	case lineEnd:
+		e.End = v.in.End
+	}
+	return e
 }
 
 // endOpen ends as stopped, in ID order, the interactions t holds open,
@@ -213,7 +273,7 @@ func (res *Result) endOpen(t *retimer, t2, off time.Duration) {
 	for _, id := range ids {
 		// From the response, or the request when there is none.
 		base := t.at[id][1] + t.lat[id]
-		res.lines = append(res.lines, cassettes.Entry{ID: id, End: &cassettes.End{At: max(t2-off-base, 0), Reason: cassettes.EndStopped}})
+		res.tail = append(res.tail, cassettes.Entry{ID: id, End: &cassettes.End{At: max(t2-off-base, 0), Reason: cassettes.EndStopped}})
 	}
 }
 
@@ -238,9 +298,6 @@ func (t *retimer) response(id int, r cassettes.Response) cassettes.Entry {
 	base := at[0] + r.Latency
 	r.Latency = max(base-t.off, 0) - at[1]
 	t.body[id] = max(t.off-base, 0)
-	if t.lat == nil {
-		t.lat = map[int]time.Duration{}
-	}
 	t.lat[id] = r.Latency
 	return cassettes.Entry{ID: id, Response: &r}
 }
@@ -259,6 +316,9 @@ func (r *Recording) before(w span, rv1 int64) ([]carried, error) {
 		return nil, nil
 	}
 	p := r.sortBefore(w, rv1)
+	if err := r.readBack(p, rv1); err != nil {
+		return nil, err
+	}
 	// kubectl's Table form first, each in its own list's place: kubectl
 	// get prints the state with the columns the server printed.
 	for _, t := range r.tlList {
@@ -266,7 +326,7 @@ func (r *Recording) before(w span, rv1 int64) ([]carried, error) {
 		if tmpl == nil || t.Broken() != "" || t.Oldest() > rv1 {
 			continue
 		}
-		if in, ok := r.tableListOf(t, tmpl, rv1, r.Header.RecordedAt.Add(w.t1)); ok {
+		if in, ok := r.tableListOf(t, tmpl, rv1, r.Header.RecordedAt.Add(w.t1), p.back); ok {
 			p.taken[tmpl] = true
 			p.head = append(p.head, carried{id: tmpl.in.ID, at: tmpl.in.At, in: in, list: true})
 		}
@@ -300,21 +360,54 @@ type prefix struct {
 	taken     map[*iv]bool               // carried, or a place taken
 	lastOf    map[*timeline.Timeline]*iv // each collection's last list, else watch
 	lastTable map[string]*iv             // each collection's last list in kubectl's Table form
+	back      *readBack                  // the bytes the cut reads back
+}
+
+// readBack reads back the bytes the cut of p writes: the frames of what
+// it carries, then those of the objects of every collection's state at
+// rv1 and the rows of its Table form, for the collections with a list
+// before the point to take the place of.
+func (r *Recording) readBack(p *prefix, rv1 int64) error {
+	b := newReadBack()
+	for _, c := range p.head {
+		b.wantFrames(c.id, c.n)
+	}
+	for _, t := range r.tlList {
+		if t.Broken() != "" || t.Oldest() > rv1 || p.lastOf[t] == nil && p.lastTable[t.Path] == nil {
+			continue
+		}
+		b.wantState(t, rv1)
+		if p.lastTable[t.Path] != nil {
+			b.wantTable(t.Path)
+		}
+	}
+	if err := b.read(r); err != nil {
+		return err
+	}
+	for i := range p.head {
+		if c := &p.head[i]; c.n > 0 {
+			c.in.Frames = b.framesOf(c.of, c.n)
+		}
+	}
+	p.back = b
+	return nil
 }
 
 // sortBefore sorts the interactions before w's point.
 func (r *Recording) sortBefore(w span, rv1 int64) *prefix {
 	p := &prefix{taken: map[*iv]bool{}, lastOf: map[*timeline.Timeline]*iv{}, lastTable: map[string]*iv{}}
 	lastAnswer := map[string]*iv{} // carried answers by request
+	before, _ := r.frameCounts(w)
 	for _, v := range r.order {
 		if v.req >= w.from {
 			break
 		}
 		if v.end < 0 || v.end >= w.from {
 			// Open at the point: it goes on in the window.
-			c := carried{id: v.in.ID, at: v.in.At, in: r.soFar(v, w.from), from: v}
+			c := carried{id: v.in.ID, at: v.in.At, in: r.soFar(v, w.from), from: v, of: v, n: before[v.in.ID]}
 			if (v.stream != nil || v.table) && v.watch {
 				goesOn(c.in, rv1)
+				c.n = 0
 			}
 			p.head = append(p.head, c)
 			p.taken[v] = true
@@ -339,7 +432,8 @@ func (r *Recording) sortBefore(w span, rv1 int64) *prefix {
 		p.free = append(p.free, v)
 	}
 	for _, v := range lastAnswer {
-		p.head = append(p.head, carried{id: v.in.ID, at: v.in.At, in: v.in})
+		in := *v.in
+		p.head = append(p.head, carried{id: v.in.ID, at: v.in.At, in: &in, of: v, n: v.Len()})
 	}
 	slices.SortFunc(p.free, func(a, b *iv) int { return a.in.ID - b.in.ID })
 	return p
@@ -371,14 +465,14 @@ func (r *Recording) placeList(p *prefix, t *timeline.Timeline, w span, rv1 int64
 		case slot != nil:
 		case !tmpl.watch:
 			return true, nil // the list in progress at the point holds the state
-		case r.streamInitial(p.head, tmpl, w.t1, rv1) == nil:
+		case r.streamInitial(p, tmpl, w.t1, rv1) == nil:
 			return true, nil // the watch that goes on sends the state first
 		default:
 			return false, fmt.Errorf("no interaction number before the window is free for the list of %s at resourceVersion %d: cut at another point", t.Path, rv1)
 		}
 	}
 	p.taken[slot] = true
-	in, err := listOf(t, tmpl, rv1)
+	in, err := listOf(t, tmpl, rv1, p.back.got)
 	if err != nil {
 		return false, err
 	}
@@ -403,29 +497,15 @@ func answer(v *iv) bool {
 	return !ok
 }
 
-// soFar returns v as its lines before line from hold it.
+// soFar returns v as its lines before line from hold it, its frames
+// left to read back.
 func (r *Recording) soFar(v *iv, from int) *cassettes.Interaction {
 	in := *v.in
 	in.Frames, in.End = nil, nil
-	for i := v.req; i < from; i++ {
-		if l := &r.lines[i]; l.in == v && l.e.Frame != nil {
-			in.Frames = append(in.Frames, *l.e.Frame)
-		}
-	}
-	if l := r.responseLine(v); l < 0 || l >= from {
+	if v.resp < 0 || v.resp >= from {
 		in.Response = nil
 	}
 	return &in
-}
-
-// responseLine returns the line of v's response, -1 for none.
-func (r *Recording) responseLine(v *iv) int {
-	for i := v.req + 1; i < len(r.lines); i++ {
-		if l := &r.lines[i]; l.in == v && l.e.Response != nil {
-			return i
-		}
-	}
-	return -1
 }
 
 // goesOn makes watch in, as recorded up to the window, start from rv1:
@@ -449,11 +529,11 @@ func goesOn(in *cassettes.Interaction, rv1 int64) {
 // (sendInitialEvents) whose initial events are the state at rv1, sent at
 // the point t1: the place of a list of its collection, when no
 // interaction before the point is free to take one.
-func (r *Recording) streamInitial(head []carried, tmpl *iv, t1 time.Duration, rv1 int64) error {
+func (r *Recording) streamInitial(p *prefix, tmpl *iv, t1 time.Duration, rv1 int64) error {
 	var c *carried
-	for i := range head {
-		if head[i].from == tmpl {
-			c = &head[i]
+	for i := range p.head {
+		if p.head[i].from == tmpl {
+			c = &p.head[i]
 		}
 	}
 	if c == nil || c.in.Response == nil {
@@ -464,7 +544,7 @@ func (r *Recording) streamInitial(head []carried, tmpl *iv, t1 time.Duration, rv
 		return err
 	}
 	q := u.Query()
-	l, raws, err := stateOf(tmpl.tl, q, rv1)
+	l, raws, err := stateOf(tmpl.tl, q, rv1, p.back.got)
 	if err != nil {
 		return err
 	}
@@ -491,24 +571,8 @@ func (r *Recording) streamInitial(head []carried, tmpl *iv, t1 time.Duration, rv
 // (in the Table-form lists and watches of t's path) of the versions the
 // state holds, or made from the objects as of now when not recorded;
 // false when a row can be neither.
-func (r *Recording) tableListOf(t *timeline.Timeline, tmpl *iv, rv1 int64, now time.Time) (*cassettes.Interaction, bool) {
-	x := new(table.Index)
-	bodies := map[*iv][]byte{}
-	for i := range r.lines {
-		l := &r.lines[i]
-		if v := l.in; v.table && v.path == t.Path && l.e.Frame != nil {
-			if v.watch {
-				_ = x.AddWatchEvent(l.e.Frame.Data)
-			} else {
-				bodies[v] = append(bodies[v], l.e.Frame.Data...)
-			}
-		}
-	}
-	for _, v := range r.order {
-		if b := bodies[v]; b != nil {
-			_ = x.AddList(b)
-		}
-	}
+func (r *Recording) tableListOf(t *timeline.Timeline, tmpl *iv, rv1 int64, now time.Time, b *readBack) (*cassettes.Interaction, bool) {
+	x := &b.tables[t.Path].x
 	u, err := url.Parse(tmpl.in.Request.URL)
 	if err != nil {
 		return nil, false
@@ -516,7 +580,7 @@ func (r *Recording) tableListOf(t *timeline.Timeline, tmpl *iv, rv1 int64, now t
 	q := u.Query()
 	q.Del("continue")
 	u.RawQuery = q.Encode()
-	l, raws, err := stateOf(t, q, rv1)
+	l, raws, err := stateOf(t, q, rv1, b.got)
 	if err != nil {
 		return nil, false
 	}
@@ -547,36 +611,36 @@ func (r *Recording) tableListOf(t *timeline.Timeline, tmpl *iv, rv1 int64, now t
 }
 
 // stateOf returns the objects of t at rv1 a request with query q selects,
-// and their recorded bytes.
-func stateOf(t *timeline.Timeline, q url.Values, rv1 int64) (timeline.List, [][]byte, error) {
+// and their recorded bytes, read back in got.
+func stateOf(t *timeline.Timeline, q url.Values, rv1 int64, got objBytes) (timeline.List, [][]byte, error) {
 	sel, err := t.Selector(q, "", nil)
 	if err != nil {
 		return timeline.List{}, nil, fmt.Errorf("the state of %s: %v", t.Path, err)
 	}
 	at := min(rv1, t.Newest())
-	l, err := t.List(url.Values{"resourceVersion": {strconv.FormatInt(at, 10)}, "resourceVersionMatch": {"Exact"}}, sel)
+	l, err := t.List(stateQuery(at), sel)
 	if err != nil {
 		return l, nil, fmt.Errorf("the state of %s at resourceVersion %d: %v", t.Path, at, err)
 	}
 	l.RV = rv1
 	raws := make([][]byte, len(l.Items))
 	for i, o := range l.Items {
-		if o.Ref.In != nil {
-			raws[i], err = o.Ref.Of(o.Ref.In.Frames[o.Ref.I].Data)
-		} else {
-			raws[i], err = t.Bytes(o.Ref)
-		}
-		if err != nil {
+		if raws[i], err = got.of(t, o.Ref); err != nil {
 			return l, nil, err
 		}
 	}
 	return l, raws, nil
 }
 
+// stateQuery is the query of a list of a timeline's objects at rv.
+func stateQuery(rv int64) url.Values {
+	return url.Values{"resourceVersion": {strconv.FormatInt(rv, 10)}, "resourceVersionMatch": {"Exact"}}
+}
+
 // listOf returns the list of t at rv1 as the recorded list (or watch)
 // tmpl asked for it: its path and query (selectors, limit; the list
 // whole, in one page), its Accept, its encoding.
-func listOf(t *timeline.Timeline, tmpl *iv, rv1 int64) (*cassettes.Interaction, error) {
+func listOf(t *timeline.Timeline, tmpl *iv, rv1 int64, got objBytes) (*cassettes.Interaction, error) {
 	u, err := url.Parse(tmpl.in.Request.URL)
 	if err != nil {
 		return nil, err
@@ -590,7 +654,7 @@ func listOf(t *timeline.Timeline, tmpl *iv, rv1 int64) (*cassettes.Interaction, 
 		q.Del(k)
 	}
 	u.RawQuery = q.Encode()
-	l, raws, err := stateOf(t, q, rv1)
+	l, raws, err := stateOf(t, q, rv1, got)
 	if err != nil {
 		return nil, err
 	}
@@ -614,28 +678,51 @@ func listOf(t *timeline.Timeline, tmpl *iv, rv1 int64) (*cassettes.Interaction, 
 	}, nil
 }
 
-// Write writes the cut to out as opts say (the Writer's numbering kept).
+// each calls fn with each line of the cut in order, the window's read
+// again from the recording, and stops at fn's first error.
+func (res *Result) each(fn func(cassettes.Entry) error) error {
+	for _, e := range res.head {
+		if err := fn(e); err != nil {
+			return err
+		}
+	}
+	if res.win != nil {
+		if err := res.win.each(fn); err != nil {
+			return err
+		}
+	}
+	for _, e := range res.tail {
+		if err := fn(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Write writes the cut to out as opts say (the Writer's numbering kept),
+// reading the window's lines again from the recording's files.
 func (res *Result) Write(out io.Writer, opts cassettes.WriterOptions) error {
 	opts.FlushInterval = time.Hour
 	w, err := cassettes.NewWriter(out, res.Header, opts)
 	if err != nil {
 		return err
 	}
-	for _, e := range res.lines {
+	err = res.each(func(e cassettes.Entry) error {
 		switch {
 		case e.Request != nil:
-			err = w.RequestAs(e.ID, e.At, *e.Request)
+			return w.RequestAs(e.ID, e.At, *e.Request)
 		case e.Response != nil:
-			err = w.Response(e.ID, *e.Response)
+			return w.Response(e.ID, *e.Response)
 		case e.Frame != nil:
-			err = w.Frame(e.ID, *e.Frame)
+			return w.Frame(e.ID, *e.Frame)
 		case e.End != nil:
-			err = w.End(e.ID, *e.End)
+			return w.End(e.ID, *e.End)
 		}
-		if err != nil {
-			w.Close()
-			return err
-		}
+		return nil
+	})
+	if err != nil {
+		w.Close()
+		return err
 	}
 	return w.Close()
 }
@@ -649,19 +736,54 @@ func (res *Result) Save(path string) error {
 
 // Entries returns the cut's lines as a stream, as a [cassettes.Reader]
 // gives a cassette's (Line left 0): to compare a cut without writing it.
-func (res *Result) Entries() *Entries { return &Entries{lines: res.lines} }
+// The window's lines are read again from the recording as they are
+// asked for; Close the stream when not read to its end.
+func (res *Result) Entries() *Entries {
+	next, stop := iter.Pull2(func(yield func(cassettes.Entry, error) bool) {
+		err := res.each(func(e cassettes.Entry) error {
+			if !yield(e, nil) {
+				return errStopped
+			}
+			return nil
+		})
+		if err != nil && err != errStopped {
+			yield(cassettes.Entry{}, err)
+		}
+	})
+	return &Entries{next: next, stop: stop}
+}
+
+// errStopped stops the reading of a cut's lines no one reads on.
+var errStopped = errors.New("stopped")
 
 // Entries streams a cut's lines.
 type Entries struct {
-	lines []cassettes.Entry
-	i     int
+	next func() (cassettes.Entry, error, bool)
+	stop func()
+	err  error
 }
 
-// Next returns the next line, io.EOF after the last.
+// Next returns the next line, io.EOF after the last, or the error that
+// reading the recording again met.
 func (e *Entries) Next() (cassettes.Entry, error) {
-	if e.i >= len(e.lines) {
-		return cassettes.Entry{}, io.EOF
+	if e.err != nil {
+		return cassettes.Entry{}, e.err
 	}
-	e.i++
-	return e.lines[e.i-1], nil
+	l, err, ok := e.next()
+	switch {
+	case !ok:
+		e.err = io.EOF
+	case err != nil:
+		e.err = err
+	default:
+		return l, nil
+	}
+	e.stop()
+	return cassettes.Entry{}, e.err
+}
+
+// Close stops the stream, closing the recording's files.
+func (e *Entries) Close() error {
+	e.stop()
+	return nil
 }

@@ -1,10 +1,13 @@
 package cut
 
 import (
+	"iter"
 	"math"
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/kwrec/kwrec/cassettes"
 
 	"github.com/kwrec/kwrec/replay"
 )
@@ -53,11 +56,12 @@ type editCarrier struct {
 func (r *Recording) frameCounts(w span) (before, in map[int]int) {
 	before, in = map[int]int{}, map[int]int{}
 	for i := range w.to {
-		if l := &r.lines[i]; l.e.Frame != nil {
+		if l := &r.lines[i]; l.kind == lineFrame {
+			id := r.ivOf(l).in.ID
 			if i < w.from {
-				before[l.e.ID]++
+				before[id]++
 			} else {
-				in[l.e.ID]++
+				in[id]++
 			}
 		}
 	}
@@ -68,12 +72,35 @@ func (r *Recording) frameCounts(w span) (before, in map[int]int) {
 // all those it has a request of but the lists of the state.
 func (res *Result) asRecorded() map[int]bool {
 	ids := map[int]bool{}
-	for _, e := range res.lines {
-		if e.Request != nil && !res.lists[e.ID] {
-			ids[e.ID] = true
+	for id := range res.requests() {
+		if !res.lists[id] {
+			ids[id] = true
 		}
 	}
 	return ids
+}
+
+// requests yields the interaction number and request of each request
+// line of res, in order.
+func (res *Result) requests() iter.Seq2[int, *cassettes.Request] {
+	return func(yield func(int, *cassettes.Request) bool) {
+		for _, e := range res.head {
+			if e.Request != nil && !yield(e.ID, e.Request) {
+				return
+			}
+		}
+		if res.win == nil {
+			return
+		}
+		r := res.win.rec
+		for i := res.win.w.from; i < res.win.w.to; i++ {
+			if l := &r.lines[i]; l.kind == lineRequest {
+				if v := r.ivOf(l); !yield(v.in.ID, &v.in.Request) {
+					return
+				}
+			}
+		}
+	}
 }
 
 // carry reports whether the cut keeps edit e, and moves e with the cut:
@@ -145,10 +172,10 @@ func (r *Recording) nth(match string, n int) int {
 // URL path holds match.
 func rankIn(res *Result, match string, id int) int {
 	n := 0
-	for _, e := range res.lines {
-		if e.Request != nil && strings.Contains(pathOf(e.Request.URL), match) {
+	for eid, req := range res.requests() {
+		if strings.Contains(pathOf(req.URL), match) {
 			n++
-			if e.ID == id {
+			if eid == id {
 				return n
 			}
 		}

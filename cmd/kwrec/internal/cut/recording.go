@@ -15,12 +15,17 @@ import (
 	"github.com/kwrec/kwrec/internal/wire"
 )
 
-// Recording is a recording read into memory line by line, in the order
-// its lines were written, with the timelines of its collections.
+// Recording is a recording read line by line, in the order its lines
+// were written, with the timelines of its collections. It holds what
+// each line is (see line) and each interaction's request, response head
+// and end, never a frame's bytes: a cut reads back the bytes it writes
+// (see reread).
 type Recording struct {
 	// Header is the recording's (its first part's, Part 0 when several
 	// parts were read).
 	Header cassettes.Header
+	names  []string // as Read was given them, to read the lines again
+	files  []string // the files lines were read from
 	lines  []line
 	ivs    map[int]*iv
 	order  []*iv // by ID
@@ -29,21 +34,48 @@ type Recording struct {
 	end    time.Duration
 }
 
-// line is one entry and when it happened, from the recording's start.
+// line is what a cut knows of one line of the recording: which entry it
+// is, when it happened, where it was read from. 24 bytes, whatever the
+// line holds.
 type line struct {
-	e    cassettes.Entry
-	at   time.Duration
-	mono time.Duration // the latest at of this line and the lines before
-	file string
-	in   *iv
-	fr   int // a frame's index in its interaction
+	mono time.Duration // the latest time, from the recording's start, of this line and the lines before
+	in   int32         // its interaction's index in Recording.order
+	fr   int32         // a frame's index in its interaction, -1 for a line that is no frame
+	file int32         // the index of its file in Recording.files
+	kind lineKind
+}
+
+// lineKind is which of an entry's parts a line is.
+type lineKind uint8
+
+const (
+	lineRequest lineKind = iota
+	lineResponse
+	lineFrame
+	lineEnd
+)
+
+// kindOf returns the kind of line e is.
+func kindOf(e *cassettes.Entry) lineKind {
+	switch {
+	case e.Request != nil:
+		return lineRequest
+	case e.Response != nil:
+		return lineResponse
+	case e.Frame != nil:
+		return lineFrame
+	}
+	return lineEnd
 }
 
 // iv is one interaction and what the cut knows of it.
 type iv struct {
-	in     *cassettes.Interaction
-	req    int // its request line
-	end    int // its end line, -1 while open
+	in     *cassettes.Interaction // request, response and end, no frames (see ats)
+	ats    []time.Duration        // its frames' times: it is the timeline.Frames of in
+	idx    int32                  // its index in Recording.order
+	req    int                    // its request line
+	resp   int                    // its response line, -1 for none
+	end    int                    // its end line, -1 while open
 	q      url.Values
 	path   string
 	tl     *timeline.Timeline
@@ -53,17 +85,28 @@ type iv struct {
 	table  bool // a 200 list or watch of a collection in kubectl's Table form
 }
 
+var _ timeline.Frames = (*iv)(nil)
+
+// Len returns how many frames v has.
+func (v *iv) Len() int { return len(v.ats) }
+
+// At returns when v's frame i came, from its response.
+func (v *iv) At(i int) time.Duration { return v.ats[i] }
+
 // Read reads the recording names names, as [cassettes.Open] takes them:
 // one cassette, or a rotated recording's parts. Interactions open at the
 // end are left open (the parts of a recording still being written end
 // so); a cut line is an error wrapping [cassettes.ErrTruncated].
 func Read(names ...string) (*Recording, error) {
-	rd, err := cassettes.Open(names...)
+	rd, err := openLines(names, false)
 	if err != nil {
 		return nil, err
 	}
 	defer rd.Close()
-	r := &Recording{Header: rd.Header(), ivs: map[int]*iv{}, tls: map[string]*timeline.Timeline{}}
+	r := &Recording{Header: rd.Header(), names: names, ivs: map[int]*iv{}, tls: map[string]*timeline.Timeline{}}
+	if len(rd.files) > 1 {
+		r.Header.Part = 0 // the whole recording's
+	}
 	for {
 		e, err := rd.Next()
 		if err == io.EOF {
@@ -77,54 +120,62 @@ func Read(names ...string) (*Recording, error) {
 		}
 		r.add(e, rd.File())
 	}
-	for _, v := range r.order {
-		if v.stream != nil {
-			for i, f := range v.in.Frames {
-				v.stream.Observe(i, f)
-			}
-		}
-	}
 	for _, t := range r.tlList {
 		t.Seal()
 	}
 	return r, nil
 }
 
-// add files entry e, read from file.
+// add files entry e, read from file: a frame's bytes are observed by its
+// timeline, not kept.
 func (r *Recording) add(e cassettes.Entry, file string) {
-	l := line{e: e, file: file, fr: -1}
 	n := len(r.lines)
-	switch {
-	case e.Request != nil:
+	l := line{fr: -1, kind: kindOf(&e)}
+	if k := len(r.files); k == 0 || r.files[k-1] != file {
+		r.files = append(r.files, file)
+	}
+	l.file = int32(len(r.files) - 1)
+	var at time.Duration
+	switch l.kind {
+	case lineRequest:
 		in := &cassettes.Interaction{ID: e.ID, At: e.At, Request: *e.Request}
-		v := &iv{in: in, req: n, end: -1}
+		v := &iv{in: in, idx: int32(len(r.order)), req: n, resp: -1, end: -1}
 		r.ivs[e.ID] = v
 		r.order = append(r.order, v)
-		l.at = e.At
-	case e.Response != nil:
+		at = e.At
+	case lineResponse:
 		v := r.ivs[e.ID]
-		v.in.Response = e.Response
-		l.at = v.base()
+		v.in.Response, v.resp = e.Response, n
+		at = v.base()
 		r.classify(v)
-	case e.Frame != nil:
+	case lineFrame:
 		v := r.ivs[e.ID]
-		l.fr = len(v.in.Frames)
-		v.in.Frames = append(v.in.Frames, *e.Frame)
-		l.at = v.base() + e.Frame.At
-	case e.End != nil:
+		l.fr = int32(len(v.ats))
+		v.ats = append(v.ats, e.Frame.At)
+		if v.stream != nil {
+			v.stream.Observe(int(l.fr), *e.Frame)
+		}
+		at = v.base() + e.Frame.At
+	case lineEnd:
 		v := r.ivs[e.ID]
 		v.in.End = e.End
 		v.end = n
-		l.at = v.base() + e.End.At
+		at = v.base() + e.End.At
 	}
-	l.in = r.ivs[e.ID]
-	l.mono = l.at
+	l.in = r.ivs[e.ID].idx
+	l.mono = at
 	if n > 0 {
 		l.mono = max(l.mono, r.lines[n-1].mono)
 	}
-	r.end = max(r.end, l.at)
+	r.end = max(r.end, at)
 	r.lines = append(r.lines, l)
 }
+
+// ivOf returns the interaction of line l.
+func (r *Recording) ivOf(l *line) *iv { return r.order[l.in] }
+
+// fileOf returns the file line l was read from.
+func (r *Recording) fileOf(l *line) string { return r.files[l.file] }
 
 // base is when the interaction's response came, else its request.
 func (v *iv) base() time.Duration {
@@ -171,14 +222,15 @@ func (r *Recording) classify(v *iv) {
 		r.tlList = append(r.tlList, t)
 	}
 	v.tl = t
-	v.stream = t.Stream(in, timeline.FramesOf(in), v.q, enc)
+	v.stream = t.Stream(in, v, v.q, enc)
 }
 
 // rvOf returns the resourceVersion line i records, 0 for none.
 func (r *Recording) rvOf(i int) int64 {
 	l := &r.lines[i]
-	if l.fr < 0 || l.in.stream == nil {
+	v := r.ivOf(l)
+	if l.fr < 0 || v.stream == nil {
 		return 0
 	}
-	return l.in.stream.RV(l.fr)
+	return v.stream.RV(int(l.fr))
 }

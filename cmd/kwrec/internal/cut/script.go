@@ -64,6 +64,10 @@ func (r *Recording) Script(from, to timepoint.Point) (*Script, error) {
 		return nil, err
 	}
 	rv1, rv2 := r.maxRV(w.from), r.maxRV(w.to)
+	got, err := r.readScript(rv1, rv2)
+	if err != nil {
+		return nil, err
+	}
 	s := &Script{Span: w.t2 - w.t1}
 	seen := map[string]bool{}
 	for _, t := range r.tlList {
@@ -71,10 +75,10 @@ func (r *Recording) Script(from, to timepoint.Point) (*Script, error) {
 			continue
 		}
 		at := max(rv1, t.Oldest())
-		if err := s.addState(t, at, seen); err != nil {
+		if err := s.addState(t, at, seen, got); err != nil {
 			return nil, err
 		}
-		if err := s.addChanges(t, at, rv2, w.t1, seen); err != nil {
+		if err := s.addChanges(t, at, rv2, w.t1, seen, got); err != nil {
 			return nil, err
 		}
 	}
@@ -86,9 +90,32 @@ func (r *Recording) Script(from, to timepoint.Point) (*Script, error) {
 	return s, nil
 }
 
+// readScript reads back the objects a script of the window from rv1 to
+// rv2 holds: every collection's state at rv1 (or its oldest), and its
+// events after it up to rv2.
+func (r *Recording) readScript(rv1, rv2 int64) (objBytes, error) {
+	b := newReadBack()
+	for _, t := range r.tlList {
+		if t.Broken() != "" {
+			continue
+		}
+		at := max(rv1, t.Oldest())
+		b.wantState(t, at)
+		for i := range t.NumEvents() {
+			if e := t.Event(i); e.RV() > at && e.RV() <= rv2 {
+				b.wantObjects([]timeline.Object{e.Obj})
+			}
+		}
+	}
+	if err := b.read(r); err != nil {
+		return nil, err
+	}
+	return b.got, nil
+}
+
 // addState adds the objects of t at rv to s.Start, those not seen yet.
-func (s *Script) addState(t *timeline.Timeline, rv int64, seen map[string]bool) error {
-	l, raws, err := stateOf(t, url.Values{}, rv)
+func (s *Script) addState(t *timeline.Timeline, rv int64, seen map[string]bool, got objBytes) error {
+	l, raws, err := stateOf(t, url.Values{}, rv, got)
 	if err != nil {
 		return err
 	}
@@ -111,7 +138,7 @@ func (s *Script) addState(t *timeline.Timeline, rv int64, seen map[string]bool) 
 
 // addChanges adds the events of t after rv1 up to rv2 to s.Changes,
 // those not seen yet, timed from t1.
-func (s *Script) addChanges(t *timeline.Timeline, rv1, rv2 int64, t1 time.Duration, seen map[string]bool) error {
+func (s *Script) addChanges(t *timeline.Timeline, rv1, rv2 int64, t1 time.Duration, seen map[string]bool, got objBytes) error {
 	for i := range t.NumEvents() {
 		e := t.Event(i)
 		if e.RV() <= rv1 || e.RV() > rv2 {
@@ -122,7 +149,7 @@ func (s *Script) addChanges(t *timeline.Timeline, rv1, rv2 int64, t1 time.Durati
 			continue
 		}
 		seen[id] = true
-		raw, err := objectBytes(t, &e.Obj)
+		raw, err := got.of(t, e.Obj.Ref)
 		if err != nil {
 			return err
 		}
@@ -136,12 +163,4 @@ func (s *Script) addChanges(t *timeline.Timeline, rv1, rv2 int64, t1 time.Durati
 				Namespace: e.Obj.Namespace(), Name: e.Obj.Name(), RV: e.RV(), JSON: b}})
 	}
 	return nil
-}
-
-// objectBytes returns the recorded bytes of o, as stateOf reads them.
-func objectBytes(t *timeline.Timeline, o *timeline.Object) ([]byte, error) {
-	if o.Ref.In != nil {
-		return o.Ref.Of(o.Ref.In.Frames[o.Ref.I].Data)
-	}
-	return t.Bytes(o.Ref)
 }

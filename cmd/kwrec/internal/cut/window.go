@@ -21,7 +21,7 @@ func (r *Recording) place(p timepoint.Point, start bool) (idx int, at time.Durat
 			if r.rvOf(i) != p.RV {
 				continue
 			}
-			if v := r.lines[i].in; !v.watch && v.end > i {
+			if v := r.ivOf(&r.lines[i]); !v.watch && v.end > i {
 				i = v.end // a list recorded it once it is whole
 			}
 			return i + 1, r.lines[i].mono, nil
