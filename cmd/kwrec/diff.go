@@ -26,7 +26,9 @@ func diffWindow(a, b, from, to string, opts diff.Options) (*diff.Report, error) 
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		srcs[i] = res.Entries()
+		e := res.Entries()
+		defer e.Close() // a compare stopped by an error leaves no reader behind
+		srcs[i] = e
 	}
 	r, err := diff.Compare(srcs[0], srcs[1], opts)
 	if err != nil {
