@@ -99,9 +99,13 @@ func myers(a, b []string) ([]step, bool) {
 	maxD := min(n+m, maxDiffCost)
 	off := maxD + 1
 	v := make([]int, 2*maxD+3)
+	// trace[d] is the frontier before step d on the diagonals step d
+	// reads, -d-1 to d+1 (what backtrack needs): O(D²) ints in all, not
+	// O(D·(n+m)), which a copy of the whole frontier per step took (a
+	// report of 150,000 versions allocated 23 GB so).
 	var trace [][]int
 	for d := 0; d <= maxD; d++ {
-		trace = append(trace, append([]int(nil), v...))
+		trace = append(trace, append([]int(nil), v[off-d-1:off+d+2]...))
 		for k := -d; k <= d; k += 2 {
 			var x int
 			if k == -d || (k != d && v[off+k-1] < v[off+k+1]) {
@@ -115,7 +119,7 @@ func myers(a, b []string) ([]step, bool) {
 			}
 			v[off+k] = x
 			if x >= n && y >= m {
-				return backtrack(trace, off, d, n, m), true
+				return backtrack(trace, d, n, m), true
 			}
 		}
 	}
@@ -123,19 +127,20 @@ func myers(a, b []string) ([]step, bool) {
 }
 
 // backtrack walks the saved frontiers back from (n, m) to (0, 0).
-func backtrack(trace [][]int, off, d, n, m int) []step {
+func backtrack(trace [][]int, d, n, m int) []step {
 	var rev []step
 	x, y := n, m
 	for ; d > 0; d-- {
-		v := trace[d]
+		// The frontier on diagonal k before step d.
+		v := func(k int) int { return trace[d][k+d+1] }
 		k := x - y
 		var pk int
-		if k == -d || (k != d && v[off+k-1] < v[off+k+1]) {
+		if k == -d || (k != d && v(k-1) < v(k+1)) {
 			pk = k + 1
 		} else {
 			pk = k - 1
 		}
-		px := v[off+pk]
+		px := v(pk)
 		py := px - pk
 		for x > px && y > py {
 			x, y = x-1, y-1

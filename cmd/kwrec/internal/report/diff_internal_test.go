@@ -1,6 +1,7 @@
 package report
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -41,4 +42,50 @@ func FuzzDiffLines(f *testing.F) {
 			t.Fatalf("diff(%q, %q) applied gives %q", a, b, strings.Join(got, ""))
 		}
 	})
+}
+
+// TestDiffLinesIsAShortestEditScript: on random texts of a few letters
+// (many equal lines, many ways to align them) the ops rebuild b and skip
+// and insert exactly n+m-2·LCS lines, the fewest there are.
+func TestDiffLinesIsAShortestEditScript(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(1, 2))
+	text := func() []string {
+		l := make([]string, rnd.IntN(14))
+		for i := range l {
+			l[i] = string(rune('a' + rnd.IntN(3)))
+		}
+		return l
+	}
+	for range 2000 {
+		a, b := text(), text()
+		ops := diffLines(a, b)
+		if d := cmp.Diff(b, applyOps(a, ops)); len(b) > 0 && d != "" {
+			t.Fatalf("diff(%q, %q): applying the ops does not give b (-want +got):\n%s", a, b, d)
+		}
+		cost := 0
+		for _, o := range ops {
+			cost += o.skip + len(o.insert)
+		}
+		if want := len(a) + len(b) - 2*lcs(a, b); cost != want {
+			t.Fatalf("diff(%q, %q) skips and inserts %d lines, want %d", a, b, cost, want)
+		}
+	}
+}
+
+// lcs is the length of a and b's longest common subsequence.
+func lcs(a, b []string) int {
+	dp := make([][]int, len(a)+1)
+	for i := range dp {
+		dp[i] = make([]int, len(b)+1)
+	}
+	for i := len(a) - 1; i >= 0; i-- {
+		for j := len(b) - 1; j >= 0; j-- {
+			if a[i] == b[j] {
+				dp[i][j] = dp[i+1][j+1] + 1
+			} else {
+				dp[i][j] = max(dp[i+1][j], dp[i][j+1])
+			}
+		}
+	}
+	return dp[0][0]
 }
