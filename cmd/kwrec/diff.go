@@ -16,7 +16,7 @@ func diffWindow(a, b, from, to string, opts diff.Options) (*diff.Report, error) 
 	if err != nil {
 		return nil, err
 	}
-	var srcs [2]diff.Source
+	var srcs [2]diff.Opener
 	for i, name := range []string{a, b} {
 		rec, err := cut.Read(name)
 		if err != nil {
@@ -26,9 +26,7 @@ func diffWindow(a, b, from, to string, opts diff.Options) (*diff.Report, error) 
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		e := res.Entries()
-		defer e.Close() // a compare stopped by an error leaves no reader behind
-		srcs[i] = e
+		srcs[i] = func() (diff.Source, error) { return res.Entries(), nil }
 	}
 	r, err := diff.Compare(srcs[0], srcs[1], opts)
 	if err != nil {

@@ -1,12 +1,15 @@
 package diff
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/kwrec/kwrec/cassettes"
 )
@@ -14,6 +17,10 @@ import (
 // ErrBadPath is wrapped by the error for an ignore path that does not
 // parse, or a [Options.NoIgnore] path that is not in [DefaultIgnore].
 var ErrBadPath = errors.New("bad ignore path")
+
+// ErrChanged is wrapped by the error for a cassette that does not read
+// the same the second time [Compare] reads it.
+var ErrChanged = errors.New("the cassette changed while it was compared")
 
 // Options configures [Compare]. The zero value ignores the paths of
 // [DefaultIgnore] and nothing else.
@@ -89,20 +96,10 @@ type Field struct {
 
 // Files compares the cassette files a and b (compressed or plain).
 func Files(a, b string, opts Options) (*Report, error) {
-	if _, err := patterns(opts); err != nil {
-		return nil, err // before reading anything
+	open := func(name string) Opener {
+		return func() (Source, error) { return cassettes.Open(name) }
 	}
-	ra, err := cassettes.Open(a)
-	if err != nil {
-		return nil, err
-	}
-	defer ra.Close()
-	rb, err := cassettes.Open(b)
-	if err != nil {
-		return nil, err
-	}
-	defer rb.Close()
-	r, err := Compare(ra, rb, opts)
+	r, err := Compare(open(a), open(b), opts)
 	if err != nil {
 		return nil, err
 	}
@@ -112,30 +109,152 @@ func Files(a, b string, opts Options) (*Report, error) {
 
 // Compare reads a and b to their ends and compares the objects they
 // recorded, collection by collection; the report's A and B are "A" and "B".
-func Compare(a, b Source, opts Options) (*Report, error) {
+// It reads each cassette once for its versions' sums, and a second time
+// only when they have versions that differ, for those versions' fields.
+func Compare(a, b Opener, opts Options) (*Report, error) {
+	r, _, err := compare(a, b, opts)
+	return r, err
+}
+
+// retention is what a comparison kept of the versions' bytes: the
+// canonical JSON of the versions read again for their fields.
+type retention struct {
+	versions int
+	bytes    int
+}
+
+// compare is Compare, also saying what it retained.
+func compare(a, b Opener, opts Options) (*Report, retention, error) {
+	var kept retention
 	pats, err := patterns(opts)
 	if err != nil {
-		return nil, err
+		return nil, kept, err
 	}
-	ra, err := read(a)
+	var recs [2]*recording
+	err = bothSides(a, b, func(side int, src Source) error {
+		rec, err := read(src, pats)
+		recs[side] = rec
+		return err
+	})
 	if err != nil {
-		return nil, fmt.Errorf("cassette A: %w", err)
-	}
-	rb, err := read(b)
-	if err != nil {
-		return nil, fmt.Errorf("cassette B: %w", err)
+		return nil, kept, err
 	}
 	r := &Report{A: "A", B: "B", Collections: []Collection{}}
 	for _, p := range pats {
 		r.Ignored = append(r.Ignored, p.String())
 	}
+	var pairs []pairing
+	ra, rb := recs[0].colls, recs[1].colls
 	for _, path := range unionKeys(ra, rb) {
-		if c, differs := compareCollection(path, ra[path], rb[path], pats); differs {
+		if c, differs := compareCollection(path, ra[path], rb[path], &pairs); differs {
 			r.Collections = append(r.Collections, c)
 		}
 	}
 	r.Equal = len(r.Collections) == 0
-	return r, nil
+	if len(pairs) == 0 {
+		return r, kept, nil
+	}
+	// The second reading: the canonical JSON of the paired versions.
+	var objs [2]map[int][]byte
+	err = bothSides(a, b, func(side int, src Source) error {
+		var err error
+		objs[side], err = fetch(src, pats, pairs, side)
+		return err
+	})
+	if err != nil {
+		return nil, kept, err
+	}
+	for _, o := range objs {
+		kept.versions += len(o)
+		for _, b := range o {
+			kept.bytes += len(b)
+		}
+	}
+	// A version is in one pair at most: each is dropped once compared.
+	for _, p := range pairs {
+		var v [2]any
+		for side := range v {
+			if v[side], err = decode(objs[side][p.v[side].ord]); err != nil {
+				return nil, kept, fmt.Errorf("cassette %c: %w", 'A'+side, err)
+			}
+			delete(objs[side], p.v[side].ord)
+		}
+		fields(v[0], v[1], nil, &p.step.Fields)
+	}
+	return r, kept, nil
+}
+
+// bothSides opens a, then b, and runs read on both at once; an error
+// reading names its cassette.
+func bothSides(a, b Opener, read func(side int, src Source) error) error {
+	var srcs [2]Source
+	for i, open := range []Opener{a, b} {
+		src, err := open()
+		if err != nil {
+			for _, s := range srcs[:i] {
+				if c, ok := s.(io.Closer); ok {
+					c.Close()
+				}
+			}
+			return err
+		}
+		srcs[i] = src
+	}
+	var errs [2]error
+	var wg sync.WaitGroup
+	for i, src := range srcs {
+		wg.Go(func() { errs[i] = read(i, src) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return fmt.Errorf("cassette %c: %w", 'A'+i, err)
+		}
+	}
+	return nil
+}
+
+// fetch reads src again for the canonical JSON of one side of pairs,
+// by ord, and stops after the last.
+func fetch(src Source, pats []pattern, pairs []pairing, side int) (map[int][]byte, error) {
+	type wanted struct {
+		version
+		key string
+	}
+	want := make([]wanted, 0, len(pairs))
+	for _, p := range pairs {
+		want = append(want, wanted{p.v[side], p.key})
+	}
+	slices.SortFunc(want, func(x, y wanted) int { return x.ord - y.ord })
+	objs := make(map[int][]byte, len(want))
+	cz := canonizer{pats: pats}
+	err := scan(src, func(c *candidate) error {
+		if len(want) == 0 {
+			return errStop
+		}
+		if c.ord < want[0].ord {
+			return nil
+		}
+		w := want[0]
+		want = want[1:]
+		raw, err := c.json()
+		if err != nil {
+			return err
+		}
+		canon, err := cz.canonical(raw)
+		if err != nil {
+			return err
+		}
+		if sumOf(canon, w.deleted) != w.sum {
+			return fmt.Errorf("%w: %s at resourceVersion %s reads differently the second time", ErrChanged, w.key, w.rv)
+		}
+		objs[w.ord] = bytes.Clone(canon)
+		return nil
+	})
+	if err == nil && len(want) > 0 {
+		err = fmt.Errorf("%w: it ends before %s at resourceVersion %s", ErrChanged, want[0].key, want[0].rv)
+	}
+	return objs, err
 }
 
 // patterns parses the ignore paths opts puts in effect.
@@ -180,7 +299,7 @@ func unionKeys[V any](a, b map[string]V) []string {
 	return keys
 }
 
-func compareCollection(path string, a, b map[string]*history, pats []pattern) (Collection, bool) {
+func compareCollection(path string, a, b map[string]*history, pairs *[]pairing) (Collection, bool) {
 	c := Collection{Path: path}
 	for _, key := range unionKeys(a, b) {
 		ha, hb := a[key], b[key]
@@ -190,7 +309,7 @@ func compareCollection(path string, a, b map[string]*history, pats []pattern) (C
 		case ha == nil:
 			c.OnlyInB = append(c.OnlyInB, key)
 		default:
-			if steps := align(normalize(ha, pats), normalize(hb, pats)); len(steps) > 0 {
+			if steps := align(key, ha.versions, hb.versions, pairs); len(steps) > 0 {
 				c.Changed = append(c.Changed, Object{Key: key, Versions: steps})
 			}
 		}
@@ -198,157 +317,55 @@ func compareCollection(path string, a, b map[string]*history, pats []pattern) (C
 	return c, len(c.OnlyInA)+len(c.OnlyInB)+len(c.Changed) > 0
 }
 
-// norm is a version with the ignored fields dropped.
-type norm struct {
-	index int // 1-based position in the normalized history
-	version
-	canon string // canonical JSON, with the deleted mark
+// pairing is a step of two unequal versions, waiting for its fields: the
+// second reading of the cassettes fills them.
+type pairing struct {
+	step *Step
+	key  string // the object's
+	v    [2]version
 }
-
-// normalize drops ignored fields, null values and the type meta from every
-// version of h, then collapses consecutive versions that became equal: a
-// write that changed only ignored fields is no change.
-func normalize(h *history, pats []pattern) []norm {
-	var out []norm
-	for _, v := range h.versions {
-		obj := prune(v.obj, nil, pats)
-		if m, ok := obj.(map[string]any); ok {
-			// List items carry no kind and apiVersion, watch events
-			// do: the collection says both.
-			delete(m, "kind")
-			delete(m, "apiVersion")
-		}
-		b, _ := json.Marshal(obj)
-		canon := fmt.Sprintf("%t %s", v.deleted, b)
-		if n := len(out); n > 0 && out[n-1].canon == canon {
-			continue
-		}
-		v.obj = obj
-		out = append(out, norm{index: len(out) + 1, version: v, canon: canon})
-	}
-	return out
-}
-
-// prune returns v without the fields pats name and without fields that
-// are null, {} or [] (after pruning), which Kubernetes reads as absent:
-// protobuf cannot tell an empty map or list from a missing one, and a typed
-// object decoded from it writes nulls the API server's JSON leaves out.
-func prune(v any, at []step, pats []pattern) any {
-	switch v := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, x := range v {
-			p := append(at[:len(at):len(at)], step{key: k, index: -1})
-			if ignored(p, pats) {
-				continue
-			}
-			if x = prune(x, p, pats); !empty(x) {
-				out[k] = x
-			}
-		}
-		return out
-	case []any:
-		out := make([]any, len(v))
-		for i, x := range v {
-			out[i] = prune(x, append(at[:len(at):len(at)], step{index: i}), pats)
-		}
-		return out
-	}
-	return v
-}
-
-func empty(v any) bool {
-	switch v := v.(type) {
-	case nil:
-		return true
-	case map[string]any:
-		return len(v) == 0
-	case []any:
-		return len(v) == 0
-	}
-	return false
-}
-
-func ignored(p []step, pats []pattern) bool {
-	for _, pat := range pats {
-		if pat.matches(p) {
-			return true
-		}
-	}
-	return false
-}
-
-// alignLimit bounds the LCS table; longer histories align by index.
-const alignLimit = 1 << 22
 
 // align lines up two histories by their longest common subsequence of
 // equal versions, then pairs the unequal versions between two matches by
 // position, as diff(1) turns a deletion and an insertion into a change:
 // one object changed differently (k: "1" → "2" in A, → "3" in B) reads as a
 // changed field, while an extra write in one history reads as a version
-// only it has. It returns the steps that differ.
-func align(a, b []norm) []Step {
+// only it has. It returns the steps that differ, and adds the paired ones
+// to pairs, their fields still to be found.
+func align(key string, a, b []version, pairs *[]pairing) []Step {
 	var steps []Step
-	gap := func(ga, gb []norm) {
-		for len(ga) > 0 && len(gb) > 0 {
-			steps = append(steps, pair(ga[0], gb[0]))
-			ga, gb = ga[1:], gb[1:]
+	var paired []int // indexes in steps
+	gap := func(i0, i1, j0, j1 int) {
+		for ; i0 < i1 && j0 < j1; i0, j0 = i0+1, j0+1 {
+			paired = append(paired, len(steps))
+			va, vb := a[i0], b[j0]
+			steps = append(steps, Step{A: i0 + 1, B: j0 + 1, AResourceVersion: va.rv, BResourceVersion: vb.rv, ADeleted: va.deleted, BDeleted: vb.deleted})
 		}
-		for _, v := range ga {
-			steps = append(steps, Step{A: v.index, AResourceVersion: v.rv, ADeleted: v.deleted})
+		for ; i0 < i1; i0++ {
+			steps = append(steps, Step{A: i0 + 1, AResourceVersion: a[i0].rv, ADeleted: a[i0].deleted})
 		}
-		for _, v := range gb {
-			steps = append(steps, Step{B: v.index, BResourceVersion: v.rv, BDeleted: v.deleted})
+		for ; j0 < j1; j0++ {
+			steps = append(steps, Step{B: j0 + 1, BResourceVersion: b[j0].rv, BDeleted: b[j0].deleted})
 		}
+	}
+	sa, sb := make([]sum, len(a)), make([]sum, len(b))
+	for i, v := range a {
+		sa[i] = v.sum
+	}
+	for j, v := range b {
+		sb[j] = v.sum
 	}
 	i, j := 0, 0
-	for _, m := range lcs(a, b) {
-		gap(a[i:m[0]], b[j:m[1]])
+	for _, m := range lcs(sa, sb) {
+		gap(i, m[0], j, m[1])
 		i, j = m[0]+1, m[1]+1
 	}
-	gap(a[i:], b[j:])
+	gap(i, len(a), j, len(b))
+	for _, k := range paired {
+		s := &steps[k]
+		*pairs = append(*pairs, pairing{step: s, key: key, v: [2]version{a[s.A-1], b[s.B-1]}})
+	}
 	return steps
-}
-
-// lcs returns the index pairs of a longest common subsequence of a and b
-// by canonical form; none when the table would exceed alignLimit.
-func lcs(a, b []norm) [][2]int {
-	n, m := len(a), len(b)
-	if n*m > alignLimit || n == 0 || m == 0 {
-		return nil
-	}
-	t := make([][]int32, n+1)
-	for i := range t {
-		t[i] = make([]int32, m+1)
-	}
-	for i := n - 1; i >= 0; i-- {
-		for j := m - 1; j >= 0; j-- {
-			if a[i].canon == b[j].canon {
-				t[i][j] = t[i+1][j+1] + 1
-			} else {
-				t[i][j] = max(t[i+1][j], t[i][j+1])
-			}
-		}
-	}
-	var out [][2]int
-	for i, j := 0, 0; i < n && j < m; {
-		switch {
-		case a[i].canon == b[j].canon:
-			out = append(out, [2]int{i, j})
-			i, j = i+1, j+1
-		case t[i+1][j] >= t[i][j+1]:
-			i++
-		default:
-			j++
-		}
-	}
-	return out
-}
-
-func pair(va, vb norm) Step {
-	s := Step{A: va.index, B: vb.index, AResourceVersion: va.rv, BResourceVersion: vb.rv, ADeleted: va.deleted, BDeleted: vb.deleted}
-	fields(va.obj, vb.obj, nil, &s.Fields)
-	return s
 }
 
 // fields appends the differences between a and b at path at; nil is

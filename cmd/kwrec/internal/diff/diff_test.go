@@ -29,14 +29,16 @@ func list(id int, items ...string) string {
 
 // watch is a JSON all-namespaces watch interaction; events are "TYPE OBJECT".
 func watch(id int, events ...string) string {
-	s := fmt.Sprintf(`{"request":%d,"at":"0s","method":"GET","url":"https://h/api/v1/configmaps?watch=true"}
+	var s strings.Builder
+	fmt.Fprintf(&s, `{"request":%d,"at":"0s","method":"GET","url":"https://h/api/v1/configmaps?watch=true"}
 {"response":%d,"latency":"1ms","status":200}
 `, id, id)
 	for _, e := range events {
 		typ, obj, _ := strings.Cut(e, " ")
-		s += fmt.Sprintf(`{"frame":%d,"at":"1s","json":{"type":%q,"object":%s}}`+"\n", id, typ, obj)
+		fmt.Fprintf(&s, `{"frame":%d,"at":"1s","json":{"type":%q,"object":%s}}`+"\n", id, typ, obj)
 	}
-	return s + fmt.Sprintf(`{"end":%d,"at":"2s","reason":"stopped"}`+"\n", id)
+	fmt.Fprintf(&s, `{"end":%d,"at":"2s","reason":"stopped"}`+"\n", id)
+	return s.String()
 }
 
 // cm is a ConfigMap item as the API server writes it in a list.
@@ -83,15 +85,12 @@ func protoList(t *testing.T, id int, cms ...corev1.ConfigMap) string {
 
 func compare(t *testing.T, a, b string, opts diff.Options) (*diff.Report, error) {
 	t.Helper()
-	ra, err := cassettes.NewReader(strings.NewReader(header+"\n"+a), "a")
-	if err != nil {
-		t.Fatal(err)
+	open := func(name, text string) diff.Opener {
+		return func() (diff.Source, error) {
+			return cassettes.NewReader(strings.NewReader(header+"\n"+text), name)
+		}
 	}
-	rb, err := cassettes.NewReader(strings.NewReader(header+"\n"+b), "b")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return diff.Compare(ra, rb, opts)
+	return diff.Compare(open("a", a), open("b", b), opts)
 }
 
 func TestCassettesCompareByObject(t *testing.T) {
@@ -259,5 +258,78 @@ func TestIgnoreDefaultsCanBeTakenOutInAnySpelling(t *testing.T) {
 		".metadata.deletionTimestamp", ".metadata.managedFields", ".status.conditions[].last*Time", `.metadata.annotations["a.b/c"]`}
 	if d := cmp.Diff(want, r.Ignored); d != "" {
 		t.Errorf("ignored (-want +got):\n%s", d)
+	}
+}
+
+func TestALongHistoryWithOneExtraWriteStaysAligned(t *testing.T) {
+	const n = 5000 // 5,000 × 5,001 versions: the first diff aligned these by index
+	history := func(extra int) []string {
+		var events []string
+		for i := 1; i <= n; i++ {
+			events = append(events, "MODIFIED "+typed(cm("a", fmt.Sprint(10*i), fmt.Sprintf(`{"k":"%d"}`, i))))
+			if i == extra {
+				events = append(events, "MODIFIED "+typed(cm("a", fmt.Sprint(10*i+5), `{"k":"extra"}`)))
+			}
+		}
+		return events
+	}
+	tests := []struct {
+		name string
+		a, b []string
+		want string
+	}{
+		{
+			name: "an extra write in A is one version only A has",
+			a:    history(1234),
+			b:    history(0),
+			want: "/api/v1/configmaps\n  changed: default/a\n    A#1235 rv=12345: only in A\n",
+		},
+		{
+			name: "an extra write in B is one version only B has",
+			a:    history(0),
+			b:    history(4321),
+			want: "/api/v1/configmaps\n  changed: default/a\n    B#4322 rv=43215: only in B\n",
+		},
+		{
+			name: "an extra write in each at different places is one version only each has",
+			a:    history(10),
+			b:    history(4990),
+			want: "/api/v1/configmaps\n  changed: default/a\n    A#11 rv=105: only in A\n    B#4991 rv=49905: only in B\n",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := compare(t, watch(1, tt.a...), watch(1, tt.b...), diff.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var b strings.Builder
+			if err := r.WriteText(&b); err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(tt.want, strings.TrimPrefix(b.String(), "A: A\nB: B\n")); d != "" {
+				t.Errorf("diff text (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestACassetteThatChangesBetweenReadingsIsAnError(t *testing.T) {
+	a := list(1, cm("a", "1", `{"k":"1"}`))
+	b := list(1, cm("a", "1", `{"k":"2"}`))
+	readings := 0
+	changing := func() (diff.Source, error) {
+		readings++
+		text := b
+		if readings > 1 {
+			text = list(1, cm("a", "1", `{"k":"3"}`))
+		}
+		return cassettes.NewReader(strings.NewReader(header+"\n"+text), "b")
+	}
+	fixed := func() (diff.Source, error) { return cassettes.NewReader(strings.NewReader(header+"\n"+a), "a") }
+	_, err := diff.Compare(fixed, changing, diff.Options{})
+	want := "cassette B: line 5: the cassette changed while it was compared: default/a at resourceVersion 1 reads differently the second time"
+	if !errors.Is(err, diff.ErrChanged) || err.Error() != want {
+		t.Errorf("err = %v, want ErrChanged: %s", err, want)
 	}
 }

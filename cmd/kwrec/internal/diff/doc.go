@@ -38,6 +38,30 @@
 // differently as field differences (.data.k: "2" → "3") rather than as one
 // version only A has and one only B has.
 //
+// # Memory
+//
+// Neither cassette is held in memory, nor is any version's JSON but the
+// ones that differ. [Compare] reads each cassette twice, both at once:
+//
+//  1. The first reading keeps, for each version, its resourceVersion, its
+//     deleted mark, its place in the cassette and a 128-bit sum (SHA-256)
+//     of its canonical form, the JSON json.Marshal writes of it after the
+//     ignored and empty fields are dropped, so two versions have one sum
+//     exactly when they are equal. The histories are aligned by their sums.
+//  2. Only when versions were paired unequal is each cassette read again,
+//     for those versions' canonical JSON alone, up to the last of them;
+//     each is checked against its sum ([ErrChanged] when it reads
+//     differently), and the pairs' fields are compared.
+//
+// The bound: about 70 bytes a version (48 for its record, and its
+// resourceVersion), plus a history's and its key's few dozen bytes an
+// object, plus the canonical JSON of the versions paired unequal and the
+// report itself, plus the body of a list or get response while it is
+// read (a watch is read event by event). Aligning two histories of
+// n and m versions takes two arrays of n+m+3 ints and O((n+m)·d) time for
+// d versions only one side has (Myers' algorithm), so a long history with
+// one extra write aligns as quickly as a short one.
+//
 // # Paths
 //
 // Field paths are jq-like: .data.k, .spec.containers[0].image,

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"slices"
 	"strings"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -19,28 +20,38 @@ import (
 	"github.com/kwrec/kwrec/internal/wire"
 )
 
-// Source is what [Compare] reads: a [cassettes.Reader].
+// Source is what [Compare] reads: a [cassettes.Reader]. Compare closes a
+// Source that is an [io.Closer] when it is done with it.
 type Source interface {
 	Next() (cassettes.Entry, error)
 }
 
 var _ Source = (*cassettes.Reader)(nil)
 
-// version is one state of an object as recorded.
+// Opener opens a cassette for [Compare], which reads it up to twice: once
+// for every version's resourceVersion and sum, and again, only when
+// versions differ, for those versions' fields.
+type Opener func() (Source, error)
+
+// version is one state of an object as recorded, without its bytes: what
+// aligning histories needs, and where to find the rest.
 type version struct {
 	rv      string
-	deleted bool
-	obj     any // the object as decoded JSON (json.Number for numbers)
+	sum     sum  // of its canonical form, which equal versions share
+	ord     int  // its object's place among the cassette's, see scanner
+	deleted bool // a DELETED event
 }
 
 // history is every version of one object, in recording order.
 type history struct {
 	versions []version
-	seen     map[string]bool // resourceVersions already kept
 }
 
 // recording is the objects of one cassette: collection → key → history.
-type recording map[string]map[string]*history
+type recording struct {
+	colls map[string]map[string]*history
+	canon canonizer
+}
 
 // reading tracks one interaction while a cassette is read.
 type reading struct {
@@ -50,18 +61,51 @@ type reading struct {
 	body       bytes.Buffer
 }
 
-// read gathers every object version src's lists, gets and watch events
-// hold. A cassette cut mid-write is read up to the cut.
-func read(src Source) (recording, error) {
-	rec := recording{}
+// candidate is one object a cassette holds: a watch event's, a list's
+// item, a get's body. Each has its place, ord, in the order the cassette's
+// lines hold them, the same on every reading.
+type candidate struct {
+	ord  int
+	coll string
+	typ  string // the watch event's type, "" for a list item or get
+	raw  []byte // the JSON object, or the protobuf message when kind is set
+	// apiVersion and kind are a protobuf object's.
+	apiVersion, kind string
+}
+
+// json returns c's object as JSON, nil for a kind [skipKind] skips.
+func (c *candidate) json() ([]byte, error) {
+	if c.kind == "" {
+		return c.raw, nil
+	}
+	return protoToJSON(c.apiVersion, c.kind, c.raw)
+}
+
+// scanner walks a cassette's candidates. A cassette cut mid-write is read
+// up to the cut.
+type scanner struct {
+	n     int
+	visit func(*candidate) error
+}
+
+// errStop ends a scan early, without error.
+var errStop = errors.New("stop")
+
+// scan calls visit with every object version src's lists, gets and watch
+// events hold, in order, and closes src when it is an io.Closer.
+func scan(src Source, visit func(*candidate) error) error {
+	if c, ok := src.(io.Closer); ok {
+		defer c.Close()
+	}
+	sc := &scanner{visit: visit}
 	open := map[int]*reading{}
 	for {
 		e, err := src.Next()
 		if err == io.EOF || errors.Is(err, cassettes.ErrTruncated) {
-			break
+			return nil
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
 		switch {
 		case e.Request != nil:
@@ -75,23 +119,24 @@ func read(src Source) (recording, error) {
 				continue
 			}
 			if rd.watch {
-				if err := rec.event(rd.collection, e.Frame.Data); err != nil {
-					return nil, fmt.Errorf("line %d: %w", e.Line, err)
-				}
-				continue
+				err = sc.event(rd.collection, e.Frame.Data)
+			} else {
+				rd.body.Write(e.Frame.Data)
 			}
-			rd.body.Write(e.Frame.Data)
 		case e.End != nil:
 			rd := open[e.ID]
 			delete(open, e.ID)
 			if rd.ok && !rd.watch && rd.body.Len() > 0 {
-				if err := rec.body(rd.collection, rd.body.Bytes()); err != nil {
-					return nil, fmt.Errorf("line %d: %w", e.Line, err)
-				}
+				err = sc.body(rd.collection, rd.body.Bytes())
 			}
 		}
+		if err == errStop {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("line %d: %w", e.Line, err)
+		}
 	}
-	return rec, nil
 }
 
 func newReading(r *cassettes.Request) *reading {
@@ -109,14 +154,14 @@ func newReading(r *cassettes.Request) *reading {
 	return rd
 }
 
-// event adds the object of one watch event frame.
-func (rec recording) event(coll string, frame []byte) error {
+// event visits the object of one watch event frame.
+func (sc *scanner) event(coll string, frame []byte) error {
 	if t := bytes.TrimSpace(frame); len(t) > 0 && t[0] == '{' {
 		typ, start, end, err := wire.SplitWatchEventJSON(t)
-		if err != nil {
+		if err != nil || typ == "BOOKMARK" || typ == "ERROR" {
 			return err
 		}
-		return rec.add(coll, typ, t[start:end])
+		return sc.add(&candidate{coll: coll, typ: typ, raw: t[start:end]})
 	}
 	typ, start, end, ok := wire.SplitWatchEventProto(frame)
 	if !ok {
@@ -129,25 +174,21 @@ func (rec recording) event(coll string, frame []byte) error {
 	if !ok {
 		return errors.New("a protobuf watch event whose object has no k8s envelope")
 	}
-	obj, err := protoToJSON(apiVersion, kind, frame[start:end][ms:me])
-	if err != nil || obj == nil {
-		return err
-	}
-	return rec.add(coll, typ, obj)
+	return sc.add(&candidate{coll: coll, typ: typ, raw: frame[start:end][ms:me], apiVersion: apiVersion, kind: kind})
 }
 
-// body adds the objects of a whole list or get response.
-func (rec recording) body(coll string, b []byte) error {
+// body visits the objects of a whole list or get response.
+func (sc *scanner) body(coll string, b []byte) error {
 	if t := bytes.TrimSpace(b); len(t) > 0 && t[0] == '{' {
 		kind, _, _, items, err := wire.ListItemsJSON(t)
 		if err != nil {
 			return err
 		}
 		if !strings.HasSuffix(kind, "List") {
-			return rec.add(coll, "", t)
+			return sc.add(&candidate{coll: coll, raw: t})
 		}
 		for _, it := range items {
-			if err := rec.add(coll, "", t[it[0]:it[1]]); err != nil {
+			if err := sc.add(&candidate{coll: coll, raw: t[it[0]:it[1]]}); err != nil {
 				return err
 			}
 		}
@@ -159,11 +200,7 @@ func (rec recording) body(coll string, b []byte) error {
 	}
 	msg := b[ms:me]
 	if !strings.HasSuffix(kind, "List") {
-		obj, err := protoToJSON(apiVersion, kind, msg)
-		if err != nil || obj == nil {
-			return err
-		}
-		return rec.add(coll, "", obj)
+		return sc.add(&candidate{coll: coll, raw: msg, apiVersion: apiVersion, kind: kind})
 	}
 	// A list message: ListMeta is field 1, each item (not enveloped) a
 	// field 2.
@@ -172,12 +209,8 @@ func (rec recording) body(coll string, b []byte) error {
 		if num != 2 {
 			return true
 		}
-		obj, err := protoToJSON(apiVersion, strings.TrimSuffix(kind, "List"), msg[start:end])
-		if err == nil && obj != nil {
-			err = rec.add(coll, "", obj)
-		}
-		ferr = err
-		return err == nil
+		ferr = sc.add(&candidate{coll: coll, raw: msg[start:end], apiVersion: apiVersion, kind: strings.TrimSuffix(kind, "List")})
+		return ferr == nil
 	})
 	return ferr
 }
@@ -219,11 +252,32 @@ func protoToJSON(apiVersion, kind string, msg []byte) ([]byte, error) {
 	return json.Marshal(pm)
 }
 
-// add records one object version; typ is its watch event type, "" for a
-// list item or get.
-func (rec recording) add(coll, typ string, raw []byte) error {
-	if typ == "BOOKMARK" || typ == "ERROR" {
-		return nil
+// add visits c, numbered.
+func (sc *scanner) add(c *candidate) error {
+	c.ord = sc.n
+	sc.n++
+	return sc.visit(c)
+}
+
+// read reads every version src holds into a recording, pats dropped.
+func read(src Source, pats []pattern) (*recording, error) {
+	rec := &recording{colls: map[string]map[string]*history{}, canon: canonizer{pats: pats}}
+	if err := scan(src, rec.add); err != nil {
+		return nil, err
+	}
+	for _, objs := range rec.colls {
+		for _, h := range objs {
+			h.dedup()
+		}
+	}
+	return rec, nil
+}
+
+// add records the version c holds.
+func (rec *recording) add(c *candidate) error {
+	raw, err := c.json()
+	if err != nil || raw == nil {
+		return err
 	}
 	m, err := wire.MetaJSON(raw)
 	if err != nil {
@@ -232,33 +286,55 @@ func (rec recording) add(coll, typ string, raw []byte) error {
 	if skipKind(m.Kind) {
 		return nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var obj any
-	if err := dec.Decode(&obj); err != nil {
+	canon, err := rec.canon.canonical(raw)
+	if err != nil {
 		return err
 	}
 	key := strings.TrimPrefix(m.Key(), "/")
-	objs := rec[coll]
+	objs := rec.colls[c.coll]
 	if objs == nil {
 		objs = map[string]*history{}
-		rec[coll] = objs
+		rec.colls[c.coll] = objs
 	}
 	h := objs[key]
 	if h == nil {
-		h = &history{seen: map[string]bool{}}
+		h = &history{}
 		objs[key] = h
 	}
-	// A DELETED event carries the resourceVersion of the deletion, which
-	// no version of the object has: two watches that both saw it keep
-	// it once.
-	deleted := typ == "DELETED"
-	if seen := fmt.Sprintf("%t/%s", deleted, m.ResourceVersion); m.ResourceVersion != "" {
-		if h.seen[seen] {
-			return nil
-		}
-		h.seen[seen] = true
-	}
-	h.versions = append(h.versions, version{rv: m.ResourceVersion, deleted: deleted, obj: obj})
+	deleted := c.typ == "DELETED"
+	h.versions = append(h.versions, version{rv: m.ResourceVersion, sum: sumOf(canon, deleted), ord: c.ord, deleted: deleted})
 	return nil
+}
+
+// dedup keeps each resourceVersion once, the first seen: a list and the
+// watch that follows it, or two watches, repeat versions. A DELETED event
+// carries the resourceVersion of the deletion, which no version of the
+// object has: two watches that both saw it keep it once. Then it collapses
+// consecutive equal versions into the first: a write that changed only
+// ignored fields is no change.
+func (h *history) dedup() {
+	type seenKey struct {
+		rv      string
+		deleted bool
+	}
+	var seen map[seenKey]bool
+	if len(h.versions) > 1 {
+		seen = make(map[seenKey]bool, len(h.versions))
+	}
+	kept := h.versions[:0]
+	for _, v := range h.versions {
+		if v.rv != "" && len(h.versions) > 1 {
+			if k := (seenKey{v.rv, v.deleted}); seen[k] {
+				continue
+			} else {
+				seen[k] = true
+			}
+		}
+		if n := len(kept); n > 0 && kept[n-1].sum == v.sum {
+			continue
+		}
+		kept = append(kept, v)
+	}
+	// The slice grew by doubling: what comparing keeps is what it holds.
+	h.versions = slices.Clone(kept)
 }
