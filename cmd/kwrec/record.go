@@ -287,6 +287,9 @@ func startSession(cmd *cobra.Command, f *recordFlags, cfg *rest.Config, skipped 
 			}
 		}
 	}
+	if f.maxSize != "" || f.rotate != 0 {
+		removeLeftovers(f.out, cmd.ErrOrStderr())
+	}
 	w, err := cassettes.Create(f.out, h, wopts)
 	if err != nil {
 		return nil, err
