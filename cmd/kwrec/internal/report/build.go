@@ -208,6 +208,7 @@ func (b *builder) finish(rep *Report) {
 	rep.Objects, rep.Versions = b.store.objects, b.store.versions
 	if rep.Objects == nil {
 		rep.Objects = []Object{}
-		rep.Versions = Versions{Object: []int{}, RV: []string{}, Text: nil}
+		rep.Versions = Versions{Object: []int{}, RV: []string{}}
 	}
+	rep.Versions.Texts = b.store.texts.close()
 }

@@ -2,7 +2,6 @@ package report
 
 import (
 	"bufio"
-	"compress/gzip"
 	_ "embed"
 	"encoding/base64"
 	"encoding/json"
@@ -43,21 +42,7 @@ func (r *Report) WriteHTML(w io.Writer) error {
 	}
 	bw.WriteString(mid)
 	b64 := base64.NewEncoder(base64.StdEncoding, bw)
-	gz, err := gzip.NewWriterLevel(b64, gzip.BestCompression)
-	if err != nil {
-		return err
-	}
-	gz.Write([]byte{'['})
-	for i, t := range r.Versions.Text {
-		if i > 0 {
-			gz.Write([]byte{','})
-		}
-		gz.Write(t)
-	}
-	gz.Write([]byte{']'})
-	if err := gz.Close(); err != nil {
-		return err
-	}
+	b64.Write(r.Versions.Texts)
 	if err := b64.Close(); err != nil {
 		return err
 	}

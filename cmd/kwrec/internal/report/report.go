@@ -1,6 +1,8 @@
 package report
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/json"
 
 	"github.com/kwrec/kwrec/replay"
@@ -132,16 +134,31 @@ type Object struct {
 type Versions struct {
 	Object []int    `json:"o"`
 	RV     []string `json:"rv"`
-	// Text is each version's indented JSON (or a "protobuf (N bytes)"
-	// line) as a delta: [base, op...], base the version whose lines it
-	// edits (-1: none), each op a count of base lines to keep (> 0) or
-	// skip (< 0), or a string of lines to insert, joined by "\n". A
-	// version's base is the previous version of its object, so the delta
-	// is also the diff the page shows; an object's first version is based
-	// on an earlier object of its kind when that is smaller.
-	// [Report.WriteHTML] embeds the texts apart from the rest, gzipped,
-	// and the page inflates them once it has drawn the timeline.
-	Text []json.RawMessage `json:"-"`
+	// Texts are the versions' texts, in order, as one JSON array,
+	// gzipped as they were stored (so a report holds them compressed:
+	// [Versions.Text] reads them). Each is the version's indented JSON
+	// (or a "protobuf (N bytes)" line) as a delta: [base, op...], base the
+	// version whose lines it edits (-1: none), each op a count of base
+	// lines to keep (> 0) or skip (< 0), or a string of lines to insert,
+	// joined by "\n". A version's base is the previous version of its
+	// object, so the delta is also the diff the page shows; an object's
+	// first version is based on an earlier object of its kind when that
+	// is smaller. [Report.WriteHTML] embeds them apart from the rest, and
+	// the page inflates them once it has drawn the timeline.
+	Texts []byte `json:"-"`
+}
+
+// Text returns every version's text (see Texts), uncompressed.
+func (v Versions) Text() ([]json.RawMessage, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(v.Texts))
+	if err != nil {
+		return nil, err
+	}
+	var out []json.RawMessage
+	if err := json.NewDecoder(zr).Decode(&out); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // Edit is a replay edit and where the page draws it.

@@ -112,7 +112,11 @@ func TestBuild(t *testing.T) {
 				if r.Versions.RV[v] != "201" {
 					t.Fatalf("MODIFIED carries rv %s, want 201", r.Versions.RV[v])
 				}
-				text := string(r.Versions.Text[v])
+				texts, err := r.Versions.Text()
+				if err != nil {
+					t.Fatal(err)
+				}
+				text := string(texts[v])
 				if !strings.HasPrefix(text, "[0,") || !strings.Contains(text, `\"resourceVersion\": \"201\"`) {
 					t.Errorf("delta %s: want one based on version 0 inserting rv 201", text)
 				}

@@ -1,6 +1,8 @@
 package report
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"strconv"
 )
@@ -13,6 +15,7 @@ const maxBaseChain = 16
 type store struct {
 	objects  []Object
 	versions Versions
+	texts    textLog
 	objectOf map[string]int // kind/namespace/name → object
 	seen     map[string]int // kind/namespace/name/rv → version
 	last     map[int][]string
@@ -57,8 +60,43 @@ func (s *store) add(o object) int {
 	s.last[oi] = lines
 	s.versions.Object = append(s.versions.Object, oi)
 	s.versions.RV = append(s.versions.RV, o.meta.ResourceVersion)
-	s.versions.Text = append(s.versions.Text, text)
+	s.texts.add(text)
 	return v
+}
+
+// textLog is the versions' texts as a JSON array gzipped as they come:
+// what the page embeds, so the report holds them compressed.
+type textLog struct {
+	buf bytes.Buffer
+	gz  *gzip.Writer
+}
+
+func (l *textLog) add(t []byte) {
+	sep := byte(',')
+	if l.gz == nil {
+		l.start()
+		sep = 0
+	}
+	if sep != 0 {
+		l.gz.Write([]byte{sep}) // into a bytes.Buffer: no error
+	}
+	l.gz.Write(t)
+}
+
+// start opens the array.
+func (l *textLog) start() {
+	l.gz, _ = gzip.NewWriterLevel(&l.buf, gzip.BestCompression) // a valid level
+	l.gz.Write([]byte{'['})
+}
+
+// close ends the array and returns the gzipped bytes.
+func (l *textLog) close() []byte {
+	if l.gz == nil {
+		l.start()
+	}
+	l.gz.Write([]byte{']'})
+	l.gz.Close()
+	return l.buf.Bytes()
 }
 
 // first encodes an object's first version: as a delta of the previous
@@ -77,7 +115,7 @@ func (s *store) first(kind string, v int, lines []string) json.RawMessage {
 	return whole
 }
 
-// encodeDelta writes [base, op...] (see [Versions].Text).
+// encodeDelta writes [base, op...] (see [Versions].Texts).
 func encodeDelta(base int, ops []lineOp) json.RawMessage {
 	b := []byte{'['}
 	b = strconv.AppendInt(b, int64(base), 10)
