@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
+	"github.com/kwrec/kwrec/cassettes"
 	"github.com/kwrec/kwrec/cmd/kwrec/internal/cut"
 	"github.com/kwrec/kwrec/cmd/kwrec/internal/push"
 	"github.com/kwrec/kwrec/internal/testkit/controlplanetest"
@@ -154,7 +156,79 @@ func makeWorkload(t *testing.T, cp *controlplanetest.ControlPlane) {
 		}
 		waitPods(ctx, t, cs, ns, int(n))
 	}
-	time.Sleep(time.Second) // the recorder's watches deliver the last events
+	waitSettled(ctx, t, cs, ns)
+	if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, endMarker(), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The end marker is a ConfigMap in shop that the workload makes last,
+// once the controllers are done: a recording that holds it holds the
+// whole workload (see [waitRecorded]). It is part of the recorded world:
+// pushed as any ConfigMap (a root, no status), found by kwrec diff on
+// both sides alike, and of a kind the counts leave out.
+const (
+	endMarkerName = "kwrec-test-marker"
+	// endMarkerJSON is in the marker's JSON watch event and nowhere
+	// else: the Table watches record --all keeps beside it carry no data.
+	endMarkerJSON = `"data":{"kwrec-test":"end"}`
+)
+
+func endMarker() *corev1.ConfigMap {
+	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: endMarkerName}, Data: map[string]string{"kwrec-test": "end"}}
+}
+
+// waitSettled waits until the controllers are done with namespace ns:
+// every Deployment and ReplicaSet has seen its last spec and counts its
+// replicas as its spec asks. No write of theirs follows.
+func waitSettled(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns string) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		ds, err := cs.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, nil
+		}
+		for _, d := range ds.Items {
+			if d.Status.ObservedGeneration != d.Generation || d.Status.Replicas != *d.Spec.Replicas || d.Status.UpdatedReplicas != *d.Spec.Replicas {
+				return false, nil
+			}
+		}
+		rss, err := cs.AppsV1().ReplicaSets(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, nil
+		}
+		for _, rs := range rss.Items {
+			if rs.Status.ObservedGeneration != rs.Generation || rs.Status.Replicas != *rs.Spec.Replicas {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		t.Fatalf("the controllers never settled namespace %s: %v", ns, err)
+	}
+}
+
+// waitRecorded waits until the recording being written at path holds
+// the end marker's watch event. The recorder flushes every second; the
+// marker is the last write of its recording, and the events before it,
+// on other watches, reach the recorder within milliseconds of theirs:
+// by the time the marker is on disk, they are in the recorder, which
+// writes them when it stops.
+func waitRecorded(ctx context.Context, t *testing.T, path string) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		f, err := os.Open(path)
+		if err != nil {
+			return false, nil
+		}
+		defer f.Close()
+		text, _, _ := cassettes.ReadText(f)
+		return bytes.Contains(text, []byte(endMarkerJSON)), nil
+	})
+	if err != nil {
+		t.Fatalf("%s never recorded the ConfigMap %s: %v", path, endMarkerName, err)
+	}
 }
 
 // census reads a recording whole as a census.
@@ -184,6 +258,8 @@ func TestLivePush(t *testing.T) {
 	rec := startRecording(t, src.Kubeconfig, source)
 	recShop := startRecording(t, src.Kubeconfig, sourceShop, "-n", "shop") // for kwrec diff: the namespace alone
 	makeWorkload(t, src)
+	waitRecorded(t.Context(), t, source)
+	waitRecorded(t.Context(), t, sourceShop)
 	rec.stop(t)
 	recShop.stop(t)
 
@@ -237,8 +313,8 @@ func TestLivePush(t *testing.T) {
 		if code != 0 || !strings.Contains(stderr, "errors: none") {
 			t.Fatalf("kwrec push --all exited with %d:\n%s%s", code, stdout, stderr)
 		}
-		waitPods(t.Context(), t, kubernetes.NewForConfigOrDie(full.Config), "shop", 2)
-		time.Sleep(time.Second) // the recorder's watches deliver the last events
+		// The push made the source's end marker last.
+		waitRecorded(t.Context(), t, out)
 		rec.stop(t)
 		var o, e bytes.Buffer
 		args := []string{"diff", "--ignore", ".metadata.ownerReferences[].uid", sourceShop, out}
