@@ -5,11 +5,14 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -359,6 +362,97 @@ func TestLivePush(t *testing.T) {
 		}
 	})
 
+	t.Run("a name the target forbids: the object is named and skipped, or the push stops there", func(t *testing.T) {
+		// The CronJob renamed Nightly: kube-apiserver's validation of
+		// names refuses uppercase. The Widgets are left out (the target
+		// has no CRD of them, the test above).
+		edited := withName(t, source, "nightly", "Nightly")
+		tgt := controlplanetest.Start(t)
+		cs := kubernetes.NewForConfigOrDie(tgt.Config)
+		want, _, _ := census(t, source)
+		end := want.At(time.Hour)
+		const invalid = `CronJob.batch "Nightly" is invalid: metadata.name: Invalid value: "Nightly": a lowercase RFC 1123 subdomain must ` +
+			`consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character ` +
+			`(e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`
+		for _, tc := range []struct {
+			name, onError string
+			code          int
+			lines         []string
+			// rest is whether what the recording makes after the
+			// CronJob is on the target: every other object, the end
+			// marker last.
+			rest bool
+		}{
+			{name: "--on-error skip names the CronJob, counts it, and pushes everything after it", onError: "skip", code: 0,
+				lines: []string{
+					`kwrec: push: refused: create cronjobs.batch skip/Nightly: Invalid: ` + invalid,
+				},
+				rest: true},
+			{name: "--on-error stop ends the push at the CronJob with the target's refusal", onError: "stop", code: 1,
+				lines: []string{
+					`kwrec: push: refused: create cronjobs.batch stop/Nightly: Invalid: ` + invalid,
+					`kwrec: the target refused a write: create cronjobs.batch stop/Nightly: ` + invalid + ` (--on-error skip pushes on past refusals)`,
+				},
+				rest: false},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				ns := tc.onError
+				code, _, stderr := pushKwrec(t, edited, "--kubeconfig", tgt.Kubeconfig, "--all", "--speed", "0", "--on-error", tc.onError,
+					"--namespace-map", "shop="+ns, "--exclude", "customresourcedefinitions.apiextensions.k8s.io,widgets.example.com")
+				if code != tc.code {
+					t.Errorf("kwrec push --on-error %s exited with %d, want %d:\n%s", tc.onError, code, tc.code, stderr)
+				}
+				for _, l := range tc.lines {
+					if !slices.Contains(strings.Split(stderr, "\n"), l) {
+						t.Errorf("stderr has no line %q:\n%s", l, stderr)
+					}
+				}
+				if n := strings.Count(stderr, "kwrec: push: refused: "); n != 1 || !strings.Contains(stderr, "errors: Invalid 1\n") {
+					t.Errorf("%d refusals named, want 1, counted as Invalid:\n%s", n, stderr)
+				}
+				m := regexp.MustCompile(`kwrec: push: (?:stopped: )?pushed (\d+) of (\d+) write`).FindStringSubmatch(stderr)
+				if m == nil {
+					t.Fatalf("no summary on stderr:\n%s", stderr)
+				}
+				if pushed, total := atoi(t, m[1]), atoi(t, m[2]); tc.rest && pushed != total-1 {
+					t.Errorf("pushed %d of %d writes, want all but the CronJob", pushed, total)
+				}
+				ctx := t.Context()
+				if _, err := cs.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{}); err != nil {
+					t.Errorf("the Deployment, made before the CronJob, is not on the target: %v", err)
+				}
+				_, err := cs.CoreV1().ConfigMaps(ns).Get(ctx, endMarkerName, metav1.GetOptions{})
+				if tc.rest != (err == nil) {
+					t.Errorf("the end marker, the recording's last change, is on the target: %v, want %v (%v)", err == nil, tc.rest, err)
+				}
+				if !tc.rest {
+					return
+				}
+				deploys, err := cs.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				rss, err := cs.AppsV1().ReplicaSets(ns).List(ctx, metav1.ListOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				cjs, err := cs.BatchV1().CronJobs(ns).List(ctx, metav1.ListOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := map[string]int{"Deployment": len(deploys.Items), "ReplicaSet": len(rss.Items), "Pod": len(pods.Items), "CronJob": len(cjs.Items)}
+				wantEnd := map[string]int{"Deployment": end["Deployment"], "ReplicaSet": end["ReplicaSet"], "Pod": end["Pod"], "CronJob": end["CronJob"] - 1}
+				if diff := cmp.Diff(wantEnd, got); diff != "" {
+					t.Errorf("the target's objects by kind, the recording's end but the CronJob (-want +got):\n%s", diff)
+				}
+			})
+		}
+	})
+
 	t.Run("a missing CRD: its custom resource is named and skipped, nothing after it lost", func(t *testing.T) {
 		tgt := controlplanetest.Start(t)
 		code, _, stderr := pushKwrec(t, source, "--kubeconfig", tgt.Kubeconfig, "--all", "--speed", "0",
@@ -376,6 +470,35 @@ func TestLivePush(t *testing.T) {
 			t.Errorf("the CronJob, pushed after the refusal, is not on the target: %v", err)
 		}
 	})
+}
+
+// withName copies the plain recording at path with each object named
+// old named to instead, and returns the copy's path: a recording edited
+// (as kwrec edit would) to hold what a real server would not.
+func withName(t *testing.T, path, old, to string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile(`"name":\s*"` + regexp.QuoteMeta(old) + `"`)
+	if !re.Match(b) {
+		t.Fatalf("%s names no object %s", path, old)
+	}
+	out := filepath.Join(t.TempDir(), "edited.kwrec")
+	if err := os.WriteFile(out, re.ReplaceAll(b, []byte(`"name":"`+to+`"`)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 // rootChanges returns when s records a Deployment created or scaled:
