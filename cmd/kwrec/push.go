@@ -67,7 +67,8 @@ off. --include and --exclude choose resources as kwrec record --all's do.
 
 Always stripped: uid, resourceVersion, creationTimestamp, managedFields,
 generation, deletionTimestamp, deletionGracePeriodSeconds, selfLink, a
-Service's clusterIP(s), and ownerReferences to objects not pushed. Always
+Service's clusterIP(s) (a headless Service keeps its None), and
+ownerReferences to objects not pushed. Always
 left out: what the target makes itself (the system namespaces and what
 kube-system, kube-public and kube-node-lease hold, system: RBAC, the
 kubernetes Service, kube-root-ca.crt ConfigMaps, default ServiceAccounts,

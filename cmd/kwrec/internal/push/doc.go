@@ -31,7 +31,8 @@
 // [Strip] removes what the target sets: metadata's uid,
 // resourceVersion, creationTimestamp, managedFields, generation,
 // deletionTimestamp, deletionGracePeriodSeconds and selfLink, and a
-// Service's clusterIP and clusterIPs (the target allocates them).
+// Service's clusterIP and clusterIPs (the target allocates them; a
+// headless Service keeps its None).
 // ownerReferences to objects not pushed are dropped: the target's
 // garbage collector would delete an object whose owner it cannot find.
 //

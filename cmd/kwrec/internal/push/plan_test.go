@@ -1,6 +1,7 @@
 package push_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"testing"
 
@@ -219,6 +220,32 @@ func TestAnUpdateThatChangesNothingPushedIsLeftOut(t *testing.T) {
 			}
 			if p.Unchanged != tc.unchanged {
 				t.Errorf("unchanged = %d, want %d", p.Unchanged, tc.unchanged)
+			}
+		})
+	}
+}
+
+func TestStripLeavesTheTargetItsClusterIPsButKeepsHeadless(t *testing.T) {
+	for _, tc := range []struct {
+		name, spec, want string
+	}{
+		{"a Service's recorded cluster IPs are the target's to allocate",
+			`{"clusterIP":"10.0.0.12","clusterIPs":["10.0.0.12"],"ports":[{"port":80}]}`, `{"ports":[{"port":80}]}`},
+		{"a headless Service keeps clusterIP None, which its user set",
+			`{"clusterIP":"None","clusterIPs":["None"],"ports":[{"port":80}]}`, `{"clusterIP":"None","clusterIPs":["None"],"ports":[{"port":80}]}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var u unstructured.Unstructured
+			if err := u.UnmarshalJSON([]byte(`{"apiVersion":"v1","kind":"Service","metadata":{"name":"web","uid":"u1"},"spec":` + tc.spec + `}`)); err != nil {
+				t.Fatal(err)
+			}
+			push.Strip(&u)
+			got, err := json.Marshal(u.Object["spec"])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(tc.want, string(got)); d != "" {
+				t.Errorf("spec after Strip (-want +got):\n%s", d)
 			}
 		})
 	}
