@@ -68,8 +68,8 @@ off. --include and --exclude choose resources as kwrec record --all's do.
 Always stripped: uid, resourceVersion, creationTimestamp, managedFields,
 generation, deletionTimestamp, deletionGracePeriodSeconds, selfLink, a
 Service's clusterIP(s) (a headless Service keeps its None), and
-ownerReferences to objects not pushed. Always
-left out: what the target makes itself (the system namespaces and what
+ownerReferences to objects not pushed; a Job's generated selector is
+re-pointed at the UID the target gives the Job. Always left out: what the target makes itself (the system namespaces and what
 kube-system, kube-public and kube-node-lease hold, system: RBAC, the
 kubernetes Service, kube-root-ca.crt ConfigMaps, default ServiceAccounts,
 bootstrap flow control, automanaged APIServices). Secrets are pushed as

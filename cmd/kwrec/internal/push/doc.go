@@ -35,6 +35,9 @@
 // headless Service keeps its None).
 // ownerReferences to objects not pushed are dropped: the target's
 // garbage collector would delete an object whose owner it cannot find.
+// A Job's generated selector (its controller-uid labels, without
+// spec.manualSelector) names its recorded UID: a create leaves it for
+// the target to generate, an update names the target's UID.
 //
 // Status goes with its object and, where the resource has a status
 // subresource (which ignores it there), through /status after it; the

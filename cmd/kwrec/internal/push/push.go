@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -384,6 +385,7 @@ func (p *pusher) crd(gvr schema.GroupVersionResource) bool {
 // /status, tried once per resource: a 404 there means it has none.
 func (p *pusher) write(ctx context.Context, st *Step) error {
 	u := p.repoint(st.Object.DeepCopy())
+	p.repointJob(st, u)
 	if st.Status != nil {
 		u.Object["status"] = st.Status
 	}
@@ -555,6 +557,54 @@ func (p *pusher) repoint(u *unstructured.Unstructured) *unstructured.Unstructure
 		u.SetOwnerReferences(kept)
 	}
 	return u
+}
+
+// jobUIDLabels are the labels of the selector kube-apiserver generates
+// for a Job, in its spec.selector and its Pod template, each the Job's
+// UID: batch.kubernetes.io/controller-uid and the legacy controller-uid
+// (k8s.io/kubernetes' batch.LegacyControllerUidLabel).
+var jobUIDLabels = []string{batchv1.ControllerUidLabel, "controller-uid"}
+
+// repointJob re-points the selector kube-apiserver generated for a Job
+// (one without spec.manualSelector) at the Job's UID on the target: the
+// recorded one names the recorded UID, which the target refuses
+// ("`selector` not auto-generated"). A create leaves those labels out
+// for the target to generate; an update, whose selector is immutable,
+// names the UID the target gave the Job. Labels that do not hold the
+// recorded UID are the user's, and kept.
+func (p *pusher) repointJob(st *Step, u *unstructured.Unstructured) {
+	if st.GVR.Group != "batch" || st.Kind != "Job" || st.UID == "" {
+		return
+	}
+	if manual, _, _ := unstructured.NestedBool(u.Object, "spec", "manualSelector"); manual {
+		return
+	}
+	p.mu.Lock()
+	uid, known := p.uids[st.UID]
+	p.mu.Unlock()
+	for _, path := range [][]string{{"spec", "selector", "matchLabels"}, {"spec", "template", "metadata", "labels"}} {
+		m, found, _ := unstructured.NestedStringMap(u.Object, path...)
+		if !found {
+			continue
+		}
+		for _, l := range jobUIDLabels {
+			switch {
+			case m[l] != string(st.UID):
+			case known:
+				m[l] = string(uid)
+			default:
+				delete(m, l)
+			}
+		}
+		if len(m) == 0 {
+			unstructured.RemoveNestedField(u.Object, path...)
+		} else {
+			_ = unstructured.SetNestedStringMap(u.Object, m, path...)
+		}
+	}
+	if sel, _, _ := unstructured.NestedMap(u.Object, "spec", "selector"); sel != nil && len(sel) == 0 {
+		unstructured.RemoveNestedField(u.Object, "spec", "selector")
+	}
 }
 
 // established waits until each CRD of steps the target took is

@@ -318,3 +318,62 @@ func (r slowNamespaced) Update(ctx context.Context, u *unstructured.Unstructured
 	time.Sleep(10 * time.Millisecond)
 	return r.ResourceInterface.Update(ctx, u, opts, sub...)
 }
+
+func TestRunRepointsAJobsGeneratedSelectorAtTheTargetsUID(t *testing.T) {
+	job := func(rv int64, manual bool, team string) cut.Object {
+		return cut.Object{Group: "batch", Version: "v1", Resource: "jobs", Namespace: "shop", Name: "backup", RV: rv,
+			JSON: fmt.Appendf(nil, `{"kind":"Job","apiVersion":"batch/v1","metadata":{"name":"backup","namespace":"shop","uid":"uid-backup","labels":{"team":%q}},`+
+				`"spec":{"manualSelector":%t,"selector":{"matchLabels":{"batch.kubernetes.io/controller-uid":"uid-backup"}},`+
+				`"template":{"metadata":{"labels":{"batch.kubernetes.io/controller-uid":"uid-backup","controller-uid":"uid-backup","job-name":"backup","team":"uid-backup"}},`+
+				`"spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"busybox"}]}}}}`, team, manual)}
+	}
+	for _, tc := range []struct {
+		name   string
+		manual bool
+		want   []string // the selector and template labels of the create, then the update
+	}{
+		{"a generated selector is left for the target to make at the create, and names the target's UID at the update", false, []string{
+			"create: selector none, template map[job-name:backup team:uid-backup]",
+			"update: selector map[matchLabels:map[batch.kubernetes.io/controller-uid:target-backup]], template map[batch.kubernetes.io/controller-uid:target-backup controller-uid:target-backup job-name:backup team:uid-backup]",
+		}},
+		{"a manual selector is pushed as recorded", true, []string{
+			"create: selector map[matchLabels:map[batch.kubernetes.io/controller-uid:uid-backup]], template map[batch.kubernetes.io/controller-uid:uid-backup controller-uid:uid-backup job-name:backup team:uid-backup]",
+			"update: selector map[matchLabels:map[batch.kubernetes.io/controller-uid:uid-backup]], template map[batch.kubernetes.io/controller-uid:uid-backup controller-uid:uid-backup job-name:backup team:uid-backup]",
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &cut.Script{Start: []cut.Object{job(1, tc.manual, "a")},
+				Changes: []cut.Change{{At: time.Second, Type: "MODIFIED", Object: job(2, tc.manual, "b")}}}
+			p, err := push.NewPlan(s, push.PlanOptions{Mode: push.All})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tg := newTarget()
+			var got []string
+			tg.PrependReactor("*", "jobs", func(a k8stesting.Action) (bool, runtime.Object, error) {
+				w, ok := a.(k8stesting.CreateAction) // an UpdateAction is one too: GetObject
+				if !ok {
+					return false, nil, nil
+				}
+				u := w.GetObject().(*unstructured.Unstructured)
+				var sel any = "none"
+				if m, ok, _ := unstructured.NestedMap(u.Object, "spec", "selector"); ok {
+					sel = m
+				}
+				labels, _, _ := unstructured.NestedStringMap(u.Object, "spec", "template", "metadata", "labels")
+				got = append(got, fmt.Sprintf("%s: selector %v, template %v", a.GetVerb(), sel, labels))
+				return false, nil, nil
+			})
+			res, err := push.Run(t.Context(), p, push.Config{Client: tg, HasStatus: hasStatus})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Errors) != 0 {
+				t.Errorf("refused: %v", res.Errors)
+			}
+			if d := cmp.Diff(tc.want, got); d != "" {
+				t.Errorf("the Job's writes (-want +got):\n%s", d)
+			}
+		})
+	}
+}
