@@ -85,5 +85,9 @@
 // objects due by then are made at once, up to [Config.Workers] (a burst
 // recorded at one instant is not made one after another), while a
 // create or a delete, which later changes may depend on, goes alone.
-// Result.Lateness holds how late each one was taken.
+// The recorded order is the server's (resourceVersion), and a recorded
+// time is when a watch delivered the change: a change delivered before
+// one the server made earlier (watches of distinct resources deliver
+// apart) is due with that one. Result.Lateness holds how late each one
+// was taken.
 package push

@@ -240,24 +240,19 @@ func (p *pusher) changes(ctx context.Context, steps []Step) error {
 	p.mu.Lock()
 	p.res.ChangesAt = start
 	p.mu.Unlock()
-	due := func(st *Step) time.Time {
-		if p.cfg.Speed == 0 {
-			return start
-		}
-		return start.Add(time.Duration(float64(st.At) / p.cfg.Speed))
-	}
+	dues := dueTimes(steps, start, p.cfg.Speed)
 	for i := 0; i < len(steps); {
-		if err := p.sleepUntil(ctx, due(&steps[i])); err != nil {
+		if err := p.sleepUntil(ctx, dues[i]); err != nil {
 			return nil // stopped: Run says so
 		}
-		j := p.batch(steps, i, due)
+		j := p.batch(steps, dues, i)
 		if err := p.parallel(ctx, steps[i:j]); err != nil {
 			return err
 		}
 		if p.cfg.Speed > 0 {
 			p.mu.Lock()
 			for k := i; k < j; k++ {
-				p.lag = max(p.clk.Since(due(&steps[k])), 0)
+				p.lag = max(p.clk.Since(dues[k]), 0)
 				p.res.Lateness = append(p.res.Lateness, p.lag)
 			}
 			p.mu.Unlock()
@@ -267,19 +262,39 @@ func (p *pusher) changes(ctx context.Context, steps []Step) error {
 	return nil
 }
 
+// dueTimes returns when each of steps is due: its recorded time from the
+// window's start divided by speed, after start, but never before a step
+// before it; at speed 0, start. Changes come in the order the server
+// made them (resourceVersion); their recorded times are when each watch
+// delivered them, and watches of distinct resources deliver apart (on a
+// loaded recorder by hundreds of milliseconds): a change the server made
+// after another cannot be made before it, and is due with it. Its
+// lateness is then the push's, not the recorder's.
+func dueTimes(steps []Step, start time.Time, speed float64) []time.Time {
+	dues := make([]time.Time, len(steps))
+	var at time.Duration
+	for i := range steps {
+		if speed > 0 {
+			at = max(at, time.Duration(float64(steps[i].At)/speed))
+		}
+		dues[i] = start.Add(at)
+	}
+	return dues
+}
+
 // batch returns the end of the changes from steps[i] on that may be made
 // at once: updates of distinct objects, all due by now, at most
 // cfg.Workers. A burst of changes recorded at one instant is then not
 // made one after another; creates and deletes, which later changes may
 // depend on (a namespace, an owner's UID), go alone.
-func (p *pusher) batch(steps []Step, i int, due func(*Step) time.Time) int {
+func (p *pusher) batch(steps []Step, dues []time.Time, i int) int {
 	now := p.clk.Now()
 	seen := map[string]bool{}
 	j := i
 	for j < len(steps) && j-i < p.cfg.Workers {
 		st := &steps[j]
 		id := st.GVR.String() + " " + key(st.Namespace, st.Name)
-		if st.Verb != Update || seen[id] || due(st).After(now) {
+		if st.Verb != Update || seen[id] || dues[j].After(now) {
 			break
 		}
 		seen[id] = true

@@ -377,3 +377,33 @@ func TestRunRepointsAJobsGeneratedSelectorAtTheTargetsUID(t *testing.T) {
 		})
 	}
 }
+
+func TestRunTimesAChangeDeliveredEarlyAsTheOneTheServerMadeBefore(t *testing.T) {
+	// The server made settings (rv 10) before the Role (rv 11); the
+	// ConfigMaps' watch delivered its event 400 ms after the Roles'.
+	obj := func(resource, group, kind, name string, rv int64) cut.Object {
+		return cut.Object{Group: group, Version: "v1", Resource: resource, Namespace: "shop", Name: name, RV: rv,
+			JSON: fmt.Appendf(nil, `{"kind":%q,"apiVersion":%q,"metadata":{"name":%q,"namespace":"shop"}}`, kind, strings.TrimPrefix(group+"/v1", "/"), name)}
+	}
+	s := &cut.Script{Changes: []cut.Change{
+		{At: 1400 * time.Millisecond, Type: "ADDED", Object: obj("configmaps", "", "ConfigMap", "settings", 10)},
+		{At: time.Second, Type: "ADDED", Object: obj("roles", "rbac.authorization.k8s.io", "Role", "reader", 11)},
+	}}
+	synctest.Test(t, func(t *testing.T) {
+		p, err := push.NewPlan(s, push.PlanOptions{Mode: push.All})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tg := newTarget()
+		res, err := push.Run(t.Context(), p, push.Config{Client: tg, Speed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff([]string{"0s create namespaces", "1.4s create configmaps", "1.4s create roles"}, tg.writes); d != "" {
+			t.Errorf("the writes, in the server's order (-want +got):\n%s", d)
+		}
+		if d := cmp.Diff([]time.Duration{0, 0}, res.Lateness); d != "" {
+			t.Errorf("lateness: the Role is due with the ConfigMap the server made before it (-want +got):\n%s", d)
+		}
+	})
+}
