@@ -85,7 +85,10 @@ summary. --qps and --burst are client-go's, 50 and 100 by default as
 record --all's probes (kubectl's discovery takes 50 a second): at
 client-go's own 5 and 10 a push made 5.4 objects a second where kubectl
 apply --server-side made 30 (BENCHMARKS.md). An update is one PUT, two
-requests when the target's controllers wrote the object since.
+requests when the target's controllers wrote the object since. At --speed
+above 0 and without --qps, the limit is raised to twice the requests of
+the recording's busiest second at that speed (and said so): under it,
+every change after that second is late.
 
 -o records the target (as kwrec record --all, in-process) while pushing,
 from before the first write to --settle after the last, then prints per
@@ -127,7 +130,7 @@ func (f *pushFlags) register(cmd *cobra.Command) {
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the plan (counts by kind, the first changes, the duration at --speed) and push nothing")
 	fl.StringVarP(&f.out, "output", "o", "", "record the target while pushing into this cassette (.zst: compressed), then compare it with the recording")
 	fl.StringVar(&f.onError, "on-error", "skip", "when the target refuses a write: skip (name it, count it, go on) or stop")
-	fl.Float32Var(&f.qps, "qps", 50, "client-go's queries per second toward the target (kubectl's for discovery, record --all's probes')")
+	fl.Float32Var(&f.qps, "qps", 50, "client-go's queries per second toward the target (kubectl's for discovery, record --all's probes'); unset, at --speed above 0, raised to twice the recording's busiest second")
 	fl.IntVar(&f.burst, "burst", 100, "client-go's burst toward the target (as record --all's probes)")
 	fl.IntVar(&f.workers, "workers", 8, "writes made at once: of the state at the start, and of updates of distinct objects due together")
 	fl.DurationVar(&f.settle, "settle", 5*time.Second, "with -o: how long to record after the last write, for the target's controllers to catch up")
@@ -208,7 +211,7 @@ func pushRun(cmd *cobra.Command, f *pushFlags, in string) error {
 		printPlan(cmd.OutOrStdout(), plan, f.speed)
 		return nil
 	}
-	cfg.QPS, cfg.Burst = f.qps, f.burst
+	cfg.QPS, cfg.Burst = pushRate(stderr, f, cmd.Flags().Changed("qps"), plan)
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return err
@@ -221,6 +224,30 @@ func pushRun(cmd *cobra.Command, f *pushFlags, in string) error {
 		return err
 	}
 	return pushRecorded(cmd, f, s, plan, pcfg)
+}
+
+// pushRate returns the client-side rate limit of a push: --qps and
+// --burst, but at --speed above 0 not under twice the requests of the
+// recording's busiest second at that speed, unless --qps was given
+// (then a warning says the changes will fall behind). A paced push is
+// limited by the recording's pace; a limit under it would hold every
+// change after its busiest second late. Twice: room for a 409's second
+// request, and for changes a late push makes together.
+func pushRate(stderr io.Writer, f *pushFlags, qpsSet bool, plan *push.Plan) (float32, int) {
+	if f.speed == 0 {
+		return f.qps, f.burst
+	}
+	busiest := plan.Busiest(f.speed)
+	switch {
+	case qpsSet && f.qps < float32(busiest):
+		fmt.Fprintf(stderr, "kwrec: warning: --qps %v is under the %d requests of the recording's busiest second at --speed %v: its changes will fall behind\n",
+			f.qps, busiest, f.speed)
+	case !qpsSet && f.qps < float32(2*busiest):
+		fmt.Fprintf(stderr, "kwrec: push: --qps %v raised to %d, twice the %d requests of the recording's busiest second at --speed %v\n",
+			f.qps, 2*busiest, busiest, f.speed)
+		return float32(2 * busiest), max(f.burst, 2*busiest)
+	}
+	return f.qps, f.burst
 }
 
 // pushRecorded pushes plan while recording the target into f.out, then
