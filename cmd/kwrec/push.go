@@ -49,10 +49,13 @@ controllers, scheduler and admission react to the recorded workload.
 The state comes first: namespaces, then CustomResourceDefinitions (waited
 for until established), then the other objects, owners before what they
 own, then ServiceAccounts, Secrets and ConfigMaps before the workloads.
-Changes are made in recorded order, updates of distinct objects due
-together at once (up to --workers): a create is a POST, an update a PUT
-over the version the push last wrote (read again after a 409), with the status through /status where
-the resource has that subresource, a delete a DELETE.
+Each change is made when it is due, up to --workers at once, after the
+changes before it that it depends on (of the same object, of its owners;
+a Namespace's or a CRD's after all before it, and all after it wait), not
+after the others: one slow write holds up only what needs it. A create
+is a POST, an update a PUT over the version the push last wrote (read
+again after a 409), with the status through /status where the resource
+has that subresource, a delete a DELETE.
 
 --roots (the default) pushes only objects no other recorded object owns
 (by ownerReferences): Deployments and CronJobs, not their ReplicaSets,
@@ -132,7 +135,7 @@ func (f *pushFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.onError, "on-error", "skip", "when the target refuses a write: skip (name it, count it, go on) or stop")
 	fl.Float32Var(&f.qps, "qps", 50, "client-go's queries per second toward the target (kubectl's for discovery, record --all's probes'); unset, at --speed above 0, raised to twice the recording's busiest second")
 	fl.IntVar(&f.burst, "burst", 100, "client-go's burst toward the target (as record --all's probes)")
-	fl.IntVar(&f.workers, "workers", 8, "writes made at once: of the state at the start, and of updates of distinct objects due together")
+	fl.IntVar(&f.workers, "workers", 8, "writes made at once: of the state at the start, and of changes due while others are in flight")
 	fl.DurationVar(&f.settle, "settle", 5*time.Second, "with -o: how long to record after the last write, for the target's controllers to catch up")
 }
 

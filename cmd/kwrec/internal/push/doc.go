@@ -79,12 +79,13 @@
 //
 // The state at the start is made as fast as the target takes it,
 // [Config.Workers] writes at once within a tier of objects that depend
-// on none of each other. The changes are then made in recorded order,
+// on none of each other. The changes are then started in recorded order,
 // each at the time it was recorded from the window's start divided by
-// [Config.Speed] (0: at once), on [Config.Clock]; updates of distinct
-// objects due by then are made at once, up to [Config.Workers] (a burst
-// recorded at one instant is not made one after another), while a
-// create or a delete, which later changes may depend on, goes alone.
+// [Config.Speed] (0: at once), on [Config.Clock], up to [Config.Workers]
+// at once: a change waits for the changes before it of its object and of
+// its owners, a Namespace's or a CRD's for all before it (and all after
+// it for it), and for no other: a burst recorded at one instant is not
+// made one after another, and one slow write holds up only what needs it.
 // The recorded order is the server's (resourceVersion), and a recorded
 // time is when a watch delivered the change: a change delivered before
 // one the server made earlier (watches of distinct resources deliver

@@ -58,8 +58,8 @@ type Config struct {
 	// resource has none.
 	HasStatus func(schema.GroupVersionResource) bool
 	// Workers is how many writes run at once: of the state at the start,
-	// and of updates of distinct objects due together; 0 means 8.
-	// Changes are otherwise made one at a time, in the recorded order.
+	// and of changes due while others are in flight (see the package
+	// doc's Time); 0 means 8.
 	Workers int
 	// Clock paces the changes; nil is the real clock.
 	Clock clock.WithTicker
@@ -234,32 +234,34 @@ func (p *pusher) parallel(ctx context.Context, steps []Step) error {
 	return errors.Join(errs...)
 }
 
-// changes makes each change at its time.
+// changes makes each change at its time, in a [flight]: as soon as it
+// is due and what it depends on is done, cfg.Workers at once.
 func (p *pusher) changes(ctx context.Context, steps []Step) error {
 	start := p.clk.Now()
 	p.mu.Lock()
 	p.res.ChangesAt = start
 	p.mu.Unlock()
 	dues := dueTimes(steps, start, p.cfg.Speed)
-	for i := 0; i < len(steps); {
-		if err := p.sleepUntil(ctx, dues[i]); err != nil {
-			return nil // stopped: Run says so
+	f := newFlight(p.cfg.Workers)
+	for i := range steps {
+		if p.sleepUntil(ctx, dues[i]) != nil {
+			break // stopped: Run says so
 		}
-		j := p.batch(steps, dues, i)
-		if err := p.parallel(ctx, steps[i:j]); err != nil {
-			return err
-		}
-		if p.cfg.Speed > 0 {
-			p.mu.Lock()
-			for k := i; k < j; k++ {
-				p.lag = max(p.clk.Since(dues[k]), 0)
+		started := f.start(&steps[i], func() error {
+			err := p.step(ctx, &steps[i], false)
+			if p.cfg.Speed > 0 {
+				p.mu.Lock()
+				p.lag = max(p.clk.Since(dues[i]), 0)
 				p.res.Lateness = append(p.res.Lateness, p.lag)
+				p.mu.Unlock()
 			}
-			p.mu.Unlock()
+			return err
+		})
+		if !started {
+			break
 		}
-		i = j
 	}
-	return nil
+	return f.wait()
 }
 
 // dueTimes returns when each of steps is due: its recorded time from the
@@ -280,27 +282,6 @@ func dueTimes(steps []Step, start time.Time, speed float64) []time.Time {
 		dues[i] = start.Add(at)
 	}
 	return dues
-}
-
-// batch returns the end of the changes from steps[i] on that may be made
-// at once: updates of distinct objects, all due by now, at most
-// cfg.Workers. A burst of changes recorded at one instant is then not
-// made one after another; creates and deletes, which later changes may
-// depend on (a namespace, an owner's UID), go alone.
-func (p *pusher) batch(steps []Step, dues []time.Time, i int) int {
-	now := p.clk.Now()
-	seen := map[string]bool{}
-	j := i
-	for j < len(steps) && j-i < p.cfg.Workers {
-		st := &steps[j]
-		id := st.GVR.String() + " " + key(st.Namespace, st.Name)
-		if st.Verb != Update || seen[id] || dues[j].After(now) {
-			break
-		}
-		seen[id] = true
-		j++
-	}
-	return max(j, i+1)
 }
 
 // sleepUntil waits on the clock until t, or for ctx.

@@ -395,7 +395,7 @@ func TestRunTimesAChangeDeliveredEarlyAsTheOneTheServerMadeBefore(t *testing.T) 
 			t.Fatal(err)
 		}
 		tg := newTarget()
-		res, err := push.Run(t.Context(), p, push.Config{Client: tg, Speed: 1})
+		res, err := push.Run(t.Context(), p, push.Config{Client: tg, Speed: 1, Workers: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -404,6 +404,38 @@ func TestRunTimesAChangeDeliveredEarlyAsTheOneTheServerMadeBefore(t *testing.T) 
 		}
 		if d := cmp.Diff([]time.Duration{0, 0}, res.Lateness); d != "" {
 			t.Errorf("lateness: the Role is due with the ConfigMap the server made before it (-want +got):\n%s", d)
+		}
+	})
+}
+
+func TestRunHoldsUpOnlyTheChangesThatDependOnASlowWrite(t *testing.T) {
+	cm := func(name string, rv int64, v string) cut.Object {
+		return cut.Object{Version: "v1", Resource: "configmaps", Namespace: "shop", Name: name, RV: rv,
+			JSON: fmt.Appendf(nil, `{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":%q,"namespace":"shop","uid":"uid-%s"},"data":{"v":%q}}`, name, name, v)}
+	}
+	owned := cut.Object{Version: "v1", Resource: "configmaps", Namespace: "shop", Name: "part", RV: 13,
+		JSON: []byte(`{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"part","namespace":"shop","ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":"a","uid":"uid-a"}]}}`)}
+	s := &cut.Script{Start: []cut.Object{cm("a", 1, "0")}, Changes: []cut.Change{
+		{At: time.Second, Type: "MODIFIED", Object: cm("a", 10, "1")},                      // slow: 10 ms
+		{At: time.Second + time.Millisecond, Type: "ADDED", Object: cm("b", 11, "0")},      // another object: at once
+		{At: time.Second + 2*time.Millisecond, Type: "MODIFIED", Object: cm("a", 12, "2")}, // after a's update: 10 ms more
+		{At: time.Second + 3*time.Millisecond, Type: "ADDED", Object: owned},               // owned by a: after a's second update
+	}}
+	synctest.Test(t, func(t *testing.T) {
+		p, err := push.NewPlan(s, push.PlanOptions{Mode: push.All})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := push.Run(t.Context(), p, push.Config{Client: slowUpdates{newTarget()}, Speed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// In the order they are done: b at once, a's first update after
+		// 10 ms, its second 10 ms later (18 ms after it was due), the
+		// owned ConfigMap with it (17 ms).
+		want := []time.Duration{0, 10 * time.Millisecond, 18 * time.Millisecond, 17 * time.Millisecond}
+		if d := cmp.Diff(want, res.Lateness); d != "" {
+			t.Errorf("lateness (-want +got):\n%s", d)
 		}
 	})
 }
