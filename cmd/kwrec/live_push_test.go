@@ -3,12 +3,16 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -18,6 +22,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
+	"github.com/kwrec/kwrec/cassettes"
 	"github.com/kwrec/kwrec/cmd/kwrec/internal/cut"
 	"github.com/kwrec/kwrec/cmd/kwrec/internal/push"
 	"github.com/kwrec/kwrec/internal/testkit/controlplanetest"
@@ -154,7 +159,79 @@ func makeWorkload(t *testing.T, cp *controlplanetest.ControlPlane) {
 		}
 		waitPods(ctx, t, cs, ns, int(n))
 	}
-	time.Sleep(time.Second) // the recorder's watches deliver the last events
+	waitSettled(ctx, t, cs, ns)
+	if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, endMarker(), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The end marker is a ConfigMap in shop that the workload makes last,
+// once the controllers are done: a recording that holds it holds the
+// whole workload (see [waitRecorded]). It is part of the recorded world:
+// pushed as any ConfigMap (a root, no status), found by kwrec diff on
+// both sides alike, and of a kind the counts leave out.
+const (
+	endMarkerName = "kwrec-test-marker"
+	// endMarkerJSON is in the marker's JSON watch event and nowhere
+	// else: the Table watches record --all keeps beside it carry no data.
+	endMarkerJSON = `"data":{"kwrec-test":"end"}`
+)
+
+func endMarker() *corev1.ConfigMap {
+	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: endMarkerName}, Data: map[string]string{"kwrec-test": "end"}}
+}
+
+// waitSettled waits until the controllers are done with namespace ns:
+// every Deployment and ReplicaSet has seen its last spec and counts its
+// replicas as its spec asks. No write of theirs follows.
+func waitSettled(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns string) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		ds, err := cs.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, nil
+		}
+		for _, d := range ds.Items {
+			if d.Status.ObservedGeneration != d.Generation || d.Status.Replicas != *d.Spec.Replicas || d.Status.UpdatedReplicas != *d.Spec.Replicas {
+				return false, nil
+			}
+		}
+		rss, err := cs.AppsV1().ReplicaSets(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, nil
+		}
+		for _, rs := range rss.Items {
+			if rs.Status.ObservedGeneration != rs.Generation || rs.Status.Replicas != *rs.Spec.Replicas {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		t.Fatalf("the controllers never settled namespace %s: %v", ns, err)
+	}
+}
+
+// waitRecorded waits until the recording being written at path holds
+// the end marker's watch event. The recorder flushes every second; the
+// marker is the last write of its recording, and the events before it,
+// on other watches, reach the recorder within milliseconds of theirs:
+// by the time the marker is on disk, they are in the recorder, which
+// writes them when it stops.
+func waitRecorded(ctx context.Context, t *testing.T, path string) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		f, err := os.Open(path)
+		if err != nil {
+			return false, nil
+		}
+		defer f.Close()
+		text, _, _ := cassettes.ReadText(f)
+		return bytes.Contains(text, []byte(endMarkerJSON)), nil
+	})
+	if err != nil {
+		t.Fatalf("%s never recorded the ConfigMap %s: %v", path, endMarkerName, err)
+	}
 }
 
 // census reads a recording whole as a census.
@@ -184,6 +261,8 @@ func TestLivePush(t *testing.T) {
 	rec := startRecording(t, src.Kubeconfig, source)
 	recShop := startRecording(t, src.Kubeconfig, sourceShop, "-n", "shop") // for kwrec diff: the namespace alone
 	makeWorkload(t, src)
+	waitRecorded(t.Context(), t, source)
+	waitRecorded(t.Context(), t, sourceShop)
 	rec.stop(t)
 	recShop.stop(t)
 
@@ -237,8 +316,8 @@ func TestLivePush(t *testing.T) {
 		if code != 0 || !strings.Contains(stderr, "errors: none") {
 			t.Fatalf("kwrec push --all exited with %d:\n%s%s", code, stdout, stderr)
 		}
-		waitPods(t.Context(), t, kubernetes.NewForConfigOrDie(full.Config), "shop", 2)
-		time.Sleep(time.Second) // the recorder's watches deliver the last events
+		// The push made the source's end marker last.
+		waitRecorded(t.Context(), t, out)
 		rec.stop(t)
 		var o, e bytes.Buffer
 		args := []string{"diff", "--ignore", ".metadata.ownerReferences[].uid", sourceShop, out}
@@ -283,6 +362,97 @@ func TestLivePush(t *testing.T) {
 		}
 	})
 
+	t.Run("a name the target forbids: the object is named and skipped, or the push stops there", func(t *testing.T) {
+		// The CronJob renamed Nightly: kube-apiserver's validation of
+		// names refuses uppercase. The Widgets are left out (the target
+		// has no CRD of them, the test above).
+		edited := withName(t, source, "nightly", "Nightly")
+		tgt := controlplanetest.Start(t)
+		cs := kubernetes.NewForConfigOrDie(tgt.Config)
+		want, _, _ := census(t, source)
+		end := want.At(time.Hour)
+		const invalid = `CronJob.batch "Nightly" is invalid: metadata.name: Invalid value: "Nightly": a lowercase RFC 1123 subdomain must ` +
+			`consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character ` +
+			`(e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`
+		for _, tc := range []struct {
+			name, onError string
+			code          int
+			lines         []string
+			// rest is whether what the recording makes after the
+			// CronJob is on the target: every other object, the end
+			// marker last.
+			rest bool
+		}{
+			{name: "--on-error skip names the CronJob, counts it, and pushes everything after it", onError: "skip", code: 0,
+				lines: []string{
+					`kwrec: push: refused: create cronjobs.batch skip/Nightly: Invalid: ` + invalid,
+				},
+				rest: true},
+			{name: "--on-error stop ends the push at the CronJob with the target's refusal", onError: "stop", code: 1,
+				lines: []string{
+					`kwrec: push: refused: create cronjobs.batch stop/Nightly: Invalid: ` + invalid,
+					`kwrec: the target refused a write: create cronjobs.batch stop/Nightly: ` + invalid + ` (--on-error skip pushes on past refusals)`,
+				},
+				rest: false},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				ns := tc.onError
+				code, _, stderr := pushKwrec(t, edited, "--kubeconfig", tgt.Kubeconfig, "--all", "--speed", "0", "--on-error", tc.onError,
+					"--namespace-map", "shop="+ns, "--exclude", "customresourcedefinitions.apiextensions.k8s.io,widgets.example.com")
+				if code != tc.code {
+					t.Errorf("kwrec push --on-error %s exited with %d, want %d:\n%s", tc.onError, code, tc.code, stderr)
+				}
+				for _, l := range tc.lines {
+					if !slices.Contains(strings.Split(stderr, "\n"), l) {
+						t.Errorf("stderr has no line %q:\n%s", l, stderr)
+					}
+				}
+				if n := strings.Count(stderr, "kwrec: push: refused: "); n != 1 || !strings.Contains(stderr, "errors: Invalid 1\n") {
+					t.Errorf("%d refusals named, want 1, counted as Invalid:\n%s", n, stderr)
+				}
+				m := regexp.MustCompile(`kwrec: push: (?:stopped: )?pushed (\d+) of (\d+) write`).FindStringSubmatch(stderr)
+				if m == nil {
+					t.Fatalf("no summary on stderr:\n%s", stderr)
+				}
+				if pushed, total := atoi(t, m[1]), atoi(t, m[2]); tc.rest && pushed != total-1 {
+					t.Errorf("pushed %d of %d writes, want all but the CronJob", pushed, total)
+				}
+				ctx := t.Context()
+				if _, err := cs.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{}); err != nil {
+					t.Errorf("the Deployment, made before the CronJob, is not on the target: %v", err)
+				}
+				_, err := cs.CoreV1().ConfigMaps(ns).Get(ctx, endMarkerName, metav1.GetOptions{})
+				if tc.rest != (err == nil) {
+					t.Errorf("the end marker, the recording's last change, is on the target: %v, want %v (%v)", err == nil, tc.rest, err)
+				}
+				if !tc.rest {
+					return
+				}
+				deploys, err := cs.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				rss, err := cs.AppsV1().ReplicaSets(ns).List(ctx, metav1.ListOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				cjs, err := cs.BatchV1().CronJobs(ns).List(ctx, metav1.ListOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := map[string]int{"Deployment": len(deploys.Items), "ReplicaSet": len(rss.Items), "Pod": len(pods.Items), "CronJob": len(cjs.Items)}
+				wantEnd := map[string]int{"Deployment": end["Deployment"], "ReplicaSet": end["ReplicaSet"], "Pod": end["Pod"], "CronJob": end["CronJob"] - 1}
+				if diff := cmp.Diff(wantEnd, got); diff != "" {
+					t.Errorf("the target's objects by kind, the recording's end but the CronJob (-want +got):\n%s", diff)
+				}
+			})
+		}
+	})
+
 	t.Run("a missing CRD: its custom resource is named and skipped, nothing after it lost", func(t *testing.T) {
 		tgt := controlplanetest.Start(t)
 		code, _, stderr := pushKwrec(t, source, "--kubeconfig", tgt.Kubeconfig, "--all", "--speed", "0",
@@ -300,6 +470,35 @@ func TestLivePush(t *testing.T) {
 			t.Errorf("the CronJob, pushed after the refusal, is not on the target: %v", err)
 		}
 	})
+}
+
+// withName copies the plain recording at path with each object named
+// old named to instead, and returns the copy's path: a recording edited
+// (as kwrec edit would) to hold what a real server would not.
+func withName(t *testing.T, path, old, to string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile(`"name":\s*"` + regexp.QuoteMeta(old) + `"`)
+	if !re.Match(b) {
+		t.Fatalf("%s names no object %s", path, old)
+	}
+	out := filepath.Join(t.TempDir(), "edited.kwrec")
+	if err := os.WriteFile(out, re.ReplaceAll(b, []byte(`"name":"`+to+`"`)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 // rootChanges returns when s records a Deployment created or scaled:

@@ -49,10 +49,13 @@ controllers, scheduler and admission react to the recorded workload.
 The state comes first: namespaces, then CustomResourceDefinitions (waited
 for until established), then the other objects, owners before what they
 own, then ServiceAccounts, Secrets and ConfigMaps before the workloads.
-Changes are made in recorded order, updates of distinct objects due
-together at once (up to --workers): a create is a POST, an update a PUT
-over the version the push last wrote (read again after a 409), with the status through /status where
-the resource has that subresource, a delete a DELETE.
+Each change is made when it is due, up to --workers at once, after the
+changes before it that it depends on (of the same object, of its owners;
+a Namespace's or a CRD's after all before it, and all after it wait), not
+after the others: one slow write holds up only what needs it. A create
+is a POST, an update a PUT over the version the push last wrote (read
+again after a 409), with the status through /status where the resource
+has that subresource, a delete a DELETE.
 
 --roots (the default) pushes only objects no other recorded object owns
 (by ownerReferences): Deployments and CronJobs, not their ReplicaSets,
@@ -67,8 +70,9 @@ off. --include and --exclude choose resources as kwrec record --all's do.
 
 Always stripped: uid, resourceVersion, creationTimestamp, managedFields,
 generation, deletionTimestamp, deletionGracePeriodSeconds, selfLink, a
-Service's clusterIP(s), and ownerReferences to objects not pushed. Always
-left out: what the target makes itself (the system namespaces and what
+Service's clusterIP(s) (a headless Service keeps its None), and
+ownerReferences to objects not pushed; a Job's generated selector is
+re-pointed at the UID the target gives the Job. Always left out: what the target makes itself (the system namespaces and what
 kube-system, kube-public and kube-node-lease hold, system: RBAC, the
 kubernetes Service, kube-root-ca.crt ConfigMaps, default ServiceAccounts,
 bootstrap flow control, automanaged APIServices). Secrets are pushed as
@@ -84,7 +88,10 @@ summary. --qps and --burst are client-go's, 50 and 100 by default as
 record --all's probes (kubectl's discovery takes 50 a second): at
 client-go's own 5 and 10 a push made 5.4 objects a second where kubectl
 apply --server-side made 30 (BENCHMARKS.md). An update is one PUT, two
-requests when the target's controllers wrote the object since.
+requests when the target's controllers wrote the object since. At --speed
+above 0 and without --qps, the limit is raised to twice the requests of
+the recording's busiest second at that speed (and said so): under it,
+every change after that second is late.
 
 -o records the target (as kwrec record --all, in-process) while pushing,
 from before the first write to --settle after the last, then prints per
@@ -126,9 +133,9 @@ func (f *pushFlags) register(cmd *cobra.Command) {
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the plan (counts by kind, the first changes, the duration at --speed) and push nothing")
 	fl.StringVarP(&f.out, "output", "o", "", "record the target while pushing into this cassette (.zst: compressed), then compare it with the recording")
 	fl.StringVar(&f.onError, "on-error", "skip", "when the target refuses a write: skip (name it, count it, go on) or stop")
-	fl.Float32Var(&f.qps, "qps", 50, "client-go's queries per second toward the target (kubectl's for discovery, record --all's probes')")
+	fl.Float32Var(&f.qps, "qps", 50, "client-go's queries per second toward the target (kubectl's for discovery, record --all's probes'); unset, at --speed above 0, raised to twice the recording's busiest second")
 	fl.IntVar(&f.burst, "burst", 100, "client-go's burst toward the target (as record --all's probes)")
-	fl.IntVar(&f.workers, "workers", 8, "writes made at once: of the state at the start, and of updates of distinct objects due together")
+	fl.IntVar(&f.workers, "workers", 8, "writes made at once: of the state at the start, and of changes due while others are in flight")
 	fl.DurationVar(&f.settle, "settle", 5*time.Second, "with -o: how long to record after the last write, for the target's controllers to catch up")
 }
 
@@ -207,7 +214,7 @@ func pushRun(cmd *cobra.Command, f *pushFlags, in string) error {
 		printPlan(cmd.OutOrStdout(), plan, f.speed)
 		return nil
 	}
-	cfg.QPS, cfg.Burst = f.qps, f.burst
+	cfg.QPS, cfg.Burst = pushRate(stderr, f, cmd.Flags().Changed("qps"), plan)
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return err
@@ -220,6 +227,30 @@ func pushRun(cmd *cobra.Command, f *pushFlags, in string) error {
 		return err
 	}
 	return pushRecorded(cmd, f, s, plan, pcfg)
+}
+
+// pushRate returns the client-side rate limit of a push: --qps and
+// --burst, but at --speed above 0 not under twice the requests of the
+// recording's busiest second at that speed, unless --qps was given
+// (then a warning says the changes will fall behind). A paced push is
+// limited by the recording's pace; a limit under it would hold every
+// change after its busiest second late. Twice: room for a 409's second
+// request, and for changes a late push makes together.
+func pushRate(stderr io.Writer, f *pushFlags, qpsSet bool, plan *push.Plan) (float32, int) {
+	if f.speed == 0 {
+		return f.qps, f.burst
+	}
+	busiest := plan.Busiest(f.speed)
+	switch {
+	case qpsSet && f.qps < float32(busiest):
+		fmt.Fprintf(stderr, "kwrec: warning: --qps %v is under the %d requests of the recording's busiest second at --speed %v: its changes will fall behind\n",
+			f.qps, busiest, f.speed)
+	case !qpsSet && f.qps < float32(2*busiest):
+		fmt.Fprintf(stderr, "kwrec: push: --qps %v raised to %d, twice the %d requests of the recording's busiest second at --speed %v\n",
+			f.qps, 2*busiest, busiest, f.speed)
+		return float32(2 * busiest), max(f.burst, 2*busiest)
+	}
+	return f.qps, f.burst
 }
 
 // pushRecorded pushes plan while recording the target into f.out, then

@@ -67,7 +67,11 @@ func BenchmarkPush(b *testing.B) {
 	rec := filepath.Join(dir, "source.kwrec.zst")
 	kubectlB(b, src.Kubeconfig, "apply", "--server-side", "-n", "bench", "-f", yaml)
 	stop := startRecordAll(b, bin, src.Kubeconfig, rec, "-n", "bench")
-	changes := updateConfigMaps(b, src.Kubeconfig, 20, 30)
+	const ticks = 30
+	changes := updateConfigMaps(b, src.Kubeconfig, 20, ticks)
+	// The recording is whole once it holds the last tick's update of
+	// every ConfigMap (in the JSON watch: the Table watch has no data).
+	waitHolds(b, rec, fmt.Sprintf(`"tick":"%d"`, ticks-1), changes/ticks)
 	stop()
 	b.Logf("source: %d objects, then %d ConfigMap updates, recorded in %s", pushObjects, changes, rec)
 
@@ -190,7 +194,8 @@ func updateConfigMaps(b *testing.B, kubeconfig string, n, ticks int) int {
 }
 
 // startRecordAll starts kwrec record --all into path, returns once it is
-// recording, and returns the function that stops it (SIGINT) and waits.
+// recording, and returns the function that stops it (SIGINT) and waits:
+// call it once the recording holds what was made (see [waitHolds]).
 func startRecordAll(b *testing.B, bin, kubeconfig, path string, args ...string) func() {
 	cmd := exec.Command(bin, append([]string{"record", "--all", "--kubeconfig", kubeconfig, "-o", path}, args...)...)
 	stderr, err := cmd.StderrPipe()
@@ -212,7 +217,6 @@ func startRecordAll(b *testing.B, bin, kubeconfig, path string, args ...string) 
 		}
 	}()
 	return func() {
-		time.Sleep(time.Second) // the last events reach the recorder
 		cmd.Process.Signal(syscall.SIGINT)
 		if err := cmd.Wait(); err != nil {
 			b.Fatalf("kwrec record --all: %v", err)

@@ -17,6 +17,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -182,14 +183,8 @@ func recordSmall(b *testing.B, bin, kubeconfig string, cs kubernetes.Interface, 
 	}
 	// Both recordings hold the marker in their JSON and Table watches
 	// (the recorder flushes every second).
-	deadline := time.Now().Add(2 * time.Minute)
 	for _, p := range paths {
-		for !holds(p, `"name":"`+smallEnd+`"`, 2) {
-			if time.Now().After(deadline) {
-				b.Fatalf("%s never recorded %s", p, smallEnd)
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
+		waitHolds(b, p, `"name":"`+smallEnd+`"`, 2)
 	}
 	for _, cmd := range cmds {
 		_ = cmd.Process.Signal(syscall.SIGINT)
@@ -227,6 +222,19 @@ func holds(path, s string, n int) bool {
 	defer f.Close()
 	text, _, _ := cassettes.ReadText(f)
 	return bytes.Count(text, []byte(s)) >= n
+}
+
+// waitHolds waits until the recording being written at path holds s at
+// least n times (see [holds]), reading it every 200 ms, at most two
+// minutes.
+func waitHolds(tb testing.TB, path, s string, n int) {
+	tb.Helper()
+	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
+		return holds(path, s, n), nil
+	})
+	if err != nil {
+		tb.Fatalf("%s never recorded %d of %s: %v", path, n, s, err)
+	}
 }
 
 // parallel runs f(0) ... f(n-1), workers at a time, and returns the first

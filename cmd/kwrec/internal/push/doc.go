@@ -31,9 +31,13 @@
 // [Strip] removes what the target sets: metadata's uid,
 // resourceVersion, creationTimestamp, managedFields, generation,
 // deletionTimestamp, deletionGracePeriodSeconds and selfLink, and a
-// Service's clusterIP and clusterIPs (the target allocates them).
+// Service's clusterIP and clusterIPs (the target allocates them; a
+// headless Service keeps its None).
 // ownerReferences to objects not pushed are dropped: the target's
 // garbage collector would delete an object whose owner it cannot find.
+// A Job's generated selector (its controller-uid labels, without
+// spec.manualSelector) names its recorded UID: a create leaves it for
+// the target to generate, an update names the target's UID.
 //
 // Status goes with its object and, where the resource has a status
 // subresource (which ignores it there), through /status after it; the
@@ -75,11 +79,16 @@
 //
 // The state at the start is made as fast as the target takes it,
 // [Config.Workers] writes at once within a tier of objects that depend
-// on none of each other. The changes are then made in recorded order,
+// on none of each other. The changes are then started in recorded order,
 // each at the time it was recorded from the window's start divided by
-// [Config.Speed] (0: at once), on [Config.Clock]; updates of distinct
-// objects due by then are made at once, up to [Config.Workers] (a burst
-// recorded at one instant is not made one after another), while a
-// create or a delete, which later changes may depend on, goes alone.
-// Result.Lateness holds how late each one was taken.
+// [Config.Speed] (0: at once), on [Config.Clock], up to [Config.Workers]
+// at once: a change waits for the changes before it of its object and of
+// its owners, a Namespace's or a CRD's for all before it (and all after
+// it for it), and for no other: a burst recorded at one instant is not
+// made one after another, and one slow write holds up only what needs it.
+// The recorded order is the server's (resourceVersion), and a recorded
+// time is when a watch delivered the change: a change delivered before
+// one the server made earlier (watches of distinct resources deliver
+// apart) is due with that one. Result.Lateness holds how late each one
+// was taken.
 package push

@@ -94,6 +94,30 @@ type Plan struct {
 	Unchanged int
 }
 
+// Busiest returns the most requests the plan's changes make in any one
+// second at speed (above 0): a create or an update with a status counts
+// two, its write and its status's. A client-side rate limit below it
+// holds the push behind the recording.
+func (p *Plan) Busiest(speed float64) int {
+	busiest, n, first := 0, 0, 0
+	for i := range p.Changes {
+		n += requests(&p.Changes[i])
+		for float64(p.Changes[i].At-p.Changes[first].At)/speed >= float64(time.Second) {
+			n -= requests(&p.Changes[first])
+			first++
+		}
+		busiest = max(busiest, n)
+	}
+	return busiest
+}
+
+func requests(st *Step) int {
+	if st.Status != nil && st.Verb != Delete {
+		return 2
+	}
+	return 1
+}
+
 // metaWithStatus reports whether st changes prev's metadata and status
 // and nothing else.
 func metaWithStatus(prev, st *Step) bool {

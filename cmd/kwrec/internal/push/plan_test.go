@@ -1,8 +1,10 @@
 package push_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -219,6 +221,62 @@ func TestAnUpdateThatChangesNothingPushedIsLeftOut(t *testing.T) {
 			}
 			if p.Unchanged != tc.unchanged {
 				t.Errorf("unchanged = %d, want %d", p.Unchanged, tc.unchanged)
+			}
+		})
+	}
+}
+
+func TestStripLeavesTheTargetItsClusterIPsButKeepsHeadless(t *testing.T) {
+	for _, tc := range []struct {
+		name, spec, want string
+	}{
+		{"a Service's recorded cluster IPs are the target's to allocate",
+			`{"clusterIP":"10.0.0.12","clusterIPs":["10.0.0.12"],"ports":[{"port":80}]}`, `{"ports":[{"port":80}]}`},
+		{"a headless Service keeps clusterIP None, which its user set",
+			`{"clusterIP":"None","clusterIPs":["None"],"ports":[{"port":80}]}`, `{"clusterIP":"None","clusterIPs":["None"],"ports":[{"port":80}]}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var u unstructured.Unstructured
+			if err := u.UnmarshalJSON([]byte(`{"apiVersion":"v1","kind":"Service","metadata":{"name":"web","uid":"u1"},"spec":` + tc.spec + `}`)); err != nil {
+				t.Fatal(err)
+			}
+			push.Strip(&u)
+			got, err := json.Marshal(u.Object["spec"])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(tc.want, string(got)); d != "" {
+				t.Errorf("spec after Strip (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestBusiestCountsTheRequestsOfTheBusiestSecond(t *testing.T) {
+	cm := func(at time.Duration, verb push.Verb, status bool) push.Step {
+		st := push.Step{At: at, Verb: verb}
+		if status {
+			st.Status = map[string]any{"phase": "Active"}
+		}
+		return st
+	}
+	p := &push.Plan{Changes: []push.Step{
+		cm(0, push.Create, true), cm(100*time.Millisecond, push.Update, false), cm(900*time.Millisecond, push.Delete, true),
+		cm(1500*time.Millisecond, push.Update, false), cm(1600*time.Millisecond, push.Update, false), cm(1700*time.Millisecond, push.Update, true),
+		cm(1800*time.Millisecond, push.Update, false),
+	}}
+	for _, tc := range []struct {
+		name  string
+		speed float64
+		want  int
+	}{
+		{"at speed 1 the second from 0.9s holds a delete and four updates, one with a status", 1, 6},
+		{"at speed 2 two recorded seconds are one: all nine requests", 2, 9},
+		{"at speed 0.5 a second is half a recorded one: 1.5s to 1.8s", 0.5, 5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := p.Busiest(tc.speed); got != tc.want {
+				t.Errorf("Busiest(%v) = %d, want %d", tc.speed, got, tc.want)
 			}
 		})
 	}

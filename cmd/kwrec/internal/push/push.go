@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -57,8 +58,8 @@ type Config struct {
 	// resource has none.
 	HasStatus func(schema.GroupVersionResource) bool
 	// Workers is how many writes run at once: of the state at the start,
-	// and of updates of distinct objects due together; 0 means 8.
-	// Changes are otherwise made one at a time, in the recorded order.
+	// and of changes due while others are in flight (see the package
+	// doc's Time); 0 means 8.
 	Workers int
 	// Clock paces the changes; nil is the real clock.
 	Clock clock.WithTicker
@@ -233,58 +234,54 @@ func (p *pusher) parallel(ctx context.Context, steps []Step) error {
 	return errors.Join(errs...)
 }
 
-// changes makes each change at its time.
+// changes makes each change at its time, in a [flight]: as soon as it
+// is due and what it depends on is done, cfg.Workers at once.
 func (p *pusher) changes(ctx context.Context, steps []Step) error {
 	start := p.clk.Now()
 	p.mu.Lock()
 	p.res.ChangesAt = start
 	p.mu.Unlock()
-	due := func(st *Step) time.Time {
-		if p.cfg.Speed == 0 {
-			return start
+	dues := dueTimes(steps, start, p.cfg.Speed)
+	f := newFlight(p.cfg.Workers)
+	for i := range steps {
+		if p.sleepUntil(ctx, dues[i]) != nil {
+			break // stopped: Run says so
 		}
-		return start.Add(time.Duration(float64(st.At) / p.cfg.Speed))
-	}
-	for i := 0; i < len(steps); {
-		if err := p.sleepUntil(ctx, due(&steps[i])); err != nil {
-			return nil // stopped: Run says so
-		}
-		j := p.batch(steps, i, due)
-		if err := p.parallel(ctx, steps[i:j]); err != nil {
-			return err
-		}
-		if p.cfg.Speed > 0 {
-			p.mu.Lock()
-			for k := i; k < j; k++ {
-				p.lag = max(p.clk.Since(due(&steps[k])), 0)
+		started := f.start(&steps[i], func() error {
+			err := p.step(ctx, &steps[i], false)
+			if p.cfg.Speed > 0 {
+				p.mu.Lock()
+				p.lag = max(p.clk.Since(dues[i]), 0)
 				p.res.Lateness = append(p.res.Lateness, p.lag)
+				p.mu.Unlock()
 			}
-			p.mu.Unlock()
-		}
-		i = j
-	}
-	return nil
-}
-
-// batch returns the end of the changes from steps[i] on that may be made
-// at once: updates of distinct objects, all due by now, at most
-// cfg.Workers. A burst of changes recorded at one instant is then not
-// made one after another; creates and deletes, which later changes may
-// depend on (a namespace, an owner's UID), go alone.
-func (p *pusher) batch(steps []Step, i int, due func(*Step) time.Time) int {
-	now := p.clk.Now()
-	seen := map[string]bool{}
-	j := i
-	for j < len(steps) && j-i < p.cfg.Workers {
-		st := &steps[j]
-		id := st.GVR.String() + " " + key(st.Namespace, st.Name)
-		if st.Verb != Update || seen[id] || due(st).After(now) {
+			return err
+		})
+		if !started {
 			break
 		}
-		seen[id] = true
-		j++
 	}
-	return max(j, i+1)
+	return f.wait()
+}
+
+// dueTimes returns when each of steps is due: its recorded time from the
+// window's start divided by speed, after start, but never before a step
+// before it; at speed 0, start. Changes come in the order the server
+// made them (resourceVersion); their recorded times are when each watch
+// delivered them, and watches of distinct resources deliver apart (on a
+// loaded recorder by hundreds of milliseconds): a change the server made
+// after another cannot be made before it, and is due with it. Its
+// lateness is then the push's, not the recorder's.
+func dueTimes(steps []Step, start time.Time, speed float64) []time.Time {
+	dues := make([]time.Time, len(steps))
+	var at time.Duration
+	for i := range steps {
+		if speed > 0 {
+			at = max(at, time.Duration(float64(steps[i].At)/speed))
+		}
+		dues[i] = start.Add(at)
+	}
+	return dues
 }
 
 // sleepUntil waits on the clock until t, or for ctx.
@@ -384,6 +381,7 @@ func (p *pusher) crd(gvr schema.GroupVersionResource) bool {
 // /status, tried once per resource: a 404 there means it has none.
 func (p *pusher) write(ctx context.Context, st *Step) error {
 	u := p.repoint(st.Object.DeepCopy())
+	p.repointJob(st, u)
 	if st.Status != nil {
 		u.Object["status"] = st.Status
 	}
@@ -555,6 +553,54 @@ func (p *pusher) repoint(u *unstructured.Unstructured) *unstructured.Unstructure
 		u.SetOwnerReferences(kept)
 	}
 	return u
+}
+
+// jobUIDLabels are the labels of the selector kube-apiserver generates
+// for a Job, in its spec.selector and its Pod template, each the Job's
+// UID: batch.kubernetes.io/controller-uid and the legacy controller-uid
+// (k8s.io/kubernetes' batch.LegacyControllerUidLabel).
+var jobUIDLabels = []string{batchv1.ControllerUidLabel, "controller-uid"}
+
+// repointJob re-points the selector kube-apiserver generated for a Job
+// (one without spec.manualSelector) at the Job's UID on the target: the
+// recorded one names the recorded UID, which the target refuses
+// ("`selector` not auto-generated"). A create leaves those labels out
+// for the target to generate; an update, whose selector is immutable,
+// names the UID the target gave the Job. Labels that do not hold the
+// recorded UID are the user's, and kept.
+func (p *pusher) repointJob(st *Step, u *unstructured.Unstructured) {
+	if st.GVR.Group != "batch" || st.Kind != "Job" || st.UID == "" {
+		return
+	}
+	if manual, _, _ := unstructured.NestedBool(u.Object, "spec", "manualSelector"); manual {
+		return
+	}
+	p.mu.Lock()
+	uid, known := p.uids[st.UID]
+	p.mu.Unlock()
+	for _, path := range [][]string{{"spec", "selector", "matchLabels"}, {"spec", "template", "metadata", "labels"}} {
+		m, found, _ := unstructured.NestedStringMap(u.Object, path...)
+		if !found {
+			continue
+		}
+		for _, l := range jobUIDLabels {
+			switch {
+			case m[l] != string(st.UID):
+			case known:
+				m[l] = string(uid)
+			default:
+				delete(m, l)
+			}
+		}
+		if len(m) == 0 {
+			unstructured.RemoveNestedField(u.Object, path...)
+		} else {
+			_ = unstructured.SetNestedStringMap(u.Object, m, path...)
+		}
+	}
+	if sel, _, _ := unstructured.NestedMap(u.Object, "spec", "selector"); sel != nil && len(sel) == 0 {
+		unstructured.RemoveNestedField(u.Object, "spec", "selector")
+	}
 }
 
 // established waits until each CRD of steps the target took is

@@ -318,3 +318,124 @@ func (r slowNamespaced) Update(ctx context.Context, u *unstructured.Unstructured
 	time.Sleep(10 * time.Millisecond)
 	return r.ResourceInterface.Update(ctx, u, opts, sub...)
 }
+
+func TestRunRepointsAJobsGeneratedSelectorAtTheTargetsUID(t *testing.T) {
+	job := func(rv int64, manual bool, team string) cut.Object {
+		return cut.Object{Group: "batch", Version: "v1", Resource: "jobs", Namespace: "shop", Name: "backup", RV: rv,
+			JSON: fmt.Appendf(nil, `{"kind":"Job","apiVersion":"batch/v1","metadata":{"name":"backup","namespace":"shop","uid":"uid-backup","labels":{"team":%q}},`+
+				`"spec":{"manualSelector":%t,"selector":{"matchLabels":{"batch.kubernetes.io/controller-uid":"uid-backup"}},`+
+				`"template":{"metadata":{"labels":{"batch.kubernetes.io/controller-uid":"uid-backup","controller-uid":"uid-backup","job-name":"backup","team":"uid-backup"}},`+
+				`"spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"busybox"}]}}}}`, team, manual)}
+	}
+	for _, tc := range []struct {
+		name   string
+		manual bool
+		want   []string // the selector and template labels of the create, then the update
+	}{
+		{"a generated selector is left for the target to make at the create, and names the target's UID at the update", false, []string{
+			"create: selector none, template map[job-name:backup team:uid-backup]",
+			"update: selector map[matchLabels:map[batch.kubernetes.io/controller-uid:target-backup]], template map[batch.kubernetes.io/controller-uid:target-backup controller-uid:target-backup job-name:backup team:uid-backup]",
+		}},
+		{"a manual selector is pushed as recorded", true, []string{
+			"create: selector map[matchLabels:map[batch.kubernetes.io/controller-uid:uid-backup]], template map[batch.kubernetes.io/controller-uid:uid-backup controller-uid:uid-backup job-name:backup team:uid-backup]",
+			"update: selector map[matchLabels:map[batch.kubernetes.io/controller-uid:uid-backup]], template map[batch.kubernetes.io/controller-uid:uid-backup controller-uid:uid-backup job-name:backup team:uid-backup]",
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &cut.Script{Start: []cut.Object{job(1, tc.manual, "a")},
+				Changes: []cut.Change{{At: time.Second, Type: "MODIFIED", Object: job(2, tc.manual, "b")}}}
+			p, err := push.NewPlan(s, push.PlanOptions{Mode: push.All})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tg := newTarget()
+			var got []string
+			tg.PrependReactor("*", "jobs", func(a k8stesting.Action) (bool, runtime.Object, error) {
+				w, ok := a.(k8stesting.CreateAction) // an UpdateAction is one too: GetObject
+				if !ok {
+					return false, nil, nil
+				}
+				u := w.GetObject().(*unstructured.Unstructured)
+				var sel any = "none"
+				if m, ok, _ := unstructured.NestedMap(u.Object, "spec", "selector"); ok {
+					sel = m
+				}
+				labels, _, _ := unstructured.NestedStringMap(u.Object, "spec", "template", "metadata", "labels")
+				got = append(got, fmt.Sprintf("%s: selector %v, template %v", a.GetVerb(), sel, labels))
+				return false, nil, nil
+			})
+			res, err := push.Run(t.Context(), p, push.Config{Client: tg, HasStatus: hasStatus})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Errors) != 0 {
+				t.Errorf("refused: %v", res.Errors)
+			}
+			if d := cmp.Diff(tc.want, got); d != "" {
+				t.Errorf("the Job's writes (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestRunTimesAChangeDeliveredEarlyAsTheOneTheServerMadeBefore(t *testing.T) {
+	// The server made settings (rv 10) before the Role (rv 11); the
+	// ConfigMaps' watch delivered its event 400 ms after the Roles'.
+	obj := func(resource, group, kind, name string, rv int64) cut.Object {
+		return cut.Object{Group: group, Version: "v1", Resource: resource, Namespace: "shop", Name: name, RV: rv,
+			JSON: fmt.Appendf(nil, `{"kind":%q,"apiVersion":%q,"metadata":{"name":%q,"namespace":"shop"}}`, kind, strings.TrimPrefix(group+"/v1", "/"), name)}
+	}
+	s := &cut.Script{Changes: []cut.Change{
+		{At: 1400 * time.Millisecond, Type: "ADDED", Object: obj("configmaps", "", "ConfigMap", "settings", 10)},
+		{At: time.Second, Type: "ADDED", Object: obj("roles", "rbac.authorization.k8s.io", "Role", "reader", 11)},
+	}}
+	synctest.Test(t, func(t *testing.T) {
+		p, err := push.NewPlan(s, push.PlanOptions{Mode: push.All})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tg := newTarget()
+		res, err := push.Run(t.Context(), p, push.Config{Client: tg, Speed: 1, Workers: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff([]string{"0s create namespaces", "1.4s create configmaps", "1.4s create roles"}, tg.writes); d != "" {
+			t.Errorf("the writes, in the server's order (-want +got):\n%s", d)
+		}
+		if d := cmp.Diff([]time.Duration{0, 0}, res.Lateness); d != "" {
+			t.Errorf("lateness: the Role is due with the ConfigMap the server made before it (-want +got):\n%s", d)
+		}
+	})
+}
+
+func TestRunHoldsUpOnlyTheChangesThatDependOnASlowWrite(t *testing.T) {
+	cm := func(name string, rv int64, v string) cut.Object {
+		return cut.Object{Version: "v1", Resource: "configmaps", Namespace: "shop", Name: name, RV: rv,
+			JSON: fmt.Appendf(nil, `{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":%q,"namespace":"shop","uid":"uid-%s"},"data":{"v":%q}}`, name, name, v)}
+	}
+	owned := cut.Object{Version: "v1", Resource: "configmaps", Namespace: "shop", Name: "part", RV: 13,
+		JSON: []byte(`{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"part","namespace":"shop","ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":"a","uid":"uid-a"}]}}`)}
+	s := &cut.Script{Start: []cut.Object{cm("a", 1, "0")}, Changes: []cut.Change{
+		{At: time.Second, Type: "MODIFIED", Object: cm("a", 10, "1")},                      // slow: 10 ms
+		{At: time.Second + time.Millisecond, Type: "ADDED", Object: cm("b", 11, "0")},      // another object: at once
+		{At: time.Second + 2*time.Millisecond, Type: "MODIFIED", Object: cm("a", 12, "2")}, // after a's update: 10 ms more
+		{At: time.Second + 3*time.Millisecond, Type: "ADDED", Object: owned},               // owned by a: after a's second update
+	}}
+	synctest.Test(t, func(t *testing.T) {
+		p, err := push.NewPlan(s, push.PlanOptions{Mode: push.All})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := push.Run(t.Context(), p, push.Config{Client: slowUpdates{newTarget()}, Speed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// In the order they are done: b at once, a's first update after
+		// 10 ms, its second 10 ms later (18 ms after it was due), the
+		// owned ConfigMap with it (17 ms).
+		want := []time.Duration{0, 10 * time.Millisecond, 18 * time.Millisecond, 17 * time.Millisecond}
+		if d := cmp.Diff(want, res.Lateness); d != "" {
+			t.Errorf("lateness (-want +got):\n%s", d)
+		}
+	})
+}

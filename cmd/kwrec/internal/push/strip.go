@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -16,6 +17,9 @@ var serverSet = []string{"uid", "resourceVersion", "creationTimestamp", "managed
 // Strip removes from u the fields the target sets itself: metadata's
 // [serverSet] fields, and a Service's cluster IPs (the target allocates
 // them from its own range; a recorded one may be outside it or taken).
+// A headless Service keeps its clusterIP "None": its user set it, and
+// without it the target would allocate an address the recorded Service
+// never had (and refuse the Service once its range is used up).
 // A Secret's data is left as recorded: redacted, unless the recording
 // was made with --no-redact (see the package doc).
 func Strip(u *unstructured.Unstructured) {
@@ -23,8 +27,10 @@ func Strip(u *unstructured.Unstructured) {
 		unstructured.RemoveNestedField(u.Object, "metadata", f)
 	}
 	if u.GetAPIVersion() == "v1" && u.GetKind() == "Service" {
-		unstructured.RemoveNestedField(u.Object, "spec", "clusterIP")
-		unstructured.RemoveNestedField(u.Object, "spec", "clusterIPs")
+		if ip, _, _ := unstructured.NestedString(u.Object, "spec", "clusterIP"); ip != corev1.ClusterIPNone {
+			unstructured.RemoveNestedField(u.Object, "spec", "clusterIP")
+			unstructured.RemoveNestedField(u.Object, "spec", "clusterIPs")
+		}
 	}
 }
 
