@@ -25,6 +25,15 @@
 // a large cassette's report draws at once; BenchmarkLargeReport measures
 // a 100k-event one in headless Chromium.
 //
+// # Memory
+//
+// The page embeds every object version, so a report grows with the
+// versions it shows: each is held as a line delta of the one before,
+// gzipped as it is stored, with its resourceVersion and its marks; the
+// cassette itself is streamed. A report of 149,893 Pod versions peaks at
+// 236 MB (BENCHMARKS.md); for a longer recording, report a window of it
+// (kwrec cut).
+//
 // Cassettes are redacted when recorded; the report shows what the cassette
 // holds and adds nothing.
 package report
