@@ -16,22 +16,7 @@ import (
 // deltas that only insert), a FrameReader never keeps more than one
 // frame per Pod.
 func TestAFrameReaderKeepsOneVersionOfEachObject(t *testing.T) {
-	s := benchmarks.Generate(benchmarks.JSON, 20, 1000)
-	p := filepath.Join(t.TempDir(), "w.kwrec.zst")
-	w, err := cassettes.Create(p, cassettes.Header{}, cassettes.WriterOptions{Deltas: true, SegmentSize: 16 << 10})
-	if err != nil {
-		t.Fatal(err)
-	}
-	id, _ := w.Request(0, cassettes.Request{Method: "GET", URL: "/api/v1/pods?watch=true"})
-	w.Response(id, cassettes.Response{Status: 200})
-	for i, ev := range s.Events {
-		w.Frame(id, cassettes.Frame{At: time.Duration(i), Data: ev})
-	}
-	w.End(id, cassettes.End{At: time.Hour, Reason: cassettes.EndEOF})
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	x, err := Open(p, Options{})
+	x, err := Open(writeDeltaWatch(t, benchmarks.JSON), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,22 +47,7 @@ func TestAFrameReaderKeepsOneVersionOfEachObject(t *testing.T) {
 // deltas fifty times slower than the bare client); from the middle,
 // only the first delta of each Pod rebuilds.
 func TestReadingInOrderRebuildsNoChain(t *testing.T) {
-	s := benchmarks.Generate(benchmarks.Protobuf, 20, 1000)
-	p := filepath.Join(t.TempDir(), "w.kwrec.zst")
-	w, err := cassettes.Create(p, cassettes.Header{}, cassettes.WriterOptions{Deltas: true, SegmentSize: 16 << 10})
-	if err != nil {
-		t.Fatal(err)
-	}
-	id, _ := w.Request(0, cassettes.Request{Method: "GET", URL: "/api/v1/pods?watch=true"})
-	w.Response(id, cassettes.Response{Status: 200})
-	for i, ev := range s.Events {
-		w.Frame(id, cassettes.Frame{At: time.Duration(i), Data: ev})
-	}
-	w.End(id, cassettes.End{At: time.Hour, Reason: cassettes.EndEOF})
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	x, err := Open(p, Options{})
+	x, err := Open(writeDeltaWatch(t, benchmarks.Protobuf), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,4 +101,26 @@ func TestReadingInOrderRebuildsNoChain(t *testing.T) {
 			}
 		})
 	}
+}
+
+// writeDeltaWatch writes a watch of 20 Pods, 50 versions each, in
+// format f with object deltas in 16 KiB segments, and returns its path.
+func writeDeltaWatch(t *testing.T, f benchmarks.Format) string {
+	t.Helper()
+	s := benchmarks.Generate(f, 20, 1000)
+	p := filepath.Join(t.TempDir(), "w.kwrec.zst")
+	w, err := cassettes.Create(p, cassettes.Header{}, cassettes.WriterOptions{Deltas: true, SegmentSize: 16 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, _ := w.Request(0, cassettes.Request{Method: "GET", URL: "/api/v1/pods?watch=true"})
+	w.Response(id, cassettes.Response{Status: 200})
+	for i, ev := range s.Events {
+		w.Frame(id, cassettes.Frame{At: time.Duration(i), Data: ev})
+	}
+	w.End(id, cassettes.End{At: time.Hour, Reason: cassettes.EndEOF})
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
