@@ -389,13 +389,21 @@ func (x *Index) ReadFrames(refs []FrameRef, fn func(k int, f cassettes.Frame) er
 	sort.SliceStable(order, func(a, b int) bool { return locs[order[a]].off < locs[order[b]].off })
 	// A delta whose base is also named takes it from the pass, kept
 	// until then, instead of rebuilding its chain from the file.
-	needed := map[FrameRef]bool{}
+	// Both stay nil for a cassette without deltas: no map on the path
+	// that serves list items and gets.
+	var needed map[FrameRef]bool
 	for _, r := range refs {
 		if b := baseOf(r.In, r.I); b != 0 {
+			if needed == nil {
+				needed = map[FrameRef]bool{}
+			}
 			needed[FrameRef{r.In, b - 1}] = true
 		}
 	}
-	kept := map[*Interaction]map[int][]byte{}
+	var kept map[*Interaction]map[int][]byte
+	if needed != nil {
+		kept = map[*Interaction]map[int][]byte{}
+	}
 	c, rc := x.cursor(), x.cursor()
 	defer c.close()
 	defer rc.close()
