@@ -14,19 +14,23 @@ import (
 
 // DefaultSegmentSize is how many bytes of text a zstd frame of the
 // compressed form holds, about, when [WriterOptions.SegmentSize] is zero.
-const DefaultSegmentSize = 4 << 20
+const DefaultSegmentSize = 16 << 20
 
 // maxWindow is the zstd window of a single-frame cassette (zstd's default
 // at this level). A back-reference never reaches further than the window,
 // so a decoder needs about this much memory.
 const maxWindow = 8 << 20
 
-// segmentWindow caps the window of a segmented cassette. Watch events
-// repeat mostly what the events just before them said: on 100k realistic
-// Pod events with 4 MiB segments a 1 MiB window compresses 23.2x, 4 MiB
-// 23.8x, and every reader of a segment (a replayed body each) holds a
-// quarter of the memory.
-const segmentWindow = 1 << 20
+// segmentWindow caps the window of a segmented cassette. A recording of
+// many collections interleaves their watches, so an object's earlier
+// version, or the JSON event beside its Table-form one, is megabytes
+// back. On a 51-minute record --all (363 MB of text) klauspost's better
+// level gives 27.25 MB in 4 MiB segments with a 1 MiB window, 22.67 in
+// 16 MiB segments with a 4 MiB window, and 21.75 with an 8 MiB one; but
+// every reader of a segment (a replayed body each) holds up to the
+// window, and an 8 MiB one took replay.Open of 100k Pod events from 77
+// to 100 MB peak.
+const segmentWindow = 4 << 20
 
 // windowFor returns the zstd window for segments of size bytes of text
 // (size <= 0: one frame).
@@ -85,7 +89,7 @@ type compression struct {
 
 // compressionFor returns the compression of opts (opts.Compress set).
 func compressionFor(opts WriterOptions) compression {
-	c := compression{level: zstd.SpeedDefault, segment: opts.SegmentSize, concurrency: 1, bytesForm: true, deltas: opts.Deltas || opts.Compact}
+	c := compression{level: zstd.SpeedBetterCompression, segment: opts.SegmentSize, concurrency: 1, bytesForm: true, deltas: opts.Deltas || opts.Compact}
 	switch {
 	case opts.Compact:
 		if c.segment == 0 {

@@ -43,13 +43,11 @@ type WriterOptions struct {
 	// [DefaultSegmentSize]; negative: one zstd frame for the whole
 	// cassette, as before seek comments existed.
 	SegmentSize int
-	// Compact compresses for size rather than writing speed: object
-	// deltas (Deltas, whatever it says) and klauspost's better level with
-	// a window as large as a segment (4 MiB by default, 64 MiB at most).
-	// For finished recordings (kwrec compact), not for recording: the
-	// better level writes more slowly than the default. A larger window
-	// buys little once deltas find each object's previous version, and
-	// costs every stream a reader decodes its size.
+	// Compact compresses for size rather than for its readers: object
+	// deltas (Deltas, whatever it says) and a window as large as a
+	// segment (16 MiB by default, 64 MiB at most) instead of 4 MiB. For
+	// finished recordings (kwrec compact): every stream a reader decodes
+	// costs it the window.
 	Compact bool
 	// MaxSize, with [Create], splits the recording into numbered parts
 	// (see [PartName]): once the current part file holds MaxSize bytes,

@@ -75,6 +75,8 @@ const (
 // watch) compressed with the zstd CLI at -19, its bytes per event and
 // cassette/go-vcr-zstd19 (left out without the CLI); and the same for the
 // cassette after `kwrec compact` (object deltas, zstd's better level).
+// With $KWREC_BENCH_RECORD_KEEP set, the recording is kept under that
+// name (the last round's), for measuring other forms of the same traffic.
 func BenchmarkRecordAll(b *testing.B) {
 	cp, load := loadedControlPlane(b, captureObjects)
 	bin := kwrecBinary(b)
@@ -84,6 +86,11 @@ func BenchmarkRecordAll(b *testing.B) {
 		run := recordAllOnce(b, bin, cp.Kubeconfig, path, d, load)
 		b.StopTimer()
 		reportRecordAll(b, bin, path, run)
+		if keep := os.Getenv("KWREC_BENCH_RECORD_KEEP"); keep != "" {
+			if err := os.Rename(path, keep); err != nil {
+				b.Fatal(err)
+			}
+		}
 		os.Remove(path)
 		b.StartTimer()
 	}
