@@ -272,3 +272,39 @@ func TestACassetteIsWrittenBackInTheFormItWasFound(t *testing.T) {
 		})
 	}
 }
+
+// tableWatch is a cassette of one Table-form watch (kubectl get -w, one
+// row an event) over n ConfigMaps, each changed versions times.
+func tableWatch(n, versions int) *cassettes.Cassette {
+	w := &cassettes.Interaction{ID: 1, Request: cassettes.Request{Method: "GET", URL: "/api/v1/configmaps?watch=true",
+		Header: map[string][]string{"Accept": {"application/json;as=Table;v=v1;g=meta.k8s.io"}}},
+		Response: &cassettes.Response{Status: 200}, End: &cassettes.End{At: time.Hour, Reason: cassettes.EndStopped}}
+	rv := 100
+	for v := range versions {
+		for i := range n {
+			rv++
+			cols := "null"
+			if rv == 101 {
+				cols = `[{"name":"Name","type":"string","format":"name","description":"Name must be unique within a namespace.","priority":0}]`
+			}
+			ev := fmt.Sprintf(`{"type":"MODIFIED","object":{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":"%d"},"columnDefinitions":%s,"rows":[{"cells":["cm-%d",%d,"%dm"],"object":{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"cm-%d","namespace":"default","uid":"0c1f%04d-7a3e-4c55-9d1e-5b7f3a2c%04d","resourceVersion":"%d","creationTimestamp":"2026-12-01T07:00:00Z","labels":{"app":"web","tier":"frontend"},"managedFields":[{"manager":"kubectl","operation":"Update","apiVersion":"v1","time":"2026-12-01T07:%02d:00Z","fieldsType":"FieldsV1","fieldsV1":{"f:data":{".":{},"f:k%d":{}}}}]}}}]}}`,
+				rv, cols, i, v+1, v, i, i, i, rv, v, v)
+			w.Frames = append(w.Frames, cassettes.Frame{At: time.Duration(rv) * time.Millisecond, Data: []byte(ev + "\n")})
+		}
+	}
+	return &cassettes.Cassette{Header: cassettes.Header{Server: "v1.37.2"}, Interactions: []*cassettes.Interaction{w}}
+}
+
+func TestTableFormEventsAreDeltasAgainstTheirObjectsLastRow(t *testing.T) {
+	c := tableWatch(10, 6)
+	p := filepath.Join(t.TempDir(), "table.kwrec.zst")
+	cassettetest.Write(t, p, c, cassettes.WriterOptions{Deltas: true})
+	if n := len(deltaLine.FindAll(cassettetest.RawText(t, p), -1)); n != 50 {
+		t.Errorf("%d delta frames of 60, want 50: every row after its object's first", n)
+	}
+	got, err := cassettes.Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameCassette(t, c, got)
+}

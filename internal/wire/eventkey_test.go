@@ -24,6 +24,9 @@ func TestEventKeyNamesAnEventsObject(t *testing.T) {
 		{"a protobuf event", "DELETED", "Pod/ns/p", WatchEventProto("DELETED", Envelope("v1", "Pod", obj)), true},
 		{"a JSON bookmark", "BOOKMARK", "", WatchEventJSON("BOOKMARK", BookmarkObjectJSON("Pod", "v1", 5, false)), true},
 		{"a JSON error", "ERROR", "", WatchEventJSON("ERROR", []byte(`{"kind":"Status","code":410}`)), true},
+		{"a Table-form event, keyed on its row's object", "MODIFIED", "Table/ns/p", WatchEventJSON("MODIFIED", []byte(`{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":"7"},"columnDefinitions":null,"rows":[{"cells":["p","1/1"],"object":{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"p","namespace":"ns","resourceVersion":"7"}}}]}`)), true},
+		{"a Table-form event of two rows", "MODIFIED", "", WatchEventJSON("MODIFIED", []byte(`{"kind":"Table","metadata":{},"rows":[{"cells":[],"object":{"metadata":{"name":"p"}}},{"cells":[],"object":{"metadata":{"name":"q"}}}]}`)), true},
+		{"a Table-form bookmark", "BOOKMARK", "", WatchEventJSON("BOOKMARK", []byte(`{"kind":"Table","metadata":{"resourceVersion":"7"},"rows":[{"cells":["",0],"object":{"kind":"PartialObjectMetadata","metadata":{"resourceVersion":"7"}}}]}`)), true},
 		{"a list", "", "", []byte(`{"kind":"PodList","items":[]}`), false},
 		{"random bytes", "", "", []byte{0, 0, 0, 9, 1, 2}, false},
 	}
