@@ -29,7 +29,7 @@ func (t *Timeline) RVAt(at time.Duration) int64 {
 		t.ats = make([]time.Duration, t.events.Len())
 		var latest time.Duration
 		for i := range t.ats {
-			latest = max(latest, t.at(t.events.at(i)))
+			latest = max(latest, t.at(t.events.At(i)))
 			t.ats[i] = latest
 		}
 	}
@@ -100,7 +100,7 @@ func (t *Timeline) AtOfRV(rv int64) (time.Duration, bool) {
 		}
 	}
 	if i := t.events.search(rv); i > 0 && t.events.rvAt(i-1) == rv {
-		if a := t.at(t.events.at(i - 1)); !ok || a < at {
+		if a := t.at(t.events.At(i - 1)); !ok || a < at {
 			at, ok = a, true
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/kwrec/kwrec/cassettes"
+	"github.com/kwrec/kwrec/internal/chunked"
 )
 
 // rec is one recorded event as a timeline holds it: an [Event] with its
@@ -38,56 +39,9 @@ const (
 func (r *rec) in() uint32  { return r.meta & recInMask }
 func (r *rec) typ() uint32 { return r.meta & recTypeMask >> recInBits }
 
-// chunkLen is how many values a chunk of a chunked array holds: the array
-// grows a chunk at a time, never copying the chunks it fills, so a long
-// recording's Open never holds its events twice.
-const chunkLen = 4096
-
-// chunked is a growable array in chunks of chunkLen values; the first
-// chunk grows by doubling, so a short array stays small, up to chunkLen
-// exactly (append would round past it, a quarter more in every chunk),
-// and every later chunk is made whole.
-type chunked[T any] struct {
-	c [][]T
-	n int
-}
-
-func (l *chunked[T]) Len() int { return l.n }
-
-func (l *chunked[T]) at(i int) *T { return &l.c[i/chunkLen][i%chunkLen] }
-
-func (l *chunked[T]) add(v T) {
-	if l.n%chunkLen == 0 {
-		var c []T
-		if l.n > 0 {
-			c = make([]T, 0, chunkLen)
-		}
-		l.c = append(l.c, c)
-	}
-	k := len(l.c) - 1
-	if c := l.c[k]; len(c) == cap(c) {
-		grown := make([]T, len(c), min(max(2*cap(c), 4), chunkLen))
-		copy(grown, c)
-		l.c[k] = grown
-	}
-	l.c[k] = append(l.c[k], v)
-	l.n++
-}
-
-// truncate keeps the first n values, dropping the chunks past them.
-func (l *chunked[T]) truncate(n int) {
-	keep := (n + chunkLen - 1) / chunkLen
-	clear(l.c[keep:])
-	l.c = l.c[:keep]
-	if keep > 0 {
-		l.c[keep-1] = l.c[keep-1][:n-(keep-1)*chunkLen]
-	}
-	l.n = n
-}
-
 // eventLog is the timeline's recorded events.
 type eventLog struct {
-	chunked[rec]
+	chunked.List[rec]
 	rvs recRVs
 }
 
@@ -95,21 +49,21 @@ type eventLog struct {
 func (l *eventLog) rv(r *rec) int64 { return l.rvs.dec(r.rvc) }
 
 // rvAt returns the resourceVersion of event i.
-func (l *eventLog) rvAt(i int) int64 { return l.rv(l.at(i)) }
+func (l *eventLog) rvAt(i int) int64 { return l.rv(l.At(i)) }
 
 // search returns the index of the first event with a resourceVersion
 // above rv, len when none: the log is in resourceVersion order once
 // sealed.
 func (l *eventLog) search(rv int64) int {
-	return sort.Search(l.n, func(i int) bool { return l.rvAt(i) > rv })
+	return sort.Search(l.Len(), func(i int) bool { return l.rvAt(i) > rv })
 }
 
 // For sort.Stable, by resourceVersion.
 func (l *eventLog) Less(i, j int) bool { return l.rvAt(i) < l.rvAt(j) }
-func (l *eventLog) Swap(i, j int)      { a, b := l.at(i), l.at(j); *a, *b = *b, *a }
+func (l *eventLog) Swap(i, j int)      { a, b := l.At(i), l.At(j); *a, *b = *b, *a }
 
 func (l *eventLog) sorted() bool {
-	for i := 1; i < l.n; i++ {
+	for i := 1; i < l.Len(); i++ {
 		if l.Less(i, i-1) {
 			return false
 		}
@@ -216,7 +170,7 @@ func (t *Timeline) unpack(r *rec) Event {
 func (t *Timeline) NumEvents() int { return t.events.Len() }
 
 // Event returns recorded event i, in resourceVersion order.
-func (t *Timeline) Event(i int) Event { return t.unpack(t.events.at(i)) }
+func (t *Timeline) Event(i int) Event { return t.unpack(t.events.At(i)) }
 
 // at returns when event r was recorded, from the cassette start.
 func (t *Timeline) at(r *rec) time.Duration {
@@ -243,18 +197,18 @@ func (t *Timeline) sealEvents() {
 	// after a reset) is one event: keep the first, in recording order.
 	n := 0
 	for k := range l.Len() {
-		e := *l.at(k)
+		e := *l.At(k)
 		dup := false
 		for j := n - 1; j >= 0 && l.rvAt(j) == l.rv(&e) && !dup; j-- {
-			o := l.at(j)
+			o := l.At(j)
 			dup = o.obj == e.obj && o.typ() == e.typ()
 		}
 		if !dup {
-			*l.at(n) = e
+			*l.At(n) = e
 			n++
 		}
 	}
-	l.truncate(n)
+	l.Truncate(n)
 }
 
 // rvList is a stream's resourceVersion per frame (see [Stream.RV]), each
@@ -262,14 +216,14 @@ func (t *Timeline) sealEvents() {
 // mostly a few apart.
 type rvList struct {
 	codes recRVs
-	offs  chunked[uint32]
+	offs  chunked.List[uint32]
 }
 
 func (l *rvList) Len() int { return l.offs.Len() }
 
-func (l *rvList) add(rv int64) { l.offs.add(l.codes.enc(rv)) }
+func (l *rvList) add(rv int64) { l.offs.Add(l.codes.enc(rv)) }
 
-func (l *rvList) at(i int) int64 { return l.codes.dec(*l.offs.at(i)) }
+func (l *rvList) at(i int) int64 { return l.codes.dec(*l.offs.At(i)) }
 
 // rescale multiplies every resourceVersion by k.
 func (l *rvList) rescale(k int64) { l.codes.rescale(k) }

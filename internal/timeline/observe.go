@@ -58,7 +58,7 @@ func (s *Stream) Observe(i int, f cassettes.Frame) {
 		s.pending = append(s.pending, o)
 		return
 	}
-	t.events.add(t.pack(typ, o, s.inx))
+	t.events.Add(t.pack(typ, o, s.inx))
 }
 
 // observeList takes frame i (f, at ref) of a list's body: the whole list,

@@ -1,7 +1,6 @@
 package timeline
 
 import (
-	"fmt"
 	"sort"
 	"testing"
 	"unsafe"
@@ -58,7 +57,7 @@ func TestAnEventLogsResourceVersionsReadBackAsFiled(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var l eventLog
 			for k, rv := range tc.rvs {
-				l.add(rec{rvc: l.rvs.enc(rv), obj: uint32(k)})
+				l.Add(rec{rvc: l.rvs.enc(rv), obj: uint32(k)})
 			}
 			if len(l.rvs.far) != tc.far {
 				t.Errorf("%d held aside, want %d", len(l.rvs.far), tc.far)
@@ -66,7 +65,7 @@ func TestAnEventLogsResourceVersionsReadBackAsFiled(t *testing.T) {
 			sort.Stable(&l)
 			l.rvs.rescale(RVScale)
 			for i := range l.Len() {
-				r := l.at(i)
+				r := l.At(i)
 				if got, want := l.rv(r), tc.rvs[r.obj]*RVScale; got != want {
 					t.Errorf("event %d (filed %d): resourceVersion %d, want %d", i, r.obj, got, want)
 				}
@@ -91,27 +90,6 @@ func TestResourceVersionsReadBackAsAdded(t *testing.T) {
 		if got := l.at(i); got != want*RVScale {
 			t.Errorf("frame %d: resourceVersion %d, want %d", i, got, want*RVScale)
 		}
-	}
-}
-
-func TestAChunkedArrayNeverHoldsMoreThanItsChunks(t *testing.T) {
-	for _, n := range []int{1, 5, chunkLen, chunkLen + 1, 3*chunkLen + 9} {
-		t.Run(fmt.Sprintf("%d values", n), func(t *testing.T) {
-			var l chunked[uint32]
-			for i := range n {
-				l.add(uint32(i))
-			}
-			for i := range n {
-				if *l.at(i) != uint32(i) {
-					t.Fatalf("value %d reads back as %d", i, *l.at(i))
-				}
-			}
-			for k, c := range l.c {
-				if cap(c) > chunkLen || k < len(l.c)-1 && len(c) != chunkLen {
-					t.Errorf("chunk %d of %d: len %d, cap %d", k, len(l.c), len(c), cap(c))
-				}
-			}
-		})
 	}
 }
 

@@ -396,7 +396,7 @@ func (t *Timeline) atOf(rv int64) time.Duration {
 		}
 	}
 	if i := t.events.search(rv); i > 0 {
-		at = max(at, t.at(t.events.at(i-1)))
+		at = max(at, t.at(t.events.At(i-1)))
 	}
 	return at
 }

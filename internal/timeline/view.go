@@ -173,7 +173,7 @@ func (t *Timeline) Namespaces(ns map[string]bool) {
 		}
 	}
 	for i := range t.events.Len() {
-		o := Object{Key: t.key(t.events.at(i))}
+		o := Object{Key: t.key(t.events.At(i))}
 		if n := o.Namespace(); n != "" {
 			ns[n] = true
 		}
@@ -266,7 +266,7 @@ func (t *Timeline) stateOf(rv int64, ws []Event, key string) (objs []Object, ok 
 	// Writes and recorded events in resourceVersion order.
 	w := 0
 	for i := t.events.search(low); i < t.events.Len() && t.events.rvAt(i) <= rv; i++ {
-		r := t.events.at(i)
+		r := t.events.At(i)
 		for ; w < len(ws) && ws[w].RV() < t.events.rv(r); w++ {
 			cur.write(&ws[w], key, fromOf(scoped, from, ws[w].Obj.Key))
 		}
@@ -746,7 +746,7 @@ func (w *Steps) advance() bool {
 		return false
 	}
 	for w.ev < t.events.Len() {
-		r := t.events.at(w.ev)
+		r := t.events.At(w.ev)
 		if len(w.marks) > 0 && w.marks[0].RV < t.events.rv(r) {
 			w.step = Step{Kind: StepMark, Mark: w.marks[0]}
 			w.marks = w.marks[1:]

@@ -64,14 +64,14 @@ func Cut(rec *Recording, from, to timepoint.Point) (*Result, error) {
 // open (see the package doc).
 func Rebase(rec *Recording, file string) (*Result, error) {
 	w := span{from: -1}
-	for i := range rec.lines {
-		if rec.fileOf(&rec.lines[i]) != file {
+	for i := range rec.lines.Len() {
+		if rec.fileOf(i) != file {
 			continue
 		}
 		if w.from < 0 {
-			w.from, w.t1 = i, rec.lines[max(i-1, 0)].mono
+			w.from, w.t1 = i, rec.lines.At(max(i-1, 0)).mono
 		}
-		w.to, w.t2 = i+1, rec.lines[i].mono
+		w.to, w.t2 = i+1, rec.lines.At(i).mono
 	}
 	if w.from < 0 {
 		return nil, fmt.Errorf("%s: not a part of the recording read, or holds no line", file)
@@ -246,16 +246,16 @@ func (win *window) each(fn func(cassettes.Entry) error) error {
 
 // entryOf returns line i of r as it was read, a frame without its bytes.
 func (r *Recording) entryOf(i int) cassettes.Entry {
-	l := &r.lines[i]
+	l := r.lines.At(i)
 	v := r.ivOf(l)
 	e := cassettes.Entry{ID: v.in.ID}
-	switch l.kind {
+	switch l.kind() {
 	case lineRequest:
 		e.At, e.Request = v.in.At, &v.in.Request
 	case lineResponse:
 		e.Response = v.in.Response
 	case lineFrame:
-		e.Frame = &cassettes.Frame{At: v.ats[l.fr]}
+		e.Frame = &cassettes.Frame{At: *v.ats.At(int(l.fr))}
 	case lineEnd:
 		e.End = v.in.End
 	}

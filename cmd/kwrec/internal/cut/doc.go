@@ -64,8 +64,9 @@
 // # Memory
 //
 // A cut holds the recording's structure, not its bytes. [Read] reads
-// every line once and keeps, per line, what it is and when (24 bytes),
-// per frame its time (8 bytes), per interaction its request, response
+// every line once and keeps, per line, what it is and when (16 bytes),
+// per frame its time (8 bytes), each in arrays that grow a chunk at a
+// time and are never copied whole, per interaction its request, response
 // head and end, and per collection its timeline: per watch event about
 // 20 bytes, per list the key, labels and place of each of its objects
 // (about 100 bytes each), and the bodies of lists split across frames.
@@ -76,10 +77,11 @@
 // kubectl's Table form. [Result.Write], [Result.Save] and
 // [Result.Entries] read the window's lines again from the files and
 // stream them out, holding none: the files must stay until the cut is
-// written. The bound is so about 60 bytes a line of the recording, plus
+// written. The bound is so about 45 bytes a line of the recording, plus
 // the state's objects and what is carried, whatever the frames' size:
-// about 250 MB of peak RSS for a cut of a 1,000,000-event recording of 6.6 KB
-// Pods (6.8 GB of text), where holding the lines took 8.5 GB.
+// for a 1,000,000-event recording of 6.6 KB Pods (6.8 GB of text) 48 MB
+// live and about 215 MB of peak RSS, of which the kwrec binary's own
+// pages are 75 MB, where holding the lines took 8.5 GB.
 // [Recording.Script] holds the objects of the window's changes too, as
 // the [Script] it returns does.
 package cut

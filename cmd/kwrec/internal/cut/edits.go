@@ -56,7 +56,7 @@ type editCarrier struct {
 func (r *Recording) frameCounts(w span) (before, in map[int]int) {
 	before, in = map[int]int{}, map[int]int{}
 	for i := range w.to {
-		if l := &r.lines[i]; l.kind == lineFrame {
+		if l := r.lines.At(i); l.kind() == lineFrame {
 			id := r.ivOf(l).in.ID
 			if i < w.from {
 				before[id]++
@@ -94,7 +94,7 @@ func (res *Result) requests() iter.Seq2[int, *cassettes.Request] {
 		}
 		r := res.win.rec
 		for i := res.win.w.from; i < res.win.w.to; i++ {
-			if l := &r.lines[i]; l.kind == lineRequest {
+			if l := r.lines.At(i); l.kind() == lineRequest {
 				if v := r.ivOf(l); !yield(v.in.ID, &v.in.Request) {
 					return
 				}

@@ -5,11 +5,13 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"sort"
 	"strings"
 	"time"
 
 	"github.com/kwrec/kwrec/cassettes"
 	"github.com/kwrec/kwrec/internal/apipath"
+	"github.com/kwrec/kwrec/internal/chunked"
 	"github.com/kwrec/kwrec/internal/table"
 	"github.com/kwrec/kwrec/internal/timeline"
 	"github.com/kwrec/kwrec/internal/wire"
@@ -26,7 +28,8 @@ type Recording struct {
 	Header cassettes.Header
 	names  []string // as Read was given them, to read the lines again
 	files  []string // the files lines were read from
-	lines  []line
+	starts []int    // the first line read from each of files
+	lines  chunked.List[line]
 	ivs    map[int]*iv
 	order  []*iv // by ID
 	tls    map[string]*timeline.Timeline
@@ -35,14 +38,20 @@ type Recording struct {
 }
 
 // line is what a cut knows of one line of the recording: which entry it
-// is, when it happened, where it was read from. 24 bytes, whatever the
-// line holds.
+// is and when it happened. 16 bytes, whatever the line holds; which file
+// it was read from is in Recording.starts.
 type line struct {
 	mono time.Duration // the latest time, from the recording's start, of this line and the lines before
 	in   int32         // its interaction's index in Recording.order
-	fr   int32         // a frame's index in its interaction, -1 for a line that is no frame
-	file int32         // the index of its file in Recording.files
-	kind lineKind
+	fr   int32         // a frame's index in its interaction; for a line that is no frame, -1 - its lineKind
+}
+
+// kind returns which of its entry's parts l is.
+func (l *line) kind() lineKind {
+	if l.fr >= 0 {
+		return lineFrame
+	}
+	return lineKind(-1 - l.fr)
 }
 
 // lineKind is which of an entry's parts a line is.
@@ -70,12 +79,12 @@ func kindOf(e *cassettes.Entry) lineKind {
 
 // iv is one interaction and what the cut knows of it.
 type iv struct {
-	in     *cassettes.Interaction // request, response and end, no frames (see ats)
-	ats    []time.Duration        // its frames' times: it is the timeline.Frames of in
-	idx    int32                  // its index in Recording.order
-	req    int                    // its request line
-	resp   int                    // its response line, -1 for none
-	end    int                    // its end line, -1 while open
+	in     *cassettes.Interaction      // request, response and end, no frames (see ats)
+	ats    chunked.List[time.Duration] // its frames' times: it is the timeline.Frames of in
+	idx    int32                       // its index in Recording.order
+	req    int                         // its request line
+	resp   int                         // its response line, -1 for none
+	end    int                         // its end line, -1 while open
 	q      url.Values
 	path   string
 	tl     *timeline.Timeline
@@ -88,10 +97,10 @@ type iv struct {
 var _ timeline.Frames = (*iv)(nil)
 
 // Len returns how many frames v has.
-func (v *iv) Len() int { return len(v.ats) }
+func (v *iv) Len() int { return v.ats.Len() }
 
 // At returns when v's frame i came, from its response.
-func (v *iv) At(i int) time.Duration { return v.ats[i] }
+func (v *iv) At(i int) time.Duration { return *v.ats.At(i) }
 
 // Read reads the recording names names, as [cassettes.Open] takes them:
 // one cassette, or a rotated recording's parts. Interactions open at the
@@ -129,14 +138,14 @@ func Read(names ...string) (*Recording, error) {
 // add files entry e, read from file: a frame's bytes are observed by its
 // timeline, not kept.
 func (r *Recording) add(e cassettes.Entry, file string) {
-	n := len(r.lines)
-	l := line{fr: -1, kind: kindOf(&e)}
+	n := r.lines.Len()
+	kind := kindOf(&e)
+	l := line{fr: -1 - int32(kind)}
 	if k := len(r.files); k == 0 || r.files[k-1] != file {
-		r.files = append(r.files, file)
+		r.files, r.starts = append(r.files, file), append(r.starts, n)
 	}
-	l.file = int32(len(r.files) - 1)
 	var at time.Duration
-	switch l.kind {
+	switch kind {
 	case lineRequest:
 		in := &cassettes.Interaction{ID: e.ID, At: e.At, Request: *e.Request}
 		v := &iv{in: in, idx: int32(len(r.order)), req: n, resp: -1, end: -1}
@@ -150,8 +159,8 @@ func (r *Recording) add(e cassettes.Entry, file string) {
 		r.classify(v)
 	case lineFrame:
 		v := r.ivs[e.ID]
-		l.fr = int32(len(v.ats))
-		v.ats = append(v.ats, e.Frame.At)
+		l.fr = int32(v.ats.Len())
+		v.ats.Add(e.Frame.At)
 		if v.stream != nil {
 			v.stream.Observe(int(l.fr), *e.Frame)
 		}
@@ -165,17 +174,20 @@ func (r *Recording) add(e cassettes.Entry, file string) {
 	l.in = r.ivs[e.ID].idx
 	l.mono = at
 	if n > 0 {
-		l.mono = max(l.mono, r.lines[n-1].mono)
+		l.mono = max(l.mono, r.lines.At(n-1).mono)
 	}
 	r.end = max(r.end, at)
-	r.lines = append(r.lines, l)
+	r.lines.Add(l)
 }
 
 // ivOf returns the interaction of line l.
 func (r *Recording) ivOf(l *line) *iv { return r.order[l.in] }
 
-// fileOf returns the file line l was read from.
-func (r *Recording) fileOf(l *line) string { return r.files[l.file] }
+// fileOf returns the file line i was read from.
+func (r *Recording) fileOf(i int) string {
+	k := sort.Search(len(r.starts), func(k int) bool { return r.starts[k] > i })
+	return r.files[k-1]
+}
 
 // base is when the interaction's response came, else its request.
 func (v *iv) base() time.Duration {
@@ -227,7 +239,7 @@ func (r *Recording) classify(v *iv) {
 
 // rvOf returns the resourceVersion line i records, 0 for none.
 func (r *Recording) rvOf(i int) int64 {
-	l := &r.lines[i]
+	l := r.lines.At(i)
 	v := r.ivOf(l)
 	if l.fr < 0 || v.stream == nil {
 		return 0

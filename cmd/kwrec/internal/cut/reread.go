@@ -33,13 +33,13 @@ func (r *Recording) reread(n int, fn func(i int, e cassettes.Entry) error) error
 	for i := range n {
 		e, err := rd.Next()
 		if err == io.EOF || errors.Is(err, cassettes.ErrOpenAtEnd) {
-			return fmt.Errorf("%w: %s ends after %d entries, of the %d read: read it again", ErrChanged, rd.File(), i, len(r.lines))
+			return fmt.Errorf("%w: %s ends after %d entries, of the %d read: read it again", ErrChanged, rd.File(), i, r.lines.Len())
 		}
 		if err != nil {
 			return err
 		}
-		l := &r.lines[i]
-		if v := r.ivOf(l); e.ID != v.in.ID || kindOf(&e) != l.kind {
+		l := r.lines.At(i)
+		if v := r.ivOf(l); e.ID != v.in.ID || kindOf(&e) != l.kind() {
 			return fmt.Errorf("%w: %s: line %d is not what it was: read it again", ErrChanged, rd.File(), e.Line)
 		}
 		e.Line = 0
@@ -179,9 +179,9 @@ func (b *readBack) wantFrames(id, n int) {
 
 // read reads back from r what b wants.
 func (b *readBack) read(r *Recording) error {
-	for i := range r.lines {
-		l := &r.lines[i]
-		if l.kind != lineFrame {
+	for i := range r.lines.Len() {
+		l := r.lines.At(i)
+		if l.kind() != lineFrame {
 			continue
 		}
 		v := r.ivOf(l)
@@ -191,8 +191,8 @@ func (b *readBack) read(r *Recording) error {
 		}
 	}
 	err := r.reread(b.n, func(i int, e cassettes.Entry) error {
-		l := &r.lines[i]
-		if l.kind != lineFrame {
+		l := r.lines.At(i)
+		if l.kind() != lineFrame {
 			return nil
 		}
 		v := r.ivOf(l)
@@ -247,7 +247,7 @@ func (b objBytes) of(t *timeline.Timeline, ref timeline.Ref) ([]byte, error) {
 func (b *readBack) framesOf(v *iv, n int) []cassettes.Frame {
 	var fs []cassettes.Frame
 	for i := range n {
-		fs = append(fs, cassettes.Frame{At: v.ats[i], Data: b.whole[frameKey{v.in.ID, i}]})
+		fs = append(fs, cassettes.Frame{At: *v.ats.At(i), Data: b.whole[frameKey{v.in.ID, i}]})
 	}
 	return fs
 }

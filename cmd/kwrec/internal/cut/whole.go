@@ -25,32 +25,32 @@ func (r *Recording) CheckWhole() error {
 	listed := map[*timeline.Timeline]bool{}
 	cont := map[*iv]bool{} // watches that go on from known state
 	first := ""
-	if len(r.lines) > 0 {
-		first = r.fileOf(&r.lines[0])
+	if r.lines.Len() > 0 {
+		first = r.fileOf(0)
 	}
-	for i := range r.lines {
-		l := &r.lines[i]
+	for i := range r.lines.Len() {
+		l := r.lines.At(i)
 		v := r.ivOf(l)
 		if v.tl == nil {
 			continue
 		}
 		switch {
-		case l.kind == lineResponse && v.watch:
+		case l.kind() == lineResponse && v.watch:
 			if v.q.Get("sendInitialEvents") == "true" {
 				listed[v.tl], cont[v] = true, true
 				continue
 			}
 			if !listed[v.tl] {
 				return fmt.Errorf("%w: %s holds no list of %s before %s watches it (interaction %d): the oldest part kept must start with a list of every collection; keep that part's rebased start, or re-record",
-					ErrNotWhole, base(first), v.tl.Path, base(r.fileOf(l)), v.in.ID)
+					ErrNotWhole, base(first), v.tl.Path, base(r.fileOf(i)), v.in.ID)
 			}
 			from, _ := strconv.ParseInt(v.q.Get("resourceVersion"), 10, 64)
 			if k := known[v.tl]; from > k {
 				return fmt.Errorf("%w: %s: the watch of %s (interaction %d) starts from resourceVersion %d, but the lines before it hold that collection only up to %d: the changes between are lost",
-					ErrNotWhole, base(r.fileOf(l)), v.tl.Path, v.in.ID, from, k)
+					ErrNotWhole, base(r.fileOf(i)), v.tl.Path, v.in.ID, from, k)
 			}
 			cont[v] = true
-		case l.kind == lineFrame:
+		case l.kind() == lineFrame:
 			rv := r.rvOf(i)
 			if !v.watch {
 				listed[v.tl] = true

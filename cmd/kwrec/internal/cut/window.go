@@ -15,16 +15,16 @@ func (r *Recording) place(p timepoint.Point, start bool) (idx int, at time.Durat
 		if start {
 			return 0, 0, nil
 		}
-		return len(r.lines), r.end, nil
+		return r.lines.Len(), r.end, nil
 	case timepoint.RV:
-		for i := range r.lines {
+		for i := range r.lines.Len() {
 			if r.rvOf(i) != p.RV {
 				continue
 			}
-			if v := r.ivOf(&r.lines[i]); !v.watch && v.end > i {
+			if v := r.ivOf(r.lines.At(i)); !v.watch && v.end > i {
 				i = v.end // a list recorded it once it is whole
 			}
-			return i + 1, r.lines[i].mono, nil
+			return i + 1, r.lines.At(i).mono, nil
 		}
 		return 0, 0, fmt.Errorf("%w: %s: no recorded list or watch event has resourceVersion %d", timepoint.ErrUnknownRV, p, p.RV)
 	}
@@ -32,9 +32,9 @@ func (r *Recording) place(p timepoint.Point, start bool) (idx int, at time.Durat
 	if err != nil {
 		return 0, 0, err
 	}
-	idx = len(r.lines)
-	for i := range r.lines {
-		if r.lines[i].mono > d {
+	idx = r.lines.Len()
+	for i := range r.lines.Len() {
+		if r.lines.At(i).mono > d {
 			idx = i
 			break
 		}
