@@ -51,7 +51,8 @@ const (
 // (every interaction, a watch's body its frames end to end, as target 11
 // does). Targets: default/go-vcr-zstd19 at most 1, compact at most 0.6.
 // Needs the control plane binaries (skipped without them) and the zstd
-// CLI.
+// CLI. With $KWREC_BENCH_RECORD_KEEP set, each default recording is kept
+// as that name with -edit=false.kwrec.zst or -edit=true.kwrec.zst.
 func BenchmarkRecordingsAreSmall(b *testing.B) {
 	for _, edit := range []bool{false, true} {
 		name := "updates=replace"
@@ -107,6 +108,12 @@ func recordingsAreSmall(b *testing.B, edit bool) {
 			b.ReportMetric(float64(zst)/1e6, "MB-go-vcr-yaml-zstd19")
 			for _, k := range []string{"default", "deltas", "compact"} {
 				b.ReportMetric(float64(sizes[k])/float64(zst), k+"/go-vcr-zstd19")
+			}
+		}
+		if keep := os.Getenv("KWREC_BENCH_RECORD_KEEP"); keep != "" {
+			// The default recording, for measuring other forms of it.
+			if err := os.Rename(paths["default"], fmt.Sprintf("%s-edit=%v.kwrec.zst", keep, edit)); err != nil {
+				b.Fatal(err)
 			}
 		}
 		for _, p := range paths {
