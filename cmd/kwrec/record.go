@@ -482,7 +482,8 @@ func recordCollections(cmd *cobra.Command, f *recordFlags, cfg *rest.Config, res
 		t := time.AfterFunc(f.duration, cancel)
 		defer t.Stop()
 	}
-	rw := &recordWatches{ctx: ctx, cancel: cancel, cmd: cmd, f: f, cfg: cfg, s: s, ns: ns, n: len(res)}
+	rw := &recordWatches{ctx: ctx, cancel: cancel, cmd: cmd, f: f, cfg: cfg, s: s, ns: ns, n: len(res),
+		listing: make(chan struct{}, initialLists)}
 	stats := make([]*resourceStats, len(res))
 	start := time.Now()
 	for i, r := range res {
@@ -523,6 +524,30 @@ type recordWatches struct {
 	// ready counts the collections whose initial state is recorded: once
 	// all are, kwrec says so, for whoever waits to make changes.
 	ready atomic.Int64
+	// listing holds a token for each initial list under way (see
+	// initialLists).
+	listing chan struct{}
+}
+
+// initialLists is how many collections' initial lists (the JSON list and
+// the Table-form one each count) a recording runs at once. Each page of
+// 500 objects is held several times while it is listed: read whole by
+// the client, as one frame by the recorder, decoded; at the start of a
+// record --all of 10,000 objects (target 11) every collection listing at
+// once made the recorder's peak.
+const initialLists = 4
+
+// startList waits for a turn to run an initial list and returns the
+// function that ends it, which may be called more than once; ok is false
+// once the recording is stopped.
+func (rw *recordWatches) startList() (done func(), ok bool) {
+	select {
+	case rw.listing <- struct{}{}:
+	case <-rw.ctx.Done():
+		return func() {}, false
+	}
+	var once sync.Once
+	return func() { once.Do(func() { <-rw.listing }) }, true
 }
 
 // start starts the watch of r through the recorder, counted in st, and
@@ -553,7 +578,7 @@ func (rw *recordWatches) start(r resource, st *resourceStats) error {
 		defer rw.wg.Done()
 		// What kubectl's default output needs: best effort, the JSON
 		// recording is what a replay is made of.
-		recordTable(rw.ctx, tc, collectionPath(r.gvr, tns), f.selector, f.fieldSelector)
+		recordTable(rw.ctx, tc, collectionPath(r.gvr, tns), f.selector, f.fieldSelector, rw.startList)
 	}()
 	rw.wg.Add(1)
 	go func() {
@@ -567,12 +592,18 @@ func (rw *recordWatches) start(r resource, st *resourceStats) error {
 // says when every collection's initial state is recorded, and stops the
 // recording at --events.
 func (rw *recordWatches) count(w *watcher.Watcher[*unstructured.Unstructured], st *resourceStats) {
+	listDone, ok := rw.startList()
+	defer listDone()
+	if !ok {
+		return
+	}
 	listed := false
 	for ev := range w.Events(rw.ctx) {
 		switch ev.Type {
 		case watcher.InitDone:
 			if !listed {
 				listed = true
+				listDone()
 				if rw.ready.Add(1) == int64(rw.n) {
 					fmt.Fprintf(rw.cmd.ErrOrStderr(), "kwrec: recording: the initial state of %d collection(s) is recorded; watching\n", rw.n)
 					if rw.f.onReady != nil {
@@ -587,6 +618,7 @@ func (rw *recordWatches) count(w *watcher.Watcher[*unstructured.Unstructured], s
 			}
 		case watcher.Error:
 			st.errs.Add(1)
+			listDone() // a list that fails retries without a turn
 		}
 	}
 }

@@ -39,8 +39,8 @@ func collectionPath(gvr schema.GroupVersionResource, ns string) string {
 // output for any point of the recording with the columns the live server
 // printed. It re-watches from the last resourceVersion when a watch ends
 // and re-lists after an error, until ctx is done. cfg sends through the
-// recorder.
-func recordTable(ctx context.Context, cfg *rest.Config, path, labelSelector, fieldSelector string) error {
+// recorder. Its first list runs in a turn that startList gives.
+func recordTable(ctx context.Context, cfg *rest.Config, path, labelSelector, fieldSelector string, startList func() (done func(), ok bool)) error {
 	hc, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		return err
@@ -64,8 +64,14 @@ func recordTable(ctx context.Context, cfg *rest.Config, path, labelSelector, fie
 	// A server that goes away (restarted, its etcd down) is waited for,
 	// as a reflector does: the recording goes on when it is back.
 	backoff := wait.Backoff{Duration: 200 * time.Millisecond, Factor: 2, Cap: 5 * time.Second, Steps: math.MaxInt32}
+	listDone, ok := startList()
+	defer listDone()
+	if !ok {
+		return nil
+	}
 	for ctx.Err() == nil {
 		rv, code, err := listTable(get, path)
+		listDone()
 		if err != nil && code >= 400 && code < 500 && code != http.StatusTooManyRequests && code != http.StatusGone {
 			return err // refused for good (forbidden, not found): waiting will not help
 		}
