@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"testing"
+	"testing/synctest"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -19,4 +21,49 @@ func TestServerWarningsArePrintedOnceEach(t *testing.T) {
 	if diff := cmp.Diff(want, b.String()); diff != "" {
 		t.Errorf("stderr (-want +got):\n%s", diff)
 	}
+}
+
+func TestInitialListsTakeTurns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		rw := &recordWatches{ctx: ctx, listing: make(chan struct{}, initialLists)}
+		var dones []func()
+		for range initialLists {
+			done, ok := rw.startList()
+			if !ok {
+				t.Fatal("a turn was refused before the recording stopped")
+			}
+			dones = append(dones, done)
+		}
+		got := make(chan bool)
+		go func() {
+			_, ok := rw.startList()
+			got <- ok
+		}()
+		synctest.Wait()
+		select {
+		case <-got:
+			t.Fatalf("list %d started while %d were under way", initialLists+1, initialLists)
+		default:
+		}
+		dones[0]()
+		dones[0]() // ends one turn, once
+		if ok := <-got; !ok {
+			t.Fatal("the waiting list was refused once a turn ended")
+		}
+		go func() {
+			_, ok := rw.startList()
+			got <- ok
+		}()
+		synctest.Wait()
+		select {
+		case <-got:
+			t.Fatal("a list started though every turn was taken: a done called twice ended two")
+		default:
+		}
+		cancel()
+		if ok := <-got; ok {
+			t.Error("a list waiting for its turn started after the recording stopped; want ok false")
+		}
+	})
 }
