@@ -52,9 +52,9 @@ func main() {
 // whole recording (a few dozen bytes a line, tens of MB for a million
 // events) while they turn over every line's bytes, and at Go's default of
 // 100 the heap grew to twice that index before each collection. At 50,
-// on a 1,000,000-event recording, kwrec cut peaked at 182 MB RSS instead
-// of 227 in the same time, and kwrec serve with a kubectl get at 152 MB
-// instead of 166 (BENCHMARKS.md).
+// on a 1,000,000-event recording, kwrec cut peaked at 179-183 MB RSS
+// instead of 212-219 in the same time, and kwrec serve with a kubectl get
+// at 135-144 MB instead of 167-168 (BENCHMARKS.md).
 const cliGCPercent = 50
 
 // run executes kwrec with args and returns the exit status. Errors are
