@@ -95,7 +95,7 @@ func compressionFor(opts WriterOptions) compression {
 		if c.segment == 0 {
 			c.segment = DefaultSegmentSize
 		}
-		c.level, c.window = zstd.SpeedBetterCompression, zstd.MinWindowSize
+		c.window = zstd.MinWindowSize
 		for c.window < maxCompactWindow && (c.segment < 0 || c.window < c.segment) {
 			c.window <<= 1
 		}

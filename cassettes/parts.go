@@ -259,6 +259,26 @@ func PartName(path string, k int) string {
 	return fmt.Sprintf("%s%s-%04d%s", dir, stem, k, ext)
 }
 
+// Leftovers returns the temporary files that a writer of the parts of
+// the recording path (as [Create] takes it with MaxSize or Rotate) left
+// when it was stopped mid-way: a part before its header was written, or
+// a rebased part being written (".rec-0003.kwrec.zst.tmp123"). Nothing
+// reads them. The files of other recordings beside it (rec-a-0001 beside
+// rec-0001) are not among them.
+func Leftovers(path string) []string {
+	dir, base := filepath.Split(path)
+	stem, ext := splitPartName(base)
+	names, _ := filepath.Glob(filepath.Join(dir, "."+escapeGlob(stem)+"-*"+escapeGlob(ext)+".tmp*"))
+	var left []string
+	for _, n := range names {
+		num, _, ok := strings.Cut(strings.TrimPrefix(filepath.Base(n), "."+stem+"-"), ext+".tmp")
+		if ok && num != "" && strings.Trim(num, "0123456789") == "" {
+			left = append(left, n)
+		}
+	}
+	return left
+}
+
 // partPattern returns the glob pattern of the parts of the recording
 // whose part is name (rec-0002.kwrec.zst: rec-*.kwrec.zst), else
 // NAME-*.kwrec.zst.

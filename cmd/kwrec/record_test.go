@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"testing"
 	"testing/synctest"
 
@@ -35,32 +36,28 @@ func TestInitialListsTakeTurns(t *testing.T) {
 			}
 			dones = append(dones, done)
 		}
+		// waiting starts a list that must wait for a turn, and returns
+		// what its startList reports once it has one.
 		got := make(chan bool)
-		go func() {
-			_, ok := rw.startList()
-			got <- ok
-		}()
-		synctest.Wait()
-		select {
-		case <-got:
-			t.Fatalf("list %d started while %d were under way", initialLists+1, initialLists)
-		default:
+		waiting := func(why string) {
+			go func() {
+				_, ok := rw.startList()
+				got <- ok
+			}()
+			synctest.Wait()
+			select {
+			case <-got:
+				t.Fatal(why)
+			default:
+			}
 		}
+		waiting(fmt.Sprintf("list %d started while %d were under way", initialLists+1, initialLists))
 		dones[0]()
 		dones[0]() // ends one turn, once
 		if ok := <-got; !ok {
 			t.Fatal("the waiting list was refused once a turn ended")
 		}
-		go func() {
-			_, ok := rw.startList()
-			got <- ok
-		}()
-		synctest.Wait()
-		select {
-		case <-got:
-			t.Fatal("a list started though every turn was taken: a done called twice ended two")
-		default:
-		}
+		waiting("a list started though every turn was taken: a done called twice ended two")
 		cancel()
 		if ok := <-got; ok {
 			t.Error("a list waiting for its turn started after the recording stopped; want ok false")

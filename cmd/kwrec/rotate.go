@@ -49,46 +49,14 @@ func (f *recordFlags) outName() string {
 }
 
 // removeLeftovers removes the temporary files a recorder of the parts of
-// out stopped mid-way left (a part before it had its header, a state
-// being written by the retention: ".rec-0003.kwrec.zst.tmp123"), each
-// named on log: nothing reads them, and they would hold disk beyond the
-// retention's budget. The files of other recordings stay.
+// out stopped mid-way left ([cassettes.Leftovers]), each named on log:
+// they would hold disk beyond the retention's budget.
 func removeLeftovers(out string, log io.Writer) {
-	dir, base := filepath.Split(cassettes.PartName(out, 1))
-	i := strings.LastIndex(base, "-0001")
-	stem, ext := base[:i], base[i+len("-0001"):]
-	names, _ := filepath.Glob(filepath.Join(dir, "."+globEscape(stem)+"-*"+globEscape(ext)+".tmp*"))
-	for _, n := range names {
-		part := strings.TrimPrefix(filepath.Base(n), "."+stem+"-")
-		if k, _, ok := strings.Cut(part, ext+".tmp"); !ok || !allDigits(k) {
-			continue // another recording's: rec-a-0001 beside rec-0001
-		}
+	for _, n := range cassettes.Leftovers(out) {
 		if err := os.Remove(n); err == nil {
 			fmt.Fprintf(log, "kwrec: removed %s, a temporary file left by a recorder that was stopped\n", n)
 		}
 	}
-}
-
-// globEscape escapes s for filepath.Glob.
-func globEscape(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if strings.ContainsRune(`*?[\\`, r) {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
-// allDigits reports whether s is one or more decimal digits.
-func allDigits(s string) bool {
-	for _, r := range s {
-		if r < '0' || r > '9' {
-			return false
-		}
-	}
-	return s != ""
 }
 
 // oneCassette is the Args of a command that reads one cassette: several
