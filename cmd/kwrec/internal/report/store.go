@@ -72,13 +72,10 @@ type textLog struct {
 }
 
 func (l *textLog) add(t []byte) {
-	sep := byte(',')
 	if l.gz == nil {
 		l.start()
-		sep = 0
-	}
-	if sep != 0 {
-		l.gz.Write([]byte{sep}) // into a bytes.Buffer: no error
+	} else {
+		l.gz.Write([]byte{','}) // into a bytes.Buffer: no error
 	}
 	l.gz.Write(t)
 }
