@@ -2,6 +2,7 @@ package diff
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -146,7 +147,7 @@ func compare(a, b Opener, opts Options) (*Report, retention, error) {
 	var pairs []pairing
 	ra, rb := recs[0].colls, recs[1].colls
 	for _, path := range unionKeys(ra, rb) {
-		if c, differs := compareCollection(path, ra[path], rb[path], &pairs); differs {
+		if c, differs := compareCollection(path, ra[path], rb[path], [2]*rvTable{&recs[0].rvs, &recs[1].rvs}, &pairs); differs {
 			r.Collections = append(r.Collections, c)
 		}
 	}
@@ -158,7 +159,7 @@ func compare(a, b Opener, opts Options) (*Report, retention, error) {
 	var objs [2]map[int][]byte
 	err = bothSides(a, b, func(side int, src Source) error {
 		var err error
-		objs[side], err = fetch(src, pats, pairs, side)
+		objs[side], err = fetch(src, pats, pairs, side, &recs[side].rvs)
 		return err
 	})
 	if err != nil {
@@ -174,10 +175,11 @@ func compare(a, b Opener, opts Options) (*Report, retention, error) {
 	for _, p := range pairs {
 		var v [2]any
 		for side := range v {
-			if v[side], err = decode(objs[side][p.v[side].ord]); err != nil {
+			ord := int(p.v[side].ord)
+			if v[side], err = decode(objs[side][ord]); err != nil {
 				return nil, kept, fmt.Errorf("cassette %c: %w", 'A'+side, err)
 			}
-			delete(objs[side], p.v[side].ord)
+			delete(objs[side], ord)
 		}
 		fields(v[0], v[1], nil, &p.step.Fields)
 	}
@@ -216,7 +218,7 @@ func bothSides(a, b Opener, read func(side int, src Source) error) error {
 
 // fetch reads src again for the canonical JSON of one side of pairs,
 // by ord, and stops after the last.
-func fetch(src Source, pats []pattern, pairs []pairing, side int) (map[int][]byte, error) {
+func fetch(src Source, pats []pattern, pairs []pairing, side int, rvs *rvTable) (map[int][]byte, error) {
 	type wanted struct {
 		version
 		key string
@@ -225,14 +227,14 @@ func fetch(src Source, pats []pattern, pairs []pairing, side int) (map[int][]byt
 	for _, p := range pairs {
 		want = append(want, wanted{p.v[side], p.key})
 	}
-	slices.SortFunc(want, func(x, y wanted) int { return x.ord - y.ord })
+	slices.SortFunc(want, func(x, y wanted) int { return cmp.Compare(x.ord, y.ord) })
 	objs := make(map[int][]byte, len(want))
 	cz := canonizer{pats: pats}
 	err := scan(src, func(c *candidate) error {
 		if len(want) == 0 {
 			return errStop
 		}
-		if c.ord < want[0].ord {
+		if c.ord < int(want[0].ord) {
 			return nil
 		}
 		w := want[0]
@@ -246,13 +248,13 @@ func fetch(src Source, pats []pattern, pairs []pairing, side int) (map[int][]byt
 			return err
 		}
 		if sumOf(canon, w.deleted) != w.sum {
-			return fmt.Errorf("%w: %s at resourceVersion %s reads differently the second time", ErrChanged, w.key, w.rv)
+			return fmt.Errorf("%w: %s at resourceVersion %s reads differently the second time", ErrChanged, w.key, rvs.text(w.rv))
 		}
-		objs[w.ord] = bytes.Clone(canon)
+		objs[int(w.ord)] = bytes.Clone(canon)
 		return nil
 	})
 	if err == nil && len(want) > 0 {
-		err = fmt.Errorf("%w: it ends before %s at resourceVersion %s", ErrChanged, want[0].key, want[0].rv)
+		err = fmt.Errorf("%w: it ends before %s at resourceVersion %s", ErrChanged, want[0].key, rvs.text(want[0].rv))
 	}
 	return objs, err
 }
@@ -299,7 +301,7 @@ func unionKeys[V any](a, b map[string]V) []string {
 	return keys
 }
 
-func compareCollection(path string, a, b map[string]*history, pairs *[]pairing) (Collection, bool) {
+func compareCollection(path string, a, b map[string]*history, rvs [2]*rvTable, pairs *[]pairing) (Collection, bool) {
 	c := Collection{Path: path}
 	for _, key := range unionKeys(a, b) {
 		ha, hb := a[key], b[key]
@@ -309,7 +311,7 @@ func compareCollection(path string, a, b map[string]*history, pairs *[]pairing) 
 		case ha == nil:
 			c.OnlyInB = append(c.OnlyInB, key)
 		default:
-			if steps := align(key, ha.versions, hb.versions, pairs); len(steps) > 0 {
+			if steps := align(key, ha.versions, hb.versions, rvs, pairs); len(steps) > 0 {
 				c.Changed = append(c.Changed, Object{Key: key, Versions: steps})
 			}
 		}
@@ -332,20 +334,20 @@ type pairing struct {
 // changed field, while an extra write in one history reads as a version
 // only it has. It returns the steps that differ, and adds the paired ones
 // to pairs, their fields still to be found.
-func align(key string, a, b []version, pairs *[]pairing) []Step {
+func align(key string, a, b []version, rvs [2]*rvTable, pairs *[]pairing) []Step {
 	var steps []Step
 	var paired []int // indexes in steps
 	gap := func(i0, i1, j0, j1 int) {
 		for ; i0 < i1 && j0 < j1; i0, j0 = i0+1, j0+1 {
 			paired = append(paired, len(steps))
 			va, vb := a[i0], b[j0]
-			steps = append(steps, Step{A: i0 + 1, B: j0 + 1, AResourceVersion: va.rv, BResourceVersion: vb.rv, ADeleted: va.deleted, BDeleted: vb.deleted})
+			steps = append(steps, Step{A: i0 + 1, B: j0 + 1, AResourceVersion: rvs[0].text(va.rv), BResourceVersion: rvs[1].text(vb.rv), ADeleted: va.deleted, BDeleted: vb.deleted})
 		}
 		for ; i0 < i1; i0++ {
-			steps = append(steps, Step{A: i0 + 1, AResourceVersion: a[i0].rv, ADeleted: a[i0].deleted})
+			steps = append(steps, Step{A: i0 + 1, AResourceVersion: rvs[0].text(a[i0].rv), ADeleted: a[i0].deleted})
 		}
 		for ; j0 < j1; j0++ {
-			steps = append(steps, Step{B: j0 + 1, BResourceVersion: b[j0].rv, BDeleted: b[j0].deleted})
+			steps = append(steps, Step{B: j0 + 1, BResourceVersion: rvs[1].text(b[j0].rv), BDeleted: b[j0].deleted})
 		}
 	}
 	sa, sb := make([]sum, len(a)), make([]sum, len(b))

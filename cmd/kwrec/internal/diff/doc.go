@@ -53,8 +53,9 @@
 //     each is checked against its sum ([ErrChanged] when it reads
 //     differently), and the pairs' fields are compared.
 //
-// The bound: about 70 bytes a version (48 for its record, and its
-// resourceVersion), plus a history's and its key's few dozen bytes an
+// The bound: 32 bytes a version (its record, resourceVersion included;
+// up to twice that while its history grows, before it is deduplicated),
+// plus a history's and its key's few dozen bytes an
 // object, plus the canonical JSON of the versions paired unequal and the
 // report itself, plus the body of a list or get response while it is
 // read (a watch is read event by event). Aligning two histories of

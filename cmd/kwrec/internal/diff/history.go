@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -36,10 +38,56 @@ type Opener func() (Source, error)
 // version is one state of an object as recorded, without its bytes: what
 // aligning histories needs, and where to find the rest.
 type version struct {
-	rv      string
-	sum     sum  // of its canonical form, which equal versions share
-	ord     int  // its object's place among the cassette's, see scanner
-	deleted bool // a DELETED event
+	sum     sum    // of its canonical form, which equal versions share
+	rv      rvCode // its resourceVersion, see rvTable
+	ord     uint32 // its object's place among the cassette's, see scanner
+	deleted bool   // a DELETED event
+}
+
+// rvCode is a resourceVersion in 8 bytes: "" is 0, a decimal number n as
+// kube-apiserver writes them (no sign, no leading zero) is n+1, and any
+// other text has rvText set and numbers it in its recording's rvTable.
+// A million versions' resourceVersions as strings took 29 MB beside
+// their records.
+type rvCode uint64
+
+const rvText rvCode = 1 << 63
+
+// rvTable codes a recording's resourceVersions.
+type rvTable struct {
+	texts []string
+	index map[string]rvCode
+}
+
+// code returns s's code, the same for the same text.
+func (t *rvTable) code(s string) rvCode {
+	if s == "" {
+		return 0
+	}
+	if n, err := strconv.ParseUint(s, 10, 64); err == nil && n < uint64(rvText)-1 && (s[0] != '0' || s == "0") {
+		return rvCode(n + 1)
+	}
+	if c, ok := t.index[s]; ok {
+		return c
+	}
+	if t.index == nil {
+		t.index = map[string]rvCode{}
+	}
+	c := rvText | rvCode(len(t.texts))
+	t.texts = append(t.texts, s)
+	t.index[s] = c
+	return c
+}
+
+// text returns the resourceVersion c codes.
+func (t *rvTable) text(c rvCode) string {
+	switch {
+	case c == 0:
+		return ""
+	case c&rvText != 0:
+		return t.texts[c&^rvText]
+	}
+	return strconv.FormatUint(uint64(c-1), 10)
 }
 
 // history is every version of one object, in recording order.
@@ -50,6 +98,7 @@ type history struct {
 // recording is the objects of one cassette: collection → key → history.
 type recording struct {
 	colls map[string]map[string]*history
+	rvs   rvTable
 	canon canonizer
 }
 
@@ -301,8 +350,11 @@ func (rec *recording) add(c *candidate) error {
 		h = &history{}
 		objs[key] = h
 	}
+	if c.ord > math.MaxUint32 {
+		return fmt.Errorf("more than %d object versions: too many for kwrec diff; compare windows of the recordings (kwrec diff --from/--to)", uint64(math.MaxUint32)+1)
+	}
 	deleted := c.typ == "DELETED"
-	h.versions = append(h.versions, version{rv: m.ResourceVersion, sum: sumOf(canon, deleted), ord: c.ord, deleted: deleted})
+	h.versions = append(h.versions, version{rv: rec.rvs.code(m.ResourceVersion), sum: sumOf(canon, deleted), ord: uint32(c.ord), deleted: deleted})
 	return nil
 }
 
@@ -314,7 +366,7 @@ func (rec *recording) add(c *candidate) error {
 // ignored fields is no change.
 func (h *history) dedup() {
 	type seenKey struct {
-		rv      string
+		rv      rvCode
 		deleted bool
 	}
 	var seen map[seenKey]bool
@@ -323,7 +375,7 @@ func (h *history) dedup() {
 	}
 	kept := h.versions[:0]
 	for _, v := range h.versions {
-		if v.rv != "" && len(h.versions) > 1 {
+		if v.rv != 0 && len(h.versions) > 1 {
 			if k := (seenKey{v.rv, v.deleted}); seen[k] {
 				continue
 			} else {
