@@ -44,16 +44,17 @@
 // ones that differ. [Compare] reads each cassette twice, both at once:
 //
 //  1. The first reading keeps, for each version, its resourceVersion, its
-//     deleted mark, its place in the cassette and a 128-bit sum (SHA-256)
+//     deleted mark, its place in the cassette and a 64-bit sum (SHA-256)
 //     of its canonical form, the JSON json.Marshal writes of it after the
 //     ignored and empty fields are dropped, so two versions have one sum
-//     exactly when they are equal. The histories are aligned by their sums.
+//     exactly when they are equal (but for odds of 2⁻⁶⁴ a pair). The
+//     histories are aligned by their sums.
 //  2. Only when versions were paired unequal is each cassette read again,
 //     for those versions' canonical JSON alone, up to the last of them;
 //     each is checked against its sum ([ErrChanged] when it reads
 //     differently), and the pairs' fields are compared.
 //
-// The bound: 32 bytes a version (its record, resourceVersion included;
+// The bound: 24 bytes a version (its record, resourceVersion included;
 // up to twice that while its history grows, before it is deduplicated),
 // plus a history's and its key's few dozen bytes an
 // object, plus the canonical JSON of the versions paired unequal and the

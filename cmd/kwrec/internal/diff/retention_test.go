@@ -105,12 +105,12 @@ func TestAVersionKeepsAFewDozenBytesWhateverItsSize(t *testing.T) {
 		t.Fatalf("read %d versions, want %d", versions, n*m)
 	}
 	perVersion := (int64(after.HeapAlloc) - int64(before.HeapAlloc)) / int64(versions)
-	// A version is 32 bytes, its resourceVersion included (it was 48
+	// A version is 24 bytes, its resourceVersion included (it was 48
 	// and a string's, 65 here); the deduplicated histories are cloned
 	// to their length. Its 1 KB of JSON is not kept.
 	t.Logf("per version %d", perVersion)
-	if perVersion > 48 {
-		t.Errorf("the recording keeps %d bytes a version of %d bytes of JSON, want at most 48", perVersion, len(text)/versions)
+	if perVersion > 32 {
+		t.Errorf("the recording keeps %d bytes a version of %d bytes of JSON, want at most 32", perVersion, len(text)/versions)
 	}
 	runtime.KeepAlive(rec)
 	runtime.KeepAlive(text)
