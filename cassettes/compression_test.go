@@ -60,7 +60,7 @@ func choices() []choice {
 		{"bytes, better level, 32/8 MiB", at(b, 32*M, 8*M)},
 		{"bytes, best level, 32/8 MiB", at(x, 32*M, 8*M)},
 		{"bytes, better level, 64/64 MiB, object deltas (kwrec compact before)", compressionFor(WriterOptions{Compress: true, Compact: true, SegmentSize: 64 * M})},
-		{"bytes, compact: better level, 4/4 MiB, object deltas (kwrec compact)", compressionFor(WriterOptions{Compress: true, Compact: true})},
+		{"bytes, compact: best level, 16/16 MiB, object deltas (kwrec compact)", compressionFor(WriterOptions{Compress: true, Compact: true})},
 	}
 }
 

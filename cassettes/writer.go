@@ -44,10 +44,12 @@ type WriterOptions struct {
 	// cassette, as before seek comments existed.
 	SegmentSize int
 	// Compact compresses for size rather than for its readers: object
-	// deltas (Deltas, whatever it says) and a window as large as a
-	// segment (16 MiB by default, 64 MiB at most) instead of 4 MiB. For
-	// finished recordings (kwrec compact): every stream a reader decodes
-	// costs it the window.
+	// deltas (Deltas, whatever it says), zstd's best level (klauspost's,
+	// about zstd's 11; the default is its better level) and a window as
+	// large as a segment (16 MiB by default, 64 MiB at most) instead of
+	// 4 MiB. For finished recordings (kwrec compact): every stream a
+	// reader decodes costs it the window, and the writer holds about 50
+	// MB more than at the better level.
 	Compact bool
 	// MaxSize, with [Create], splits the recording into numbered parts
 	// (see [PartName]): once the current part file holds MaxSize bytes,

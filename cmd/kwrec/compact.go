@@ -17,7 +17,7 @@ func newCompactCmd() *cobra.Command {
 		Short: "Recompress a finished cassette for size",
 		Long: `Recompress a finished cassette for size: the compressed form with each
 watch event written as a delta against the previous version of its object
-(object deltas, see the cassettes package doc) and klauspost's better zstd
+(object deltas, see the cassettes package doc) and klauspost's best zstd
 level with a window as large as a segment, in 16 MiB segments. A watch of many objects that each change a
 little at a time shrinks the most. The result is still seekable (a seek
 comment per segment) and crash-safe, but every reader holds up to 64 MiB of

@@ -65,11 +65,14 @@ const cliGCPercent = 50
 // heapceiling), unless GOGC or GOMEMLIMIT is set: the soft memory limit
 // follows the live heap plus 30% and 8 MiB, never below 96 MiB. GOGC 50
 // lets a heap grow by half before each collection, the ceiling by 30%
-// once it passes the floor. On a 1,000,000-event recording (BENCHMARKS.md)
-// kwrec cut peaked at 141-147 MB RSS instead of 157-169, kwrec report of
-// its 150k-event window at 142 MB instead of 193 (5% slower), and kwrec
-// diff of the whole recording with itself, which keeps 190 MB, at 264 MB
-// instead of 331 (10% slower; a fixed 100 MiB limit took it 70% slower).
+// once it passes the floor. On a 1,000,000-event recording (BENCHMARKS.md,
+// 3 runs alternated with the binary before) kwrec cut peaked at
+// 141.6-145.7 MB RSS instead of 154.0-163.1, kwrec report of its
+// 150k-event window at 143.0-147.6 instead of 185.3-190.7, in the same
+// time; kwrec diff of the whole recording with itself, which keeps 190
+// MB, at 264 MB instead of 331, 10% slower (a fixed 100 MiB limit took it
+// 70% slower). A floor of 64 MiB and a margin of 20% took cut to 130-137
+// MB but report from 13 to 17 s.
 func cliCeiling() heapceiling.Options {
 	return heapceiling.Options{Floor: 96 << 20, Margin: 0.3, Overhead: 8 << 20}
 }
