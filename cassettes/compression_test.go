@@ -59,7 +59,7 @@ func choices() []choice {
 		{"bytes, default level, 8/8 MiB", at(d, 8*M, 8*M)},
 		{"bytes, better level, 32/8 MiB", at(b, 32*M, 8*M)},
 		{"bytes, best level, 32/8 MiB", at(x, 32*M, 8*M)},
-		{"bytes, better level, 64/64 MiB, object deltas (kwrec compact before)", compressionFor(WriterOptions{Compress: true, Compact: true, SegmentSize: 64 * M})},
+		{"bytes, compact with 64 MiB segments: best level, 64/64 MiB, object deltas", compressionFor(WriterOptions{Compress: true, Compact: true, SegmentSize: 64 * M})},
 		{"bytes, compact: best level, 16/16 MiB, object deltas (kwrec compact)", compressionFor(WriterOptions{Compress: true, Compact: true})},
 	}
 }

@@ -146,7 +146,9 @@
 // (about zstd's level 7) with a 4 MiB window in 16 MiB segments, so a
 // decoder needs about 4 MiB and a read from the middle decodes at most
 // 16 MiB of text; segments make the file a little larger than one zstd
-// frame would.
+// frame would. [WriterOptions.Compact] (kwrec compact) uses the best
+// level and a window as large as a segment, so its decoders need up to
+// 16 MiB.
 //
 // # Object deltas
 //
