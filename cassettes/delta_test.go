@@ -155,6 +155,16 @@ func TestABadDeltaNamesItsLine(t *testing.T) {
 			`d:5: bad delta frame line: "delta" is not a string in the "bytes" form`},
 		{"a base without a delta", deltaText(whole, `{"frame":1,"at":"0s","base":0,"text":"x"}`),
 			`d:5: bad delta frame line: a "base" frame line needs "delta" after it`},
+		{"a delta against a frame not shared", deltaText(`{"frame":1,"at":"0s","keep":true,"text":"0123456789"}`, `{"frame":1,"at":"0s","from":1,"base":0,"delta":"ąĀ"}`),
+			`d:5: frame 1 of interaction 1 is a delta against frame 0 of interaction 1, which is not a "shared" frame before it`},
+		{"a copy out of a shared base", deltaText(`{"frame":1,"at":"0s","shared":true,"text":"0123456789"}`, `{"frame":1,"at":"0s","from":1,"base":0,"delta":"ėĀ"}`),
+			"d:5: frame 1 of interaction 1 against frame 0 of interaction 1: bad delta: copy at byte 0 of 11 bytes from offset 0 is outside the base's 10 bytes"},
+		{"a from without a base", deltaText(whole, `{"frame":1,"at":"0s","from":1,"text":"x"}`),
+			`d:5: bad delta frame line: a "from" frame line needs "base" after it`},
+		{"a from of interaction 0", deltaText(whole, `{"frame":1,"at":"0s","from":0,"base":0,"delta":"ąĀ"}`),
+			`d:5: bad delta frame line: "from" is not an interaction number`},
+		{"a shared delta", deltaText(whole, `{"frame":1,"at":"0s","shared":true,"base":0,"delta":"ąĀ"}`),
+			`d:5: bad delta frame line: a delta line cannot be "shared"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -307,4 +317,73 @@ func TestTableFormEventsAreDeltasAgainstTheirObjectsLastRow(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameCassette(t, c, got)
+}
+
+// tableList is the Table-form list of tableWatch's n ConfigMaps before
+// their first change.
+func tableList(n int) []byte {
+	var rows []string
+	for i := range n {
+		rows = append(rows, fmt.Sprintf(`{"cells":["cm-%d",0,"0m"],"object":{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"cm-%d","namespace":"default","uid":"0c1f%04d-7a3e-4c55-9d1e-5b7f3a2c%04d","resourceVersion":"%d","creationTimestamp":"2026-12-01T07:00:00Z","labels":{"app":"web","tier":"frontend"},"managedFields":[{"manager":"kubectl","operation":"Update","apiVersion":"v1","time":"2026-12-01T06:59:00Z","fieldsType":"FieldsV1","fieldsV1":{"f:data":{".":{},"f:k0":{}}}}]}}}`, i, i, i, i, 50+i))
+	}
+	return []byte(`{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":"100"},"columnDefinitions":[{"name":"Name","type":"string","format":"name","description":"Name must be unique within a namespace.","priority":0}],"rows":[` + strings.Join(rows, ",") + "]}\n")
+}
+
+// withList returns c with a list interaction before its others, whose one
+// frame is list.
+func withList(c *cassettes.Cassette, list []byte) *cassettes.Cassette {
+	in := &cassettes.Interaction{ID: 1, Request: cassettes.Request{Method: "GET", URL: "/api/v1/configmaps",
+		Header: map[string][]string{"Accept": {"application/json;as=Table;v=v1;g=meta.k8s.io"}}},
+		Response: &cassettes.Response{Status: 200}, End: &cassettes.End{Reason: cassettes.EndEOF},
+		Frames: []cassettes.Frame{{Data: list}}}
+	for _, w := range c.Interactions {
+		w.ID++
+		w.At += time.Millisecond
+	}
+	c.Interactions = append([]*cassettes.Interaction{in}, c.Interactions...)
+	return c
+}
+
+func TestAWatchsFirstVersionsAreDeltasAgainstTheListBeforeIt(t *testing.T) {
+	listSize := len(podWatch(benchmarks.JSON, 40, 0).Interactions[0].Frames[0].Data)
+	tests := []struct {
+		name         string
+		c            *cassettes.Cassette
+		budget       int64
+		shared, from int // lines
+	}{
+		{"a JSON list's items", podWatch(benchmarks.JSON, 40, 200), 0, 1, 40},
+		{"a Table list's rows", withList(tableWatch(10, 3), tableList(10)), 0, 1, 10},
+		{"a list over half the budget: not shared", podWatch(benchmarks.JSON, 40, 200), int64(2*listSize - 2), 0, 0},
+		{"a list within half the budget", podWatch(benchmarks.JSON, 40, 200), int64(2 * listSize), 1, 40},
+		{"a protobuf list: not shared", podWatch(benchmarks.Protobuf, 40, 200), 0, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			p := filepath.Join(dir, "c.kwrec.zst")
+			cassettetest.Write(t, p, tt.c, cassettes.WriterOptions{Deltas: true, DeltaBudget: tt.budget})
+			raw := cassettetest.RawText(t, p)
+			if n := bytes.Count(raw, []byte(`{"frame":1,"at":"0s","shared":true,`)); n != tt.shared {
+				t.Errorf("%d shared list frames, want %d", n, tt.shared)
+			}
+			// Once the budget is spent, an object's later version too
+			// may be a delta against its item.
+			if n := bytes.Count(raw, []byte(`,"from":1,"base":0,"delta":`)); n < tt.from || tt.from == 0 && n > 0 {
+				t.Errorf("%d deltas against the list, want %d", n, tt.from)
+			}
+			got, err := cassettes.Load(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameCassette(t, tt.c, got)
+			// kwrec cat's text is that of the cassette written without
+			// deltas.
+			whole := filepath.Join(dir, "whole.kwrec.zst")
+			cassettetest.Write(t, whole, tt.c, cassettes.WriterOptions{})
+			if got, want := readText(t, p), readText(t, whole); !bytes.Equal(got, want) {
+				t.Errorf("the text form differs from the Writer's without deltas")
+			}
+		})
+	}
 }

@@ -159,15 +159,24 @@
 // [WriterOptions.Deltas] (kwrec compact) writes a watch event whose
 // object (kind, namespace and name, read by the same scanner as replay's)
 // the same interaction sent before as a delta against that earlier
-// frame. Two more frame line
-// shapes, read in either form but written only in the compressed one:
+// frame, and an object's version the watch has no earlier one of (most
+// often its first) as a delta against the object's item in a JSON list
+// or row in a Table-form list written before, if that delta is less than
+// half the frame. More frame line shapes, read in either form but written
+// only in the compressed one:
 //
 //	{"frame":N,"at":D,"keep":true,"json":V}   (or "text", "bytes", "base64")
 //	    a whole frame that a later frame of N may be a delta against.
+//	{"frame":N,"at":D,"shared":true,"json":V}
+//	    a whole frame (a list) that later frames of any interaction may
+//	    be deltas against, any number of them.
 //	{"frame":N,"at":D,"keep":true,"base":K,"delta":S}   ("keep" optional)
 //	    the frame is the delta S applied to frame K of interaction N
 //	    (0-based: the interaction's first frame line is frame 0). S is in
 //	    the "bytes" form.
+//	{"frame":N,"at":D,"keep":true,"from":M,"base":K,"delta":S}   ("keep" optional)
+//	    the frame is the delta S applied to frame K of interaction M,
+//	    which is marked "shared": its copies stay within the list's item.
 //
 // A delta is a sequence of ops, each a uvarint tag t: if t is even, the
 // t/2 bytes that follow are inserted as they are (so the JSON of what
@@ -186,27 +195,31 @@
 //
 // A frame marked "keep" is the base of at most one later delta, which
 // consumes it; a reader keeps each kept frame until its delta or the
-// interaction's end line, and nothing else. The Writer marks a frame
-// "keep" only while the kept frames' bytes stay within
-// [WriterOptions.DeltaBudget] ([DefaultDeltaBudget], 64 MiB), so no
-// reader ever holds more; an object's frame not kept (the budget spent,
-// or a DELETED event) makes its next version whole. A delta that copies
+// interaction's end line, and nothing else. A frame marked "shared" a
+// reader keeps to the end. The Writer marks a frame "keep" or "shared"
+// only while the kept and shared frames' bytes stay within
+// [WriterOptions.DeltaBudget] ([DefaultDeltaBudget], 64 MiB), the shared
+// ones within half of it, so no reader ever holds more; an object's frame
+// not kept (the budget spent, or a DELETED event) makes its next version
+// whole, or a delta against its list item. A delta that copies
 // makes a chain; after [MaxDeltaChain] deltas in a row on one object the
 // Writer writes a delta that only inserts (it consumes its base but needs
 // none), so reading one frame at random rebuilds at most that many.
-// Deltas only look back, within an interaction: a prefix of a cassette
-// (a cut recording) reads as far as it goes, and a rotated recording's
-// delta may name a frame in an earlier part.
+// Deltas only look back, within an interaction or to a shared list
+// before it: a prefix of a cassette (a cut recording) reads as far as it
+// goes, and a rotated recording's delta may name a frame in an earlier
+// part. A delta against a list starts a chain as a whole frame does.
 //
 // The text form stays whole: [Plain] (kwrec cat) rebuilds every delta
-// and drops every "keep", so a compressed cassette with deltas reads as
+// and drops every "keep" and "shared", so a compressed cassette with deltas reads as
 // the text its frames were recorded in; text → compressed → text gives
 // back the text byte for byte, with deltas or without. [ReadText] and
 // [FormOf] tell a file's [Form]; [Compress] writes text back in it
 // (kwrec edit), and [Repair] rewrites a cut file in it (kwrec lint
 // --fix), deltas kept. A kwrec from before deltas refuses a cassette
-// with them (unknown field "keep"); rewrite it for one without
-// [WriterOptions.Deltas].
+// with them (unknown field "keep"), and one from before deltas against
+// lists (December 2026) one with those (unknown field "shared"); rewrite
+// it for one without [WriterOptions.Deltas].
 //
 // Deltas are off by default because of what they cost a reader: it
 // keeps up to one version of every object a later delta copies from (a

@@ -16,12 +16,14 @@ func newCompactCmd() *cobra.Command {
 		Use:   "compact IN OUT",
 		Short: "Recompress a finished cassette for size",
 		Long: `Recompress a finished cassette for size: the compressed form with each
-watch event written as a delta against the previous version of its object
-(object deltas, see the cassettes package doc) and klauspost's best zstd
-level with a window as large as a segment, in 16 MiB segments. A watch of many objects that each change a
-little at a time shrinks the most. The result is still seekable (a seek
-comment per segment) and crash-safe, but every reader holds up to 64 MiB of
-frames that later deltas copy from, and a kwrec from before object deltas
+watch event written as a delta against the previous version of its object,
+or, for its first in a watch, against its item in the list before it (object
+deltas, see the cassettes package doc), and klauspost's best zstd level with
+a window as large as a segment, in 16 MiB segments. A watch of many objects
+that each change a little at a time shrinks the most. The result is still
+seekable (a seek comment per segment) and crash-safe, but every reader holds
+up to 64 MiB of frames that later deltas copy from, and a kwrec from before
+object deltas (or, for deltas against lists, from before December 2026)
 cannot read it.
 
 The cassette is read and written one line at a time, holding at most 64 MiB

@@ -8,6 +8,7 @@ import (
 	"math/bits"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/kwrec/kwrec/internal/wire"
@@ -132,18 +133,27 @@ func matchLen(a, b []byte) int {
 
 // Append appends to dst a delta that rebuilds target from base.
 func (e *DeltaEncoder) Append(dst, base, target []byte) []byte {
+	return e.AppendRange(dst, base, 0, len(base), target)
+}
+
+// AppendRange appends to dst a delta that rebuilds target from base,
+// copying only from base[lo:hi] (a list's item within the whole list):
+// the delta's offsets are base's.
+func (e *DeltaEncoder) AppendRange(dst, base []byte, lo, hi int, target []byte) []byte {
 	clear(e.table[:])
-	for i := 0; i+4 <= len(base); i++ {
+	for i := lo; i+4 <= hi; i++ {
 		e.table[hash4(base, i)] = int32(i + 1)
 	}
-	p := 0   // where the last copy ended in base
-	lit := 0 // where the pending insert starts in target
+	base = base[:hi]
+	p := 0      // where the last copy ended in base, as ApplyDelta counts
+	guess := lo // where the next copy likely starts, before any copy
+	lit := 0    // where the pending insert starts in target
 	for i := 0; i+minMatch <= len(target); {
 		// Candidates: the base where the last copy ended, shifted by what
 		// was inserted since (a changed value of the same length), and
 		// the hash table's.
 		best, bestLen := -1, 0
-		if c := p + (i - lit); c >= 0 && c < len(base) {
+		if c := guess + (i - lit); c >= lo && c < len(base) {
 			if n := matchLen(base[c:], target[i:]); n >= minMatch {
 				best, bestLen = c, n
 			}
@@ -160,13 +170,14 @@ func (e *DeltaEncoder) Append(dst, base, target []byte) []byte {
 			continue
 		}
 		// Extend the match back over the pending insert.
-		for i > lit && best > 0 && target[i-1] == base[best-1] {
+		for i > lit && best > lo && target[i-1] == base[best-1] {
 			i, best, bestLen = i-1, best-1, bestLen+1
 		}
 		dst = appendInsert(dst, target[lit:i])
 		dst = binary.AppendUvarint(dst, uint64(bestLen)<<1|1)
 		dst = binary.AppendVarint(dst, int64(best-p))
 		p = best + bestLen
+		guess = p
 		i += bestLen
 		lit = i
 	}
@@ -194,9 +205,16 @@ type FrameExt struct {
 	// Keep says a later frame of the interaction may be a delta against
 	// this one.
 	Keep bool
+	// Shared says a later frame of any interaction may be a delta
+	// against this one, any number of them: a list whose items are the
+	// versions a watch then sends first. A reader keeps it to the
+	// cassette's end.
+	Shared bool
 	// Delta is set for a delta line: the frame is Delta applied to the
-	// interaction's frame Base (0-based).
+	// frame Base (0-based) of interaction From, or of its own
+	// interaction when From is 0.
 	Delta bool
+	From  int
 	Base  int
 	Ops   []byte
 	// ID and At are a delta line's interaction and offset.
@@ -204,7 +222,11 @@ type FrameExt struct {
 	At time.Duration
 }
 
-const keepKey, baseKey, deltaKey = `,"keep":true`, `,"base":`, `,"delta":"`
+const (
+	keepKey, sharedKey         = `,"keep":true`, `,"shared":true`
+	fromKey, baseKey, deltaKey = `,"from":`, `,"base":`, `,"delta":"`
+	maxDigits                  = 9 // of an interaction or frame number in a delta line
+)
 
 // headEnd returns the index in line of the byte after the closing quote
 // of a canonical frame line's at value, or -1 if line does not start
@@ -230,42 +252,82 @@ func headEnd(line []byte) int {
 }
 
 // HasFrameExt reports whether line is a frame line as a Writer writes it
-// with a keep or delta key: what [CutFrameExt] would find.
+// with a keep, shared or delta key: what [CutFrameExt] would find.
 func HasFrameExt(line []byte) bool {
 	p := headEnd(line)
-	return p >= 0 && (bytes.HasPrefix(line[p:], []byte(keepKey)) || bytes.HasPrefix(line[p:], []byte(baseKey)))
+	if p < 0 {
+		return false
+	}
+	for _, k := range []string{keepKey, sharedKey, fromKey, baseKey} {
+		if bytes.HasPrefix(line[p:], []byte(k)) {
+			return true
+		}
+	}
+	return false
 }
 
-// CutFrameExt reads the keep and delta keys of a frame line written as a
-// Writer writes it ({"frame":N,"at":"D","keep":true,...} and
-// {"frame":N,"at":"D","keep":true,"base":K,"delta":"S"}, keep optional)
-// and returns the line without the keep key, shifted in place (line must
-// be a private copy). For any other line it returns line and a zero
-// FrameExt. ok is false for a line that starts as a delta line and is
-// not one: err says what is wrong.
+// cutKey removes key from line at p if it is there, shifting the rest in
+// place, and reports whether it was.
+func cutKey(line []byte, p int, key string) ([]byte, bool) {
+	if !bytes.HasPrefix(line[p:], []byte(key)) {
+		return line, false
+	}
+	n := copy(line[p:], line[p+len(key):])
+	return line[:p+n], true
+}
+
+// number reads the decimal number at the start of b (no leading zero, at
+// most maxDigits digits) and returns it and its length, 0 if there is
+// none.
+func number(b []byte) (int, int) {
+	v, i := 0, 0
+	for i < len(b) && i < maxDigits && b[i] >= '0' && b[i] <= '9' {
+		v = v*10 + int(b[i]-'0')
+		i++
+	}
+	if i > 1 && b[0] == '0' {
+		return 0, 0
+	}
+	return v, i
+}
+
+// CutFrameExt reads the keep, shared and delta keys of a frame line
+// written as a Writer writes it ({"frame":N,"at":"D","keep":true,...},
+// {"frame":N,"at":"D","shared":true,...} and
+// {"frame":N,"at":"D","keep":true,"from":M,"base":K,"delta":"S"}, keep
+// and from optional) and returns the line without the keep and shared
+// keys, shifted in place (line must be a private copy). For any other
+// line it returns line and a zero FrameExt. err says what is wrong with
+// a line that starts as a delta line and is not one.
 func CutFrameExt(line []byte) (out []byte, x FrameExt, err error) {
 	p := headEnd(line)
 	if p < 0 {
 		return line, x, nil
 	}
-	if bytes.HasPrefix(line[p:], []byte(keepKey)) {
-		x.Keep = true
-		n := copy(line[p:], line[p+len(keepKey):])
-		line = line[:p+n]
+	line, x.Keep = cutKey(line, p, keepKey)
+	line, x.Shared = cutKey(line, p, sharedKey)
+	rest := line[p:]
+	if r, ok := bytes.CutPrefix(rest, []byte(fromKey)); ok {
+		n := 0
+		if x.From, n = number(r); n == 0 || x.From == 0 {
+			return line, x, errors.New(`"from" is not an interaction number`)
+		}
+		if rest = r[n:]; !bytes.HasPrefix(rest, []byte(baseKey)) {
+			return line, x, errors.New(`a "from" frame line needs "base" after it, as {"frame":N,"at":"D","from":M,"base":K,"delta":"S"}`)
+		}
 	}
-	rest, ok := bytes.CutPrefix(line[p:], []byte(baseKey))
+	rest, ok := bytes.CutPrefix(rest, []byte(baseKey))
 	if !ok {
 		return line, x, nil
 	}
-	i := 0
-	for i < len(rest) && i < 9 && rest[i] >= '0' && rest[i] <= '9' {
-		x.Base = x.Base*10 + int(rest[i]-'0')
-		i++
+	if x.Shared {
+		return line, x, errors.New(`a delta line cannot be "shared"`)
 	}
-	if i == 0 || (i > 1 && rest[0] == '0') {
+	x.Base, p = number(rest)
+	if p == 0 {
 		return line, x, errors.New(`"base" is not a frame number`)
 	}
-	s, ok := bytes.CutPrefix(rest[i:], []byte(deltaKey))
+	s, ok := bytes.CutPrefix(rest[p:], []byte(deltaKey))
 	if !ok || len(s) < 2 || !bytes.HasSuffix(s, []byte(`"}`)) {
 		return line, x, errors.New(`a "base" frame line needs "delta" after it, as {"frame":N,"at":"D","base":K,"delta":"S"}`)
 	}
@@ -297,8 +359,9 @@ func ParseFrameLine(line, dst []byte) (id int, at time.Duration, data []byte, x 
 }
 
 // AppendDeltaLine appends a delta frame line, newline included: frame at
-// of interaction id is ops applied to the interaction's frame base.
-func AppendDeltaLine(b []byte, id int, at string, keep bool, base int, ops []byte) []byte {
+// of interaction id is ops applied to frame base of interaction from, or
+// of its own interaction when from is 0.
+func AppendDeltaLine(b []byte, id int, at string, keep bool, from, base int, ops []byte) []byte {
 	b = append(b, `{"frame":`...)
 	b = strconv.AppendInt(b, int64(id), 10)
 	b = append(b, `,"at":"`...)
@@ -307,11 +370,27 @@ func AppendDeltaLine(b []byte, id int, at string, keep bool, base int, ops []byt
 	if keep {
 		b = append(b, keepKey...)
 	}
+	if from != 0 {
+		b = append(b, fromKey...)
+		b = strconv.AppendInt(b, int64(from), 10)
+	}
 	b = append(b, baseKey...)
 	b = strconv.AppendInt(b, int64(base), 10)
 	b = append(b, deltaKey[:len(deltaKey)-1]...)
 	b = AppendBytesString(b, ops)
 	return append(b, '}', '\n')
+}
+
+// appendSharedFrameLine appends the line of a whole frame that later
+// deltas of any interaction may copy from.
+func appendSharedFrameLine(buf []byte, id int, at time.Duration, data []byte) []byte {
+	start := len(buf)
+	buf = AppendFrameLine(buf, id, at, data, true, false)
+	p := start + headEnd(buf[start:])
+	buf = append(buf, sharedKey...)
+	copy(buf[p+len(sharedKey):], buf[p:len(buf)-len(sharedKey)])
+	copy(buf[p:], sharedKey)
+	return buf
 }
 
 // MaxDeltaChain is how many deltas in a row a DeltaWriter builds on one
@@ -320,11 +399,16 @@ func AppendDeltaLine(b []byte, id int, at string, keep bool, base int, ops []byt
 const MaxDeltaChain = 32
 
 // DeltaTable is a reader's side of deltas: each open interaction's frame
-// count and its kept frames, the bases of later deltas. Its zero value is
-// ready.
+// count and its kept frames, the bases of later deltas, and the shared
+// frames of every interaction, the bases of deltas in later ones. Its
+// zero value is ready.
 type DeltaTable struct {
-	ivs map[int]*keptIv
+	ivs    map[int]*keptIv
+	shared map[FrameID][]byte // to the end
 }
+
+// FrameID names frame Frame (0-based) of interaction ID.
+type FrameID struct{ ID, Frame int }
 
 type keptIv struct {
 	n    int            // frames read
@@ -333,7 +417,9 @@ type keptIv struct {
 
 // Frame takes the next frame of interaction id, whose line said x: data
 // is its bytes, unless the line is a delta. It returns the frame's bytes
-// and, for a delta that copies, 1 + its base's number.
+// and, for a delta that copies from a frame of its own interaction, 1 +
+// that frame's number (a delta against a shared frame starts a chain as
+// a whole frame does: 0).
 func (t *DeltaTable) Frame(id int, x FrameExt, data []byte) ([]byte, int, error) {
 	if t.ivs == nil {
 		t.ivs = map[int]*keptIv{}
@@ -346,7 +432,17 @@ func (t *DeltaTable) Frame(id int, x FrameExt, data []byte) ([]byte, int, error)
 	ord := iv.n
 	iv.n++
 	base := 0
-	if x.Delta {
+	switch {
+	case x.Delta && x.From != 0:
+		b, ok := t.shared[FrameID{x.From, x.Base}]
+		if !ok {
+			return nil, 0, fmt.Errorf("frame %d of interaction %d is a delta against frame %d of interaction %d, which is not a \"shared\" frame before it", ord, id, x.Base, x.From)
+		}
+		var err error
+		if data, err = ApplyDelta(nil, b, x.Ops); err != nil {
+			return nil, 0, fmt.Errorf("frame %d of interaction %d against frame %d of interaction %d: %v", ord, id, x.Base, x.From, err)
+		}
+	case x.Delta:
 		b, ok := iv.kept[x.Base]
 		switch {
 		case ok:
@@ -370,20 +466,41 @@ func (t *DeltaTable) Frame(id int, x FrameExt, data []byte) ([]byte, int, error)
 		}
 		iv.kept[ord] = slices.Clone(data)
 	}
+	if x.Shared {
+		if t.shared == nil {
+			t.shared = map[FrameID][]byte{}
+		}
+		t.shared[FrameID{id, ord}] = slices.Clone(data)
+	}
 	return data, base, nil
 }
 
-// End frees interaction id's kept frames.
+// End frees interaction id's kept frames (not its shared ones).
 func (t *DeltaTable) End(id int) { delete(t.ivs, id) }
 
 // DeltaWriter writes a compressed cassette's watch frames as deltas
-// against the previous version of their object (see the cassettes package doc, "Object deltas"): what a cassettes.Writer with Deltas uses.
+// against the previous version of their object (see the cassettes
+// package doc, "Object deltas"), and an object's first version in a watch
+// as a delta against its item in a list written before: what a
+// cassettes.Writer with Deltas uses.
 type DeltaWriter struct {
-	budget int64 // the most kept bytes
-	kept   int64 // bytes of frames marked keep and not yet consumed
+	budget int64 // the most kept and shared bytes
+	kept   int64 // bytes of frames marked keep and not yet consumed, and of shared frames
+	shared int64 // bytes of shared frames: at most half the budget
 	ivs    map[int]*deltaIv
-	enc    DeltaEncoder
-	ops    []byte
+	// items are the list items written in shared frames, by the key
+	// their object has in a watch event (wire.EventKey): the latest
+	// list's.
+	items map[string]sharedItem
+	enc   DeltaEncoder
+	ops   []byte
+}
+
+// sharedItem is an object's item in a shared frame: frame ord of
+// interaction id, bytes lo to hi of data.
+type sharedItem struct {
+	id, ord, lo, hi int
+	data            []byte // the whole frame (the writer's copy, shared by its items)
 }
 
 // deltaIv is an interaction's state in a DeltaWriter.
@@ -402,21 +519,29 @@ type keptObj struct {
 // NewDeltaWriter returns a DeltaWriter that keeps at most budget bytes
 // of frames for later deltas.
 func NewDeltaWriter(budget int64) *DeltaWriter {
-	return &DeltaWriter{budget: budget, ivs: map[int]*deltaIv{}}
+	return &DeltaWriter{budget: budget, ivs: map[int]*deltaIv{}, items: map[string]sharedItem{}}
+}
+
+func newDeltaIv(n int) *deltaIv {
+	return &deltaIv{n: n, objs: map[string]*keptObj{}}
 }
 
 // Frame appends to buf the line of frame data of interaction id at at:
-// the whole frame, or a delta against its object's previous version.
+// the whole frame, or a delta against its object's previous version, or
+// against its item in a list.
 func (d *DeltaWriter) Frame(buf []byte, id int, at time.Duration, data []byte) []byte {
 	iv := d.ivs[id]
 	if iv == nil {
-		iv = &deltaIv{objs: map[string]*keptObj{}}
+		iv = newDeltaIv(0)
 		d.ivs[id] = iv
 	}
 	ord := iv.n
 	iv.n++
 	typ, key, ok := wire.EventKey(data)
-	if !ok || key == "" {
+	if !ok {
+		return d.list(buf, id, ord, at, data)
+	}
+	if key == "" {
 		return AppendFrameLine(buf, id, at, data, true, false)
 	}
 	prev := iv.objs[key]
@@ -426,9 +551,8 @@ func (d *DeltaWriter) Frame(buf []byte, id int, at time.Duration, data []byte) [
 	}
 	keep := typ != "DELETED" && d.kept+int64(len(data)) <= d.budget
 	depth := 0
-	if prev == nil {
-		buf = AppendFrameLine(buf, id, at, data, true, keep)
-	} else {
+	switch {
+	case prev != nil:
 		// A delta, even one that only inserts (the chain's end, or a
 		// frame with nothing in common with its base): it consumes the
 		// base, which a reader then frees.
@@ -441,7 +565,21 @@ func (d *DeltaWriter) Frame(buf []byte, id int, at time.Duration, data []byte) [
 			ops, depth = AppendInsertOnly(ops[:0], data), 0
 		}
 		d.ops = ops
-		buf = AppendDeltaLine(buf, id, at.String(), keep, prev.ord, ops)
+		buf = AppendDeltaLine(buf, id, at.String(), keep, 0, prev.ord, ops)
+	default:
+		// No earlier version kept in this watch (its first, or the
+		// budget was spent): against its item in the latest list, if
+		// there is one and that saves bytes.
+		if it, ok := d.items[itemKey(key, data)]; ok {
+			ops := d.enc.AppendRange(d.ops[:0], it.data, it.lo, it.hi, data)
+			d.ops = ops
+			if len(ops)*crossDiv < len(data) {
+				depth = 1
+				buf = AppendDeltaLine(buf, id, at.String(), keep, it.id, it.ord, ops)
+				break
+			}
+		}
+		buf = AppendFrameLine(buf, id, at, data, true, keep)
 	}
 	if keep {
 		o := prev
@@ -455,11 +593,46 @@ func (d *DeltaWriter) Frame(buf []byte, id int, at time.Duration, data []byte) [
 	return buf
 }
 
+// crossDiv: a delta against a list's item is written only when it is
+// smaller than 1/crossDiv of the frame.
+const crossDiv = 2
+
+// itemKey is the key of a watch event's object among list items (see
+// wire.ListItemKeys): its EventKey key, or a Table-form row's uid.
+func itemKey(key string, data []byte) string {
+	if strings.HasPrefix(key, "Table/") {
+		return wire.TableRowKey(data)
+	}
+	return key
+}
+
+// list appends the line of a frame that is not a watch event: shared,
+// with its items noted, if it is a list with items and the budget has
+// room for it (shared frames take at most half of it, so that object
+// deltas keep the rest), else whole. A shared frame stays in the budget
+// to the end, as a reader keeps it.
+func (d *DeltaWriter) list(buf []byte, id, ord int, at time.Duration, data []byte) []byte {
+	if n := int64(len(data)); d.kept+n > d.budget || d.shared+n > d.budget/2 {
+		return AppendFrameLine(buf, id, at, data, true, false)
+	}
+	keys, items := wire.ListItemKeys(data)
+	if len(items) == 0 {
+		return AppendFrameLine(buf, id, at, data, true, false)
+	}
+	own := slices.Clone(data)
+	d.kept += int64(len(own))
+	d.shared += int64(len(own))
+	for k, key := range keys {
+		d.items[key] = sharedItem{id: id, ord: ord, lo: items[k][0], hi: items[k][1], data: own}
+	}
+	return appendSharedFrameLine(buf, id, at, data)
+}
+
 // Resume goes on with interaction id after n of its frames were written
 // elsewhere: none of them is kept, so the next frame of each object is
 // written whole.
 func (d *DeltaWriter) Resume(id, n int) {
-	d.ivs[id] = &deltaIv{n: n, objs: map[string]*keptObj{}}
+	d.ivs[id] = newDeltaIv(n)
 }
 
 // End frees interaction id's kept frames.
@@ -495,7 +668,7 @@ func (d *DeltaWriter) Line(line, buf, tmp []byte) (out, buf2, tmp2 []byte) {
 		if iv := d.ivs[id]; iv != nil {
 			iv.n++
 		} else {
-			d.ivs[id] = &deltaIv{n: 1, objs: map[string]*keptObj{}}
+			d.ivs[id] = newDeltaIv(1)
 		}
 		return line, buf, tmp
 	}

@@ -105,6 +105,13 @@ func TestCutFrameExtReadsTheDeltaKeys(t *testing.T) {
 		{"a base without a delta", `{"frame":2,"at":"5ms","base":1,"json":{}}`, "", FrameExt{}, `needs "delta"`},
 		{"a delta that is not in the bytes form", `{"frame":2,"at":"5ms","base":1,"delta":"\u0041"}`, "", FrameExt{}, `not a string in the "bytes" form`},
 		{"a bad offset", `{"frame":2,"at":"soon","base":1,"delta":""}`, "", FrameExt{}, `bad "frame" or "at"`},
+		{"a shared whole frame", `{"frame":1,"at":"1s","shared":true,"json":{}}`, `{"frame":1,"at":"1s","json":{}}`, FrameExt{Shared: true}, ""},
+		{"a kept delta against another interaction's frame", `{"frame":9,"at":"1s","keep":true,"from":3,"base":0,"delta":` + string(ops) + `}`, "",
+			FrameExt{Keep: true, Delta: true, From: 3, Ops: []byte("\x05\x00"), ID: 9, At: time.Second}, ""},
+		{"a from that is no number", `{"frame":2,"at":"5ms","from":x,"base":0,"delta":""}`, "", FrameExt{}, `"from" is not an interaction number`},
+		{"a from of 0", `{"frame":2,"at":"5ms","from":0,"base":0,"delta":""}`, "", FrameExt{}, `"from" is not an interaction number`},
+		{"a from without a base", `{"frame":2,"at":"5ms","from":1,"json":{}}`, "", FrameExt{}, `a "from" frame line needs "base"`},
+		{"a shared delta", `{"frame":2,"at":"5ms","shared":true,"base":0,"delta":""}`, "", FrameExt{}, `a delta line cannot be "shared"`},
 		{"a request line", `{"request":1,"at":"0s"}`, `{"request":1,"at":"0s"}`, FrameExt{}, ""},
 	}
 	for _, tt := range tests {
@@ -133,12 +140,69 @@ func TestAWrittenDeltaLineReadsBack(t *testing.T) {
 	var e DeltaEncoder
 	ops := e.Append(nil, []byte(pod), []byte(strings.Replace(pod, "123456", "123457", 1)))
 	for _, keep := range []bool{false, true} {
-		line := AppendDeltaLine(nil, 7, "1.5s", keep, 3, ops)
-		_, x, err := CutFrameExt(bytes.TrimSuffix(line, []byte("\n")))
-		want := FrameExt{Keep: keep, Delta: true, Base: 3, Ops: ops, ID: 7, At: 1500 * time.Millisecond}
-		if err != nil || !cmp.Equal(x, want) {
-			t.Errorf("%s reads back as %+v, %v", line, x, err)
+		for _, from := range []int{0, 2} {
+			line := AppendDeltaLine(nil, 7, "1.5s", keep, from, 3, ops)
+			_, x, err := CutFrameExt(bytes.TrimSuffix(line, []byte("\n")))
+			want := FrameExt{Keep: keep, Delta: true, From: from, Base: 3, Ops: ops, ID: 7, At: 1500 * time.Millisecond}
+			if err != nil || !cmp.Equal(x, want) {
+				t.Errorf("%s reads back as %+v, %v", line, x, err)
+			}
 		}
+	}
+}
+
+// A list's item is the base of a delta against the whole list that
+// copies from the item alone.
+func TestADeltaAgainstAnItemCopiesFromItAlone(t *testing.T) {
+	item := []byte(strings.TrimSuffix(pod, "\n"))
+	list := []byte(`{"kind":"PodList","items":[` + string(item) + `,` + string(item) + `]}`)
+	lo := bytes.Index(list, item)
+	lo = bytes.Index(list[lo+1:], item) + lo + 1 // the second
+	hi := lo + len(item)
+	target := []byte(strings.Replace(pod, "123456", "123457", 1))
+	var e DeltaEncoder
+	d := e.AppendRange(nil, list, lo, hi, target)
+	if len(d) > 40 {
+		t.Errorf("the delta is %d bytes, want at most 40", len(d))
+	}
+	// Every byte outside the item changed: the same frame comes back.
+	other := bytes.Repeat([]byte{'#'}, len(list))
+	copy(other[lo:hi], list[lo:hi])
+	got, err := ApplyDelta(nil, other, d)
+	if err != nil || !bytes.Equal(got, target) {
+		t.Errorf("ApplyDelta = %q, %v; want %q", got, err, target)
+	}
+}
+
+// A shared frame's line has the shared key between its at and its body,
+// and a DeltaTable keeps it for deltas of any later interaction, after its
+// own ended.
+func TestASharedFrameIsABaseForLaterInteractions(t *testing.T) {
+	line := appendSharedFrameLine(nil, 1, time.Second, []byte(pod))
+	if want := `{"frame":1,"at":"1s","shared":true,"json":` + strings.TrimSuffix(pod, "\n") + "}\n"; string(line) != want {
+		t.Fatalf("appendSharedFrameLine wrote %s, want %s", line, want)
+	}
+	_, x, err := CutFrameExt(line[:len(line)-1])
+	if err != nil || !x.Shared || x.Keep || x.Delta {
+		t.Fatalf("CutFrameExt read %+v, %v; want a shared whole frame", x, err)
+	}
+	var tab DeltaTable
+	if _, _, err := tab.Frame(1, x, []byte(pod)); err != nil {
+		t.Fatal(err)
+	}
+	tab.End(1)
+	next := []byte(strings.Replace(pod, "Running", "Failed", 1))
+	var e DeltaEncoder
+	d := FrameExt{Delta: true, From: 1, Base: 0, Ops: e.Append(nil, []byte(pod), next)}
+	for _, id := range []int{2, 3} { // any number of deltas
+		got, base, err := tab.Frame(id, d, nil)
+		if err != nil || !bytes.Equal(got, next) || base != 0 {
+			t.Errorf("interaction %d: Frame = %q, %d, %v; want the next version, base 0", id, got, base, err)
+		}
+	}
+	d.From = 2
+	if _, _, err := tab.Frame(4, d, nil); err == nil || !strings.Contains(err.Error(), `frame 0 of interaction 4 is a delta against frame 0 of interaction 2, which is not a "shared" frame before it`) {
+		t.Errorf("a delta against a frame not shared: %v", err)
 	}
 }
 

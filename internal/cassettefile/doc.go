@@ -31,8 +31,10 @@
 //   - the compressed form's seek comments ([SeekPoint],
 //     [AppendSeekComment], [ParseSeekComment]);
 //   - object deltas, a frame written as the changes from an earlier frame
-//     of its interaction: the codec ([DeltaEncoder], [ApplyDelta]), the
-//     frame line's keep and delta keys ([CutFrameExt], [AppendDeltaLine],
+//     of its interaction or from its object's item in a list before it:
+//     the codec ([DeltaEncoder], [ApplyDelta]), the list items' keys
+//     (wire.ListItemKeys), the frame line's keep, shared, from and delta
+//     keys ([CutFrameExt], [AppendDeltaLine],
 //     [ParseFrameLine]), a writer's choice of which frames become deltas
 //     ([DeltaWriter], [MaxDeltaChain]) and a reader's table of the frames
 //     kept for later deltas ([DeltaTable]); kwrec's index rebuilds a

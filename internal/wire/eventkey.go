@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 )
 
 // EventKey returns a watch frame's event type and the identity of its
@@ -79,4 +80,76 @@ func tableRowKey(obj []byte) string {
 	}
 	m := t.Rows[0].Object.Metadata
 	return "Table/" + m.Namespace + "/" + m.Name
+}
+
+// ListItemKeys returns the items of a list body and the key each has in
+// a cassette's deltas: a JSON list's items keyed as [EventKey] keys their
+// objects in watch events (kind/namespace/name, the kind the list's
+// without "List"), a Table's rows (kubectl's list) keyed by
+// [TableRowKey]. It returns none for any other frame. An item without a
+// name, or a row without a uid, is left out.
+func ListItemKeys(body []byte) (keys []string, items [][2]int) {
+	if len(body) == 0 || body[0] != '{' {
+		return nil, nil
+	}
+	switch {
+	case bytes.Contains(body, []byte(`"items":[`)):
+		kind, _, _, all, err := ListItemsJSON(body)
+		base, ok := strings.CutSuffix(kind, "List")
+		if err != nil || !ok || base == "" {
+			return nil, nil
+		}
+		for _, it := range all {
+			m, err := MetaJSON(body[it[0]:it[1]])
+			if err != nil || m.Name == "" {
+				continue
+			}
+			keys = append(keys, base+"/"+m.Namespace+"/"+m.Name)
+			items = append(items, it)
+		}
+	case bytes.Contains(body, []byte(`"rows":[`)):
+		var t struct {
+			Kind string            `json:"kind"`
+			Rows []json.RawMessage `json:"rows"`
+		}
+		if json.Unmarshal(body, &t) != nil || t.Kind != "Table" {
+			return nil, nil
+		}
+		pos := max(bytes.Index(body, []byte(`"rows":[`)), 0)
+		for _, row := range t.Rows {
+			off := bytes.Index(body[pos:], row)
+			if off < 0 {
+				return nil, nil
+			}
+			off += pos
+			pos = off + len(row)
+			if k := TableRowKey(row); k != "" {
+				keys = append(keys, k)
+				items = append(items, [2]int{off, pos})
+			}
+		}
+	}
+	return keys, items
+}
+
+// TableRowKey returns the key of a Table row's object, or of the first
+// row in a Table-form watch event, by its uid: "Table@" and the uid, ""
+// if there is none. Unlike EventKey's namespace/name it tells apart the
+// objects of every kind that a Table form carries, as metadata only.
+func TableRowKey(b []byte) string {
+	i := bytes.Index(b, []byte(`"object":`))
+	if i < 0 {
+		return ""
+	}
+	const uid = `"uid":"`
+	j := bytes.Index(b[i:], []byte(uid))
+	if j < 0 {
+		return ""
+	}
+	rest := b[i+j+len(uid):]
+	k := bytes.IndexByte(rest, '"')
+	if k <= 0 || bytes.IndexByte(rest[:k], '\\') >= 0 {
+		return ""
+	}
+	return "Table@" + string(rest[:k])
 }

@@ -1,7 +1,9 @@
 package index
 
 import (
+	"fmt"
 	"slices"
+	"sort"
 
 	"github.com/kwrec/kwrec/cassettes"
 	"github.com/kwrec/kwrec/internal/cassettefile"
@@ -73,13 +75,22 @@ func (x *Index) readFrame(c, rc *cursor, in *Interaction, i int, buf []byte, kep
 		return f, err
 	}
 	if ext.Delta {
-		// The delta consumes its base, whether it copies from it or
-		// not (the end of a chain only inserts).
-		base, ok := kept[ext.Base]
-		delete(kept, ext.Base)
-		if b := baseOf(in, i); b != 0 && !ok {
-			if base, err = x.rebuild(rc, in, b-1); err != nil {
+		var base []byte
+		if ext.From != 0 {
+			// Against a list's frame, which every reader shares.
+			if base, err = x.sharedFrame(ext.From, ext.Base); err != nil {
 				return cassettes.Frame{}, err
+			}
+		} else {
+			// The delta consumes its base, whether it copies from it
+			// or not (the end of a chain only inserts).
+			var ok bool
+			base, ok = kept[ext.Base]
+			delete(kept, ext.Base)
+			if b := baseOf(in, i); b != 0 && !ok {
+				if base, err = x.rebuild(rc, in, b-1); err != nil {
+					return cassettes.Frame{}, err
+				}
 			}
 		}
 		if f.Data, err = cassettefile.ApplyDelta(nil, base, ext.Ops); err != nil {
@@ -112,9 +123,48 @@ func (x *Index) rebuild(c *cursor, in *Interaction, k int) ([]byte, error) {
 			data = f.Data
 			continue
 		}
+		if ext.From != 0 { // the chain's start, against a list's frame
+			if data, err = x.sharedFrame(ext.From, ext.Base); err != nil {
+				return nil, err
+			}
+		}
 		if data, err = cassettefile.ApplyDelta(nil, data, ext.Ops); err != nil {
 			return nil, c.fail(loc, err)
 		}
 	}
 	return data, nil
+}
+
+// sharedFrame returns frame k of interaction id, a frame the Writer
+// marked shared (a list whose items later deltas of other interactions
+// copy from): read from the file once, then kept for every reader of the
+// index. What is kept is at most half the Writer's delta budget.
+func (x *Index) sharedFrame(id, k int) ([]byte, error) {
+	key := cassettefile.FrameID{ID: id, Frame: k}
+	x.sharedMu.Lock()
+	defer x.sharedMu.Unlock()
+	if b, ok := x.shared[key]; ok {
+		return b, nil
+	}
+	n := sort.Search(len(x.Interactions), func(n int) bool { return x.Interactions[n].ID >= id })
+	if n == len(x.Interactions) || x.Interactions[n].ID != id || k >= x.Interactions[n].Frames.Len() {
+		return nil, fmt.Errorf("cassette: %s: a delta names frame %d of interaction %d, which the index does not have", x.names[0], k, id)
+	}
+	in := x.Interactions[n]
+	c := x.cursor()
+	defer c.close()
+	loc := in.Frames.At(k)
+	f, ext, err := c.frame(in, loc, nil)
+	if err != nil {
+		return nil, err
+	}
+	if ext.Delta {
+		return nil, c.fail(loc, nil) // a shared frame is whole: the file changed
+	}
+	if x.shared == nil {
+		x.shared = map[cassettefile.FrameID][]byte{}
+	}
+	b := slices.Clone(f.Data)
+	x.shared[key] = b
+	return b, nil
 }

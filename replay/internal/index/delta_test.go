@@ -19,14 +19,19 @@ import (
 
 // TestAnIndexReadsDeltaFramesFromAnywhere: a watch whose events are
 // deltas against their Pods' previous versions (50 versions a Pod,
-// chains up to cassettes.MaxDeltaChain) reads back as recorded in order
-// from any frame, and frame by frame in any order.
+// chains up to cassettes.MaxDeltaChain), each Pod's first against its
+// item in the list before the watch (JSON), reads back as recorded in
+// order from any frame, and frame by frame in any order.
 func TestAnIndexReadsDeltaFramesFromAnywhere(t *testing.T) {
 	for _, f := range []benchmarks.Format{benchmarks.JSON, benchmarks.Protobuf} {
 		s := benchmarks.Generate(f, 20, 1000)
-		c := &cassettes.Cassette{Interactions: []*cassettes.Interaction{{ID: 1, Request: cassettes.Request{Method: "GET", URL: "/api/v1/pods?watch=true"},
-			Response: &cassettes.Response{Status: 200}, End: &cassettes.End{At: time.Hour, Reason: cassettes.EndEOF}}}}
-		want := c.Interactions[0]
+		c := &cassettes.Cassette{Interactions: []*cassettes.Interaction{
+			{ID: 1, Request: cassettes.Request{Method: "GET", URL: "/api/v1/pods"},
+				Response: &cassettes.Response{Status: 200}, End: &cassettes.End{Reason: cassettes.EndEOF},
+				Frames: []cassettes.Frame{{Data: s.List}}},
+			{ID: 2, Request: cassettes.Request{Method: "GET", URL: "/api/v1/pods?watch=true"},
+				Response: &cassettes.Response{Status: 200}, End: &cassettes.End{At: time.Hour, Reason: cassettes.EndEOF}}}}
+		want := c.Interactions[1]
 		for i, ev := range s.Events {
 			want.Frames = append(want.Frames, cassettes.Frame{At: time.Duration(i) * time.Millisecond, Data: ev})
 		}
@@ -44,11 +49,25 @@ func TestAnIndexReadsDeltaFramesFromAnywhere(t *testing.T) {
 				cassettetest.Write(t, p, c, tc.opts)
 				if tc.opts.MaxSize > 0 {
 					p = filepath.Join(dir, "w-*.kwrec.zst")
-				} else if n := bytes.Count(cassettetest.RawText(t, p), []byte(`"delta":`)); n < 900 {
-					t.Fatalf("%d delta frames of 1000", n)
+				} else {
+					raw := cassettetest.RawText(t, p)
+					if n := bytes.Count(raw, []byte(`"delta":`)); n < 900 {
+						t.Fatalf("%d delta frames of 1000", n)
+					}
+					// The list's items are the first versions' bases in JSON.
+					wantFrom := 20
+					if f == benchmarks.Protobuf {
+						wantFrom = 0
+					}
+					if n := bytes.Count(raw, []byte(`,"from":1,"base":0,`)); n != wantFrom {
+						t.Fatalf("%d deltas against the list, want %d", n, wantFrom)
+					}
 				}
 				visited := 0
 				x, err := index.Open(p, index.Options{Visit: func(in *index.Interaction, i int, fr cassettes.Frame) error {
+					if in.ID == 1 {
+						return nil
+					}
 					if !bytes.Equal(fr.Data, want.Frames[i].Data) {
 						t.Errorf("Visit: frame %d differs", i)
 					}
@@ -62,8 +81,8 @@ func TestAnIndexReadsDeltaFramesFromAnywhere(t *testing.T) {
 				if visited != len(want.Frames) {
 					t.Errorf("Visit saw %d frames, want %d", visited, len(want.Frames))
 				}
-				in := x.Interactions[0]
-				for _, from := range []int{0, 1, 333, 500, 999} {
+				in := x.Interactions[1]
+				for _, from := range []int{0, 1, 5, 333, 500, 999} {
 					got := readAll(t, x, in, from)
 					for i, fr := range got {
 						if !bytes.Equal(fr.Data, want.Frames[from+i].Data) {

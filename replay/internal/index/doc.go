@@ -49,7 +49,10 @@
 // [FrameReader] keeps the frames later deltas copy from until they do
 // (at most the Writer's cassettes.WriterOptions.DeltaBudget), and a read
 // whose base is not at hand (from the middle, [Index.ReadFrames])
-// rebuilds the base's chain, at most cassettes.MaxDeltaChain frames.
+// rebuilds the base's chain, at most cassettes.MaxDeltaChain frames. A
+// chain may start with a delta against a list frame the Writer marked
+// shared: the Index reads each such list once and keeps it for every
+// reader (at most half the delta budget).
 //
 // A rotated recording (cassettes.Parts) indexes as one cassette: frame
 // offsets run through its parts' texts end to end, and a frame is read

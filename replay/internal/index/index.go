@@ -60,6 +60,10 @@ type Index struct {
 	// rebuilt counts the delta chains rebuilt from the file (delta.go):
 	// what reading in order avoids.
 	rebuilt atomic.Int64
+	// shared are the list frames that deltas of other interactions
+	// copy from, read once (delta.go).
+	sharedMu sync.Mutex
+	shared   map[cassettefile.FrameID][]byte
 }
 
 // source is what a file's bytes are read from: the file, or the bytes of
