@@ -17,8 +17,9 @@ import (
 func EventKey(frame []byte) (typ, key string, ok bool) {
 	var m Meta
 	if len(frame) > 0 && frame[0] == '{' {
-		if !bytes.HasPrefix(frame, []byte(`{"type":"`)) {
-			// Not laid out as the API server writes an event: a list
+		if !bytes.HasPrefix(frame, []byte(`{"type":"`)) && !bytes.HasPrefix(frame, []byte(`{"object":{`)) {
+			// Not laid out as the API server writes an event, or as
+			// kwrec's redaction writes one again (keys sorted): a list
 			// or an object, which SplitWatchEventJSON would parse whole.
 			return "", "", false
 		}

@@ -21,6 +21,7 @@ func TestEventKeyNamesAnEventsObject(t *testing.T) {
 		ok             bool
 	}{
 		{"a JSON event", "MODIFIED", "Pod/ns/p", WatchEventJSON("MODIFIED", pod), true},
+		{"a JSON event redacted, its keys sorted", "MODIFIED", "Secret/ns/s", []byte(`{"object":{"apiVersion":"v1","data":{"k":"UkVEQUNURUQ="},"kind":"Secret","metadata":{"name":"s","namespace":"ns"}},"type":"MODIFIED"}` + "\n"), true},
 		{"a JSON event with escapes", "ADDED", "Pod/ns/p\"", WatchEventJSON("ADDED", []byte(`{"kind":"Pod","metadata":{"name":"p\"","namespace":"ns"}}`)), true},
 		{"a protobuf event", "DELETED", "Pod/ns/p", WatchEventProto("DELETED", Envelope("v1", "Pod", obj)), true},
 		{"a JSON bookmark", "BOOKMARK", "", WatchEventJSON("BOOKMARK", BookmarkObjectJSON("Pod", "v1", 5, false)), true},
