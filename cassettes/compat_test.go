@@ -80,6 +80,8 @@ var compatCases = []compatCase{
 		file: "6872f18-pods-compact.kwrec.zst", source: "compat/pods.kwrec", form: cassettes.Form{Compressed: true}, text: textWrittenNow},
 	{name: "kwrec compact's object deltas, seek points among them",
 		file: "18b37eb-pods-deltas.kwrec.zst", source: "compat/pods.kwrec", form: cassettes.Form{Compressed: true, Deltas: true}, text: textWrittenNow},
+	{name: "kwrec compact's deltas against a shared list's items",
+		file: "e058fd0-pods-shared.kwrec.zst", source: "compat/pods.kwrec", form: cassettes.Form{Compressed: true, Deltas: true}, text: textWrittenNow},
 	{name: "a rotated recording whose deltas name frames in earlier parts",
 		file: "18b37eb-pods-parts-*.kwrec.zst", source: "compat/pods.kwrec", form: cassettes.Form{Compressed: true, Deltas: true}},
 	{name: "a kept recording whose oldest part was rewritten as the state and its lines",

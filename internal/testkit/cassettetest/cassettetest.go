@@ -29,7 +29,8 @@ var Compat = []CompatFile{
 	{"8337c9e-pods.kwrec.zst", "compat/pods.kwrec"}, {"8337c9e-binary.kwrec.zst", "compat/binary.kwrec"},
 	{"6872f18-binary.kwrec.zst", "compat/binary.kwrec"}, {"6872f18-protobuf-watch.kwrec.zst", "protobuf-watch.kwrec"},
 	{"6872f18-pods-compact.kwrec.zst", "compat/pods.kwrec"},
-	{"18b37eb-pods-deltas.kwrec.zst", "compat/pods.kwrec"}, {"18b37eb-pods-parts-*.kwrec.zst", "compat/pods.kwrec"},
+	{"18b37eb-pods-deltas.kwrec.zst", "compat/pods.kwrec"}, {"e058fd0-pods-shared.kwrec.zst", "compat/pods.kwrec"},
+	{"18b37eb-pods-parts-*.kwrec.zst", "compat/pods.kwrec"},
 	{"26a2720-pods-kept-*.kwrec.zst", ""},
 	{"e5ab987-pods-kept-*.kwrec", ""},
 }
