@@ -23,8 +23,9 @@ var sizesZstd19 = flag.Bool("sizes.zstd19", false, "BenchmarkCompressionChoices:
 
 // choice is one way to write the compressed form.
 type choice struct {
-	name string
-	c    compression
+	name   string
+	c      compression
+	deltas bool // object deltas
 }
 
 // choices are the configurations BenchmarkCompressionChoices compares, the
@@ -40,27 +41,24 @@ func choices() []choice {
 	}
 	b64 := def
 	b64.bytesForm = false
-	deltas := def
-	deltas.deltas = true
 	betterDeltas := at(b, 4*M, M)
-	betterDeltas.deltas = true
 	better2 := at(b, 4*M, M)
 	better2.concurrency = 2
 	return []choice{
-		{"base64, default level, 4 MiB segments, 1 MiB window (before)", b64},
-		{"bytes, default level, 4/1 MiB (the default)", def},
-		{"bytes, default level, 4/1 MiB, object deltas", deltas},
-		{"bytes, better level, 4/1 MiB", at(b, 4*M, M)},
-		{"bytes, better level, 4/1 MiB, encoder concurrency 2", better2},
-		{"bytes, better level, 4/1 MiB, object deltas", betterDeltas},
-		{"bytes, best level, 4/1 MiB", at(x, 4*M, M)},
-		{"bytes, default level, 16/1 MiB", at(d, 16*M, M)},
-		{"bytes, better level, 16/1 MiB", at(b, 16*M, M)},
-		{"bytes, default level, 8/8 MiB", at(d, 8*M, 8*M)},
-		{"bytes, better level, 32/8 MiB", at(b, 32*M, 8*M)},
-		{"bytes, best level, 32/8 MiB", at(x, 32*M, 8*M)},
-		{"bytes, compact with 64 MiB segments: best level, 64/64 MiB, object deltas", compressionFor(WriterOptions{Compress: true, Compact: true, SegmentSize: 64 * M})},
-		{"bytes, compact: best level, 16/16 MiB, object deltas (kwrec compact)", compressionFor(WriterOptions{Compress: true, Compact: true})},
+		{"base64, default level, 4 MiB segments, 1 MiB window (before)", b64, false},
+		{"bytes, default level, 4/1 MiB (the default)", def, false},
+		{"bytes, default level, 4/1 MiB, object deltas", def, true},
+		{"bytes, better level, 4/1 MiB", at(b, 4*M, M), false},
+		{"bytes, better level, 4/1 MiB, encoder concurrency 2", better2, false},
+		{"bytes, better level, 4/1 MiB, object deltas", betterDeltas, true},
+		{"bytes, best level, 4/1 MiB", at(x, 4*M, M), false},
+		{"bytes, default level, 16/1 MiB", at(d, 16*M, M), false},
+		{"bytes, better level, 16/1 MiB", at(b, 16*M, M), false},
+		{"bytes, default level, 8/8 MiB", at(d, 8*M, 8*M), false},
+		{"bytes, better level, 32/8 MiB", at(b, 32*M, 8*M), false},
+		{"bytes, best level, 32/8 MiB", at(x, 32*M, 8*M), false},
+		{"bytes, compact with 64 MiB segments: best level, 64/64 MiB, object deltas", compressionFor(WriterOptions{Compress: true, Compact: true, SegmentSize: 64 * M}), true},
+		{"bytes, compact: best level, 16/16 MiB, object deltas (kwrec compact)", compressionFor(WriterOptions{Compress: true, Compact: true}), true},
 	}
 }
 
@@ -87,7 +85,7 @@ func BenchmarkCompressionChoices(b *testing.B) {
 				var size int64
 				for b.Loop() {
 					var out countWriter
-					b.SetBytes(writeEvents(b, &out, events[f], f, &c.c))
+					b.SetBytes(writeEvents(b, &out, events[f], f, &c.c, c.deltas))
 					size = out.n
 				}
 				b.ReportMetric(float64(size)/1e6, "MB")
@@ -119,10 +117,10 @@ type countWriter struct{ n int64 }
 func (c *countWriter) Write(p []byte) (int, error) { c.n += int64(len(p)); return len(p), nil }
 
 // writeEvents writes one watch of events to out, compressed as c says
-// (nil: plain text), flushing every 1000 events, and returns the raw
-// stream's size.
-func writeEvents(t testing.TB, out io.Writer, events [][]byte, f benchmarks.Format, c *compression) int64 {
-	w, err := newWriter(out, Header{}, WriterOptions{FlushInterval: time.Hour}, c)
+// (nil: plain text), with object deltas or without, flushing every 1000
+// events, and returns the raw stream's size.
+func writeEvents(t testing.TB, out io.Writer, events [][]byte, f benchmarks.Format, c *compression, deltas bool) int64 {
+	w, err := newWriter(out, Header{}, WriterOptions{FlushInterval: time.Hour, Deltas: deltas}, c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +150,7 @@ func writeEvents(t testing.TB, out io.Writer, events [][]byte, f benchmarks.Form
 func dictionarySize(t testing.TB, events [][]byte, f benchmarks.Format) int64 {
 	def := compressionFor(WriterOptions{Compress: true})
 	var z bytes.Buffer
-	writeEvents(t, &z, events, f, &def)
+	writeEvents(t, &z, events, f, &def, false)
 	pr, err := Plain(&z)
 	if err != nil {
 		t.Fatal(err)

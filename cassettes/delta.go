@@ -3,6 +3,7 @@ package cassettes
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"io"
 	"slices"
 
@@ -62,7 +63,8 @@ type deltaFilter struct {
 	br          *bufio.Reader
 	t           cassettefile.DeltaTable
 	line        []byte
-	deltas      bool // a frame line with a delta or kept for one was read
+	deltas      bool // a frame line with an object delta or kept for one was read
+	lists       bool // a frame line with a delta against a list, or a shared list, was read
 }
 
 func newDeltaFilter(r io.Reader) *deltaFilter {
@@ -104,12 +106,13 @@ func (f *deltaFilter) frame(line []byte) ([]byte, bool) {
 		_, _, _ = f.t.Frame(id, cassettefile.FrameExt{}, nil)
 		return nil, false
 	}
-	f.deltas = true
 	cut, x, err := cassettefile.CutFrameExt(slices.Clone(line))
 	if err != nil {
 		_, _, _ = f.t.Frame(id, cassettefile.FrameExt{}, nil) // counted
 		return nil, false
 	}
+	f.deltas = f.deltas || x.Keep || x.Delta && x.From == 0
+	f.lists = f.lists || x.Shared || x.From != 0
 	var data []byte
 	if !x.Delta {
 		_, _, data, ok = cassettefile.ParseFrame(slices.Clone(cut))
@@ -141,14 +144,24 @@ func readWholeLine(br *bufio.Reader, buf []byte) ([]byte, error) {
 	}
 }
 
-// compressText writes the text src to s with every frame whole, or with
-// deltas where they can be (frames as a Writer writes them).
-func compressText(s *segmenter, src io.Reader, deltas bool) error {
-	f := newDeltaFilter(src)
-	var d *cassettefile.DeltaWriter
-	if deltas {
-		d = cassettefile.NewDeltaWriter(DefaultDeltaBudget)
+// newDeltaWriter returns what writes deltas as opts say (a Writer's, or
+// compressText's): object deltas, deltas against lists only (within half
+// the delta budget), or none (nil).
+func newDeltaWriter(opts WriterOptions) *cassettefile.DeltaWriter {
+	budget := cmp.Or(opts.DeltaBudget, DefaultDeltaBudget)
+	switch {
+	case opts.Deltas || opts.Compact:
+		return cassettefile.NewDeltaWriter(budget)
+	case opts.ListDeltas:
+		return cassettefile.NewListDeltaWriter(budget / 2)
 	}
+	return nil
+}
+
+// compressText writes the text src to s with every frame whole, or with
+// the deltas d writes where they can be (frames as a Writer writes them).
+func compressText(s *segmenter, src io.Reader, d *cassettefile.DeltaWriter) error {
+	f := newDeltaFilter(src)
 	var buf, tmp []byte
 	for {
 		line, err := f.next()

@@ -28,7 +28,7 @@ func TestCompressedTextWithDeltasReadsBackAsTheText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := compressText(s, bytes.NewReader(text.Bytes()), true); err != nil {
+	if err := compressText(s, bytes.NewReader(text.Bytes()), newDeltaWriter(WriterOptions{Deltas: true})); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.close(); err != nil {

@@ -82,14 +82,11 @@ type compression struct {
 	concurrency int
 	// bytesForm writes binary frames in the "bytes" form, not base64.
 	bytesForm bool
-	// deltas writes watch events as object deltas
-	// ([WriterOptions.Deltas]); only with bytesForm.
-	deltas bool
 }
 
 // compressionFor returns the compression of opts (opts.Compress set).
 func compressionFor(opts WriterOptions) compression {
-	c := compression{level: zstd.SpeedBetterCompression, segment: opts.SegmentSize, concurrency: 1, bytesForm: true, deltas: opts.Deltas || opts.Compact}
+	c := compression{level: zstd.SpeedBetterCompression, segment: opts.SegmentSize, concurrency: 1, bytesForm: true}
 	switch {
 	case opts.Compact:
 		// The best level: with a 16 MiB window it reaches an object's
@@ -281,6 +278,9 @@ type Form struct {
 	// Deltas says some watch events are stored as object deltas
 	// (kwrec record --deltas, kwrec compact).
 	Deltas bool
+	// ListDeltas says some watch events are stored as deltas against a
+	// list, and none against an earlier event (kwrec record's default).
+	ListDeltas bool
 }
 
 // options are the WriterOptions that write a cassette in form f: with
@@ -288,7 +288,7 @@ type Form struct {
 // compacted cassette stays as small and a recording made with deltas gets
 // no larger.
 func (f Form) options() WriterOptions {
-	return WriterOptions{Compress: f.Compressed, Compact: f.Compressed && f.Deltas}
+	return WriterOptions{Compress: f.Compressed, Compact: f.Compressed && f.Deltas, ListDeltas: f.Compressed && f.ListDeltas}
 }
 
 // ReadText returns the whole text form of the cassette bytes in r, as
@@ -302,7 +302,11 @@ func ReadText(r io.Reader) ([]byte, Form, error) {
 	}
 	defer p.Close()
 	text, err := io.ReadAll(p)
-	return text, Form{Compressed: p.dec != nil, Deltas: p.deltas != nil && p.deltas.deltas}, err
+	f := Form{Compressed: p.dec != nil}
+	if d := p.deltas; d != nil {
+		f.Deltas, f.ListDeltas = d.deltas, d.lists && !d.deltas
+	}
+	return text, f, err
 }
 
 // FormOf returns the form of the cassette file at path, reading it
@@ -320,6 +324,7 @@ func FormOf(path string) (Form, error) {
 // Compress writes src, the text form, to dst in the compressed form, in
 // segments of [DefaultSegmentSize] each starting with a seek comment;
 // with f.Deltas, watch events as object deltas at kwrec compact's level,
+// with f.ListDeltas as deltas against lists,
 // so that text read with [ReadText] goes back in the form it came in
 // (f.Compressed is taken as set). Seek comments in src are dropped (they
 // described other compressed bytes), so for text without them
@@ -331,7 +336,7 @@ func Compress(dst io.Writer, src io.Reader, f Form) error {
 	if err != nil {
 		return err
 	}
-	if err := compressText(s, src, opts.Compact); err != nil {
+	if err := compressText(s, src, newDeltaWriter(opts)); err != nil {
 		s.enc.Close()
 		return fmt.Errorf("cassette: compressing: %w", err)
 	}

@@ -2,7 +2,6 @@ package cassettes
 
 import (
 	"bufio"
-	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -67,6 +66,15 @@ type WriterOptions struct {
 	// recording's replay stays within its memory target; kwrec compact
 	// turns it on.
 	Deltas bool
+	// ListDeltas, with Compress, writes each watch event whose object
+	// the interaction did not send before as a delta against its item in
+	// a list written before (kubectl's Table form included), where that
+	// delta is less than half the event, and no other deltas (see the
+	// package doc, "Object deltas"). The Writer and every reader hold the
+	// lists so used, at most half the DeltaBudget. kwrec record's default
+	// (not with --keep, whose rebased parts would drop a list later
+	// deltas name).
+	ListDeltas bool
 	// DeltaBudget is, with Deltas, the most bytes of frames kept as bases
 	// of later deltas at any time: what the Writer holds and what any
 	// reader of the cassette may have to hold. Default
@@ -140,8 +148,8 @@ func compressionOf(opts WriterOptions) *compression {
 // newWriter is NewWriter compressing as c says (nil: plain text).
 func newWriter(w io.Writer, h Header, opts WriterOptions, c *compression) (*Writer, error) {
 	cw := &Writer{open: map[int]*ivState{}, nextID: 1, stop: make(chan struct{}), done: make(chan struct{})}
-	if c != nil && c.bytesForm && c.deltas {
-		cw.deltas = cassettefile.NewDeltaWriter(cmp.Or(opts.DeltaBudget, DefaultDeltaBudget))
+	if c != nil && c.bytesForm {
+		cw.deltas = newDeltaWriter(opts)
 	}
 	if err := cw.setOutput(w, c); err != nil {
 		return nil, err

@@ -486,7 +486,9 @@ func (t *DeltaTable) End(id int) { delete(t.ivs, id) }
 type DeltaWriter struct {
 	budget int64 // the most kept and shared bytes
 	kept   int64 // bytes of frames marked keep and not yet consumed, and of shared frames
-	shared int64 // bytes of shared frames: at most half the budget
+	shared int64 // bytes of shared frames: at most half the budget, or all of it with listsOnly
+	// listsOnly writes deltas against lists alone: no frame is kept.
+	listsOnly bool
 	ivs    map[int]*deltaIv
 	// items are the list items written in shared frames, by the key
 	// their object has in a watch event (wire.EventKey): the latest
@@ -522,6 +524,15 @@ func NewDeltaWriter(budget int64) *DeltaWriter {
 	return &DeltaWriter{budget: budget, ivs: map[int]*deltaIv{}, items: map[string]sharedItem{}}
 }
 
+// NewListDeltaWriter returns a DeltaWriter that writes a watch event as a
+// delta against its object's item in a list before it, and no other
+// deltas: it keeps no frame, and at most budget bytes of lists.
+func NewListDeltaWriter(budget int64) *DeltaWriter {
+	d := NewDeltaWriter(budget)
+	d.listsOnly = true
+	return d
+}
+
 func newDeltaIv(n int) *deltaIv {
 	return &deltaIv{n: n, objs: map[string]*keptObj{}}
 }
@@ -549,7 +560,7 @@ func (d *DeltaWriter) Frame(buf []byte, id int, at time.Duration, data []byte) [
 		d.kept -= int64(len(prev.data))
 		delete(iv.objs, key)
 	}
-	keep := typ != "DELETED" && d.kept+int64(len(data)) <= d.budget
+	keep := !d.listsOnly && typ != "DELETED" && d.kept+int64(len(data)) <= d.budget
 	depth := 0
 	switch {
 	case prev != nil:
@@ -609,10 +620,14 @@ func itemKey(key string, data []byte) string {
 // list appends the line of a frame that is not a watch event: shared,
 // with its items noted, if it is a list with items and the budget has
 // room for it (shared frames take at most half of it, so that object
-// deltas keep the rest), else whole. A shared frame stays in the budget
+// deltas keep the rest; all of it with lists only), else whole. A shared frame stays in the budget
 // to the end, as a reader keeps it.
 func (d *DeltaWriter) list(buf []byte, id, ord int, at time.Duration, data []byte) []byte {
-	if n := int64(len(data)); d.kept+n > d.budget || d.shared+n > d.budget/2 {
+	most := d.budget / 2
+	if d.listsOnly {
+		most = d.budget
+	}
+	if n := int64(len(data)); d.kept+n > d.budget || d.shared+n > most {
 		return AppendFrameLine(buf, id, at, data, true, false)
 	}
 	keys, items := wire.ListItemKeys(data)
