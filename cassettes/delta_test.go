@@ -242,6 +242,9 @@ func TestACassetteIsWrittenBackInTheFormItWasFound(t *testing.T) {
 		{"compressed", cassettes.WriterOptions{Compress: true}, cassettes.Form{Compressed: true}},
 		{"compressed with deltas", cassettes.WriterOptions{Compress: true, Deltas: true}, cassettes.Form{Compressed: true, Deltas: true}},
 		{"compacted", cassettes.WriterOptions{Compress: true, Compact: true}, cassettes.Form{Compressed: true, Deltas: true}},
+		{"compressed with deltas against lists", cassettes.WriterOptions{Compress: true, ListDeltas: true}, cassettes.Form{Compressed: true, ListDeltas: true}},
+		{"compressed with both deltas", cassettes.WriterOptions{Compress: true, Deltas: true, ListDeltas: true}, cassettes.Form{Compressed: true, Deltas: true}},
+		{"the text form asked for deltas against lists", cassettes.WriterOptions{ListDeltas: true}, cassettes.Form{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -276,8 +279,12 @@ func TestACassetteIsWrittenBackInTheFormItWasFound(t *testing.T) {
 			if err != nil || f2 != tt.want || !bytes.Equal(text2, text) {
 				t.Errorf("compressed again: form %+v, %v, same text %v; want %+v", f2, err, bytes.Equal(text2, text), tt.want)
 			}
-			if n := len(deltaLine.FindAll(cassettetest.RawText(t, p), -1)); (n > 0) != tt.want.Deltas {
+			raw := cassettetest.RawText(t, p)
+			if n := len(deltaLine.FindAll(raw, -1)); (n > 0) != tt.want.Deltas {
 				t.Errorf("%d delta lines as written, want deltas %v", n, tt.want.Deltas)
+			}
+			if n := bytes.Count(raw, []byte(`,"from":1,`)); (n > 0) != (tt.want.Deltas || tt.want.ListDeltas) {
+				t.Errorf("%d deltas against the list as written, want some: %v", n, tt.want.Deltas || tt.want.ListDeltas)
 			}
 		})
 	}
@@ -349,21 +356,29 @@ func TestAWatchsFirstVersionsAreDeltasAgainstTheListBeforeIt(t *testing.T) {
 	tests := []struct {
 		name         string
 		c            *cassettes.Cassette
+		lists        bool // ListDeltas, not Deltas
 		budget       int64
 		shared, from int // lines
 	}{
-		{"a JSON list's items", podWatch(benchmarks.JSON, 40, 200), 0, 1, 40},
-		{"a Table list's rows", withList(tableWatch(10, 3), tableList(10)), 0, 1, 10},
-		{"a list over half the budget: not shared", podWatch(benchmarks.JSON, 40, 200), int64(2*listSize - 2), 0, 0},
-		{"a list within half the budget", podWatch(benchmarks.JSON, 40, 200), int64(2 * listSize), 1, 40},
-		{"a protobuf list: not shared", podWatch(benchmarks.Protobuf, 40, 200), 0, 0, 0},
+		{"a JSON list's items", podWatch(benchmarks.JSON, 40, 200), false, 0, 1, 40},
+		{"a Table list's rows", withList(tableWatch(10, 3), tableList(10)), false, 0, 1, 10},
+		{"a list over half the budget: not shared", podWatch(benchmarks.JSON, 40, 200), false, int64(2*listSize - 2), 0, 0},
+		{"a list within half the budget", podWatch(benchmarks.JSON, 40, 200), false, int64(2 * listSize), 1, 40},
+		{"a protobuf list: not shared", podWatch(benchmarks.Protobuf, 40, 200), false, 0, 0, 0},
+		{"deltas against lists only: most events of an object in the list", podWatch(benchmarks.JSON, 40, 200), true, 0, 1, 150},
+		{"deltas against lists only, a Table list's rows", withList(tableWatch(10, 3), tableList(10)), true, 0, 1, 10},
+		{"deltas against lists only, a list over half the budget: not shared", podWatch(benchmarks.JSON, 40, 200), true, int64(2*listSize - 2), 0, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			p := filepath.Join(dir, "c.kwrec.zst")
-			cassettetest.Write(t, p, tt.c, cassettes.WriterOptions{Deltas: true, DeltaBudget: tt.budget})
+			opts := cassettes.WriterOptions{Deltas: !tt.lists, ListDeltas: tt.lists, DeltaBudget: tt.budget}
+			cassettetest.Write(t, p, tt.c, opts)
 			raw := cassettetest.RawText(t, p)
+			if tt.lists && (bytes.Contains(raw, []byte(`"keep":true`)) || len(deltaLine.FindAll(raw, -1)) > 0) {
+				t.Errorf("deltas against lists only kept a frame or wrote an object delta")
+			}
 			if n := bytes.Count(raw, []byte(`{"frame":1,"at":"0s","shared":true,`)); n != tt.shared {
 				t.Errorf("%d shared list frames, want %d", n, tt.shared)
 			}

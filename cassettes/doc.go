@@ -115,8 +115,8 @@
 //
 // The compressed form is the text form compressed with zstd (RFC 8878),
 // binary frames in the "bytes" form when a [Writer] writes it, and with
-// [WriterOptions.Deltas] (kwrec compact) watch events as object deltas
-// (see below). Readers
+// [WriterOptions.Deltas] (kwrec compact) or [WriterOptions.ListDeltas]
+// (kwrec record) watch events as deltas (see below). Readers
 // tell the two apart by zstd's magic bytes, so every API and kwrec
 // command takes either. A [Writer] flushes at least every
 // [DefaultFlushInterval]: the flush ends a zstd block, which makes
@@ -221,7 +221,15 @@
 // lists (December 2026) one with those (unknown field "shared"); rewrite
 // it for one without [WriterOptions.Deltas].
 //
-// Deltas are off by default because of what they cost a reader: it
+// Deltas against lists alone ([WriterOptions.ListDeltas], kwrec record's
+// default) cost a reader only the lists they name, at most half the
+// budget, kept to the end (a replay's Index reads each once for all its
+// readers), and a random read no chain: a watch's first version of an
+// object, megabytes after its list item, is the bytes zstd's window no
+// longer reaches. A recording with them is [Form.ListDeltas], and kwrec
+// edit writes it back so.
+//
+// Object deltas are off by default because of what they cost a reader: it
 // keeps up to one version of every object a later delta copies from (a
 // replay's index pass and its frame reader each keep one), up to
 // [WriterOptions.DeltaBudget], and a recorder holds as much as a reader.
