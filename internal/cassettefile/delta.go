@@ -489,7 +489,7 @@ type DeltaWriter struct {
 	shared int64 // bytes of shared frames: at most half the budget, or all of it with listsOnly
 	// listsOnly writes deltas against lists alone: no frame is kept.
 	listsOnly bool
-	ivs    map[int]*deltaIv
+	ivs       map[int]*deltaIv
 	// items are the list items written in shared frames, by the key
 	// their object has in a watch event (wire.EventKey): the latest
 	// list's.
