@@ -116,6 +116,12 @@ func TestLiveWidgetWritesAnswerAsLive(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := serve(t, fx, cassette, tc.args...)
 			replayed := runScript(t, ctx, s.Kubeconfig, widgetManifests, widgetScript)
+			for i, r := range replayed {
+				if r.Exit == -1 { // kubectl was killed at its timeout
+					t.Errorf("kubectl %s got no answer; kwrec serve's goroutines:\n%s", strings.Join(widgetScript[i], " "), s.Quit(t))
+					break
+				}
+			}
 			if stderr := s.Stop(t); strings.TrimSpace(stderr) != "" {
 				t.Logf("kwrec serve stderr:\n%s", stderr)
 			}

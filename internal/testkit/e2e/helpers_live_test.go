@@ -199,6 +199,26 @@ func (s *served) Stop(t *testing.T) string {
 	return s.stderr.String()
 }
 
+// Quit sends kwrec serve SIGQUIT, which makes Go print every goroutine's
+// stack and exit, and returns its stderr: where a request that never got
+// its answer is stuck.
+func (s *served) Quit(t *testing.T) string {
+	select {
+	case <-s.exited:
+		return s.stderr.String()
+	default:
+	}
+	s.cmd.Process.Signal(syscall.SIGQUIT)
+	select {
+	case <-s.exited:
+	case <-time.After(5 * time.Second):
+		t.Errorf("kwrec serve did not exit 5s after SIGQUIT; killing it")
+		s.cmd.Process.Kill()
+		<-s.exited
+	}
+	return s.stderr.String()
+}
+
 // Config returns a client config from the kubeconfig kwrec serve wrote.
 func (s *served) Config(t *testing.T) *rest.Config {
 	t.Helper()
