@@ -612,7 +612,7 @@ const crossDiv = 2
 // wire.ListItemKeys): its EventKey key, or a Table-form row's uid.
 func itemKey(key string, data []byte) string {
 	if strings.HasPrefix(key, "Table/") {
-		return wire.TableRowKey(data)
+		return wire.TableItemKey(data)
 	}
 	return key
 }

@@ -87,7 +87,7 @@ func tableRowKey(obj []byte) string {
 // a cassette's deltas: a JSON list's items keyed as [EventKey] keys their
 // objects in watch events (kind/namespace/name, the kind the list's
 // without "List"), a Table's rows (kubectl's list) keyed by
-// [TableRowKey]. It returns none for any other frame. An item without a
+// [TableItemKey]. It returns none for any other frame. An item without a
 // name, or a row without a uid, is left out.
 func ListItemKeys(body []byte) (keys []string, items [][2]int) {
 	if len(body) == 0 || body[0] != '{' {
@@ -116,28 +116,25 @@ func ListItemKeys(body []byte) (keys []string, items [][2]int) {
 		if json.Unmarshal(body, &t) != nil || t.Kind != "Table" {
 			return nil, nil
 		}
-		pos := max(bytes.Index(body, []byte(`"rows":[`)), 0)
-		for _, row := range t.Rows {
-			off := bytes.Index(body[pos:], row)
-			if off < 0 {
-				return nil, nil
-			}
-			off += pos
-			pos = off + len(row)
-			if k := TableRowKey(row); k != "" {
-				keys = append(keys, k)
-				items = append(items, [2]int{off, pos})
+		rows, err := rawOffsets(body, `"rows":[`, t.Rows)
+		if err != nil {
+			return nil, nil
+		}
+		for k, row := range t.Rows {
+			if key := TableItemKey(row); key != "" {
+				keys = append(keys, key)
+				items = append(items, rows[k])
 			}
 		}
 	}
 	return keys, items
 }
 
-// TableRowKey returns the key of a Table row's object, or of the first
+// TableItemKey returns the key of a Table row's object, or of the first
 // row in a Table-form watch event, by its uid: "Table@" and the uid, ""
 // if there is none. Unlike EventKey's namespace/name it tells apart the
 // objects of every kind that a Table form carries, as metadata only.
-func TableRowKey(b []byte) string {
+func TableItemKey(b []byte) string {
 	i := bytes.Index(b, []byte(`"object":`))
 	if i < 0 {
 		return ""

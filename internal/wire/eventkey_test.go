@@ -78,7 +78,7 @@ func TestListItemKeysKeyEachItemAsItsWatchEventIsKeyed(t *testing.T) {
 		})
 	}
 	ev := WatchEventJSON("MODIFIED", []byte(`{"kind":"Table","metadata":{},"rows":[`+row("a", "u-1")+`]}`))
-	if got := TableRowKey(ev); got != "Table@u-1" {
-		t.Errorf("TableRowKey of a Table-form event = %q, want the key of its row in a list, Table@u-1", got)
+	if got := TableItemKey(ev); got != "Table@u-1" {
+		t.Errorf("TableItemKey of a Table-form event = %q, want the key of its row in a list, Table@u-1", got)
 	}
 }

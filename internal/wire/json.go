@@ -156,19 +156,28 @@ func listDecode(body []byte) (kind, apiVersion, rv string, items [][2]int, err e
 	if err := kjson.UnmarshalCaseSensitivePreserveInts(body, &lb); err != nil {
 		return "", "", "", nil, fmt.Errorf("list body is not JSON: %v", err)
 	}
-	// Each item's bytes, exactly as in body and in order: find them after
-	// the previous one (only separators lie between).
-	pos := max(bytes.Index(body, []byte(`"items"`)), 0)
-	for _, it := range lb.Items {
+	if items, err = rawOffsets(body, `"items"`, lb.Items); err != nil {
+		return "", "", "", nil, err
+	}
+	return lb.Kind, lb.APIVersion, lb.Metadata.ResourceVersion, items, nil
+}
+
+// rawOffsets returns where each of raws, the values of the array after
+// key decoded from body, lies in body: exactly as in body and in order,
+// each found after the previous one (only separators lie between).
+func rawOffsets(body []byte, key string, raws []json.RawMessage) ([][2]int, error) {
+	var items [][2]int
+	pos := max(bytes.Index(body, []byte(key)), 0)
+	for _, it := range raws {
 		off := bytes.Index(body[pos:], it)
 		if off < 0 {
-			return "", "", "", nil, errors.New("list item not found in the list body")
+			return nil, errors.New("list item not found in the list body")
 		}
 		off += pos
 		pos = off + len(it)
 		items = append(items, [2]int{off, pos})
 	}
-	return lb.Kind, lb.APIVersion, lb.Metadata.ResourceVersion, items, nil
+	return items, nil
 }
 
 // ScanRV returns the first "resourceVersion" string value in a JSON frame:

@@ -182,37 +182,26 @@ func serve(t *testing.T, fx *fixtures, cassette string, args ...string) *served 
 
 // Stop ends the server with SIGTERM (SIGKILL after 5 s) and returns its
 // stderr. It may be called more than once.
-func (s *served) Stop(t *testing.T) string {
-	select {
-	case <-s.exited:
-		return s.stderr.String()
-	default:
-	}
-	s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-s.exited:
-	case <-time.After(5 * time.Second):
-		t.Errorf("kwrec serve did not stop 5s after SIGTERM; killing it")
-		s.cmd.Process.Kill()
-		<-s.exited
-	}
-	return s.stderr.String()
-}
+func (s *served) Stop(t *testing.T) string { return s.end(t, syscall.SIGTERM) }
 
 // Quit sends kwrec serve SIGQUIT, which makes Go print every goroutine's
 // stack and exit, and returns its stderr: where a request that never got
 // its answer is stuck.
-func (s *served) Quit(t *testing.T) string {
+func (s *served) Quit(t *testing.T) string { return s.end(t, syscall.SIGQUIT) }
+
+// end sends kwrec serve sig unless it has exited, waits up to 5s for it to
+// exit (then kills it), and returns its stderr.
+func (s *served) end(t *testing.T, sig syscall.Signal) string {
 	select {
 	case <-s.exited:
 		return s.stderr.String()
 	default:
 	}
-	s.cmd.Process.Signal(syscall.SIGQUIT)
+	s.cmd.Process.Signal(sig)
 	select {
 	case <-s.exited:
 	case <-time.After(5 * time.Second):
-		t.Errorf("kwrec serve did not exit 5s after SIGQUIT; killing it")
+		t.Errorf("kwrec serve did not stop 5s after %v; killing it", sig)
 		s.cmd.Process.Kill()
 		<-s.exited
 	}
