@@ -193,6 +193,19 @@ func BenchmarkCassettesAreSmall(b *testing.B) {
 			b.Run("events=20k/"+string(f)+"/"+v.name+"flush=1000", func(b *testing.B) { size20k(b, f, v.opts) })
 		}
 	}
+	// Issue 39: the same Pods as a client lists and watches them, the list
+	// first (in pages of 500), as kwrec record records them: with its
+	// default deltas against lists, and compacted.
+	for _, v := range []struct {
+		name string
+		opts cassettes.WriterOptions
+	}{
+		{"record-default", cassettes.WriterOptions{Compress: true, ListDeltas: true}},
+		{"whole", cassettes.WriterOptions{Compress: true}},
+		{"compact", cassettes.WriterOptions{Compress: true, Compact: true}},
+	} {
+		b.Run("events=20k/json/list+watch/"+v.name, func(b *testing.B) { sizeListWatch20k(b, v.opts) })
+	}
 }
 
 // size20k is a 20k-event case of BenchmarkCassettesAreSmall.
