@@ -71,7 +71,8 @@ type WriterOptions struct {
 	// a list written before (kubectl's Table form included), where that
 	// delta is less than half the event, and no other deltas (see the
 	// package doc, "Object deltas"). The Writer and every reader hold the
-	// lists so used, at most half the DeltaBudget. kwrec record's default
+	// lists so used, at most half the DeltaBudget of list text, packed
+	// (about a tenth of it on lists of objects alike). kwrec record's default
 	// (not with --keep, whose rebased parts would drop a list later
 	// deltas name).
 	ListDeltas bool

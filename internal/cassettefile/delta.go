@@ -38,7 +38,16 @@ const MaxDeltaOutput = 256 << 20
 
 // ApplyDelta appends to dst the frame delta rebuilds from base.
 func ApplyDelta(dst, base, delta []byte) ([]byte, error) {
-	p := 0 // where the previous copy ended in base
+	if size, _, _, ok := deltaShape(delta); ok {
+		dst = slices.Grow(dst, size) // one allocation, not a doubling's
+	}
+	return applyDeltaAt(dst, base, 0, len(base), delta)
+}
+
+// applyDeltaAt is ApplyDelta against a base of total bytes of which base
+// holds those from origin on: enough for every copy of delta.
+func applyDeltaAt(dst, base []byte, origin, total int, delta []byte) ([]byte, error) {
+	p := 0 // where the previous copy ended in the base
 	start := len(dst)
 	for i := 0; i < len(delta); {
 		t, n := binary.Uvarint(delta[i:])
@@ -65,10 +74,14 @@ func ApplyDelta(dst, base, delta []byte) ([]byte, error) {
 		}
 		i += n
 		off := int64(p) + d
-		if off < 0 || off > int64(len(base)) || ln > uint64(int64(len(base))-off) {
-			return dst, fmt.Errorf("%w: copy at byte %d of %d bytes from offset %d is outside the base's %d bytes", ErrBadDelta, at, ln, off, len(base))
+		if off < 0 || off > int64(total) || ln > uint64(int64(total)-off) {
+			return dst, fmt.Errorf("%w: copy at byte %d of %d bytes from offset %d is outside the base's %d bytes", ErrBadDelta, at, ln, off, total)
 		}
-		dst = append(dst, base[off:off+int64(ln)]...)
+		rel := off - int64(origin)
+		if rel < 0 || rel+int64(ln) > int64(len(base)) {
+			return dst, fmt.Errorf("%w: copy at byte %d of %d bytes from offset %d is outside the %d bytes at hand from %d", ErrBadDelta, at, ln, off, len(base), origin)
+		}
+		dst = append(dst, base[rel:rel+int64(ln)]...)
 		p = int(off) + int(ln)
 	}
 	return dst, nil
@@ -140,12 +153,20 @@ func (e *DeltaEncoder) Append(dst, base, target []byte) []byte {
 // copying only from base[lo:hi] (a list's item within the whole list):
 // the delta's offsets are base's.
 func (e *DeltaEncoder) AppendRange(dst, base []byte, lo, hi int, target []byte) []byte {
+	return e.AppendRangeAt(dst, base, 0, lo, hi, target)
+}
+
+// AppendRangeAt is AppendRange with base holding the frame's bytes from
+// origin on (those of a PackedFrame's Range): lo, hi and the delta's
+// offsets are the frame's.
+func (e *DeltaEncoder) AppendRangeAt(dst, base []byte, origin, lo, hi int, target []byte) []byte {
+	lo, hi = lo-origin, hi-origin
 	clear(e.table[:])
 	for i := lo; i+4 <= hi; i++ {
 		e.table[hash4(base, i)] = int32(i + 1)
 	}
 	base = base[:hi]
-	p := 0      // where the last copy ended in base, as ApplyDelta counts
+	p := 0      // where the last copy ended in the frame, as ApplyDelta counts
 	guess := lo // where the next copy likely starts, before any copy
 	lit := 0    // where the pending insert starts in target
 	for i := 0; i+minMatch <= len(target); {
@@ -175,9 +196,9 @@ func (e *DeltaEncoder) AppendRange(dst, base []byte, lo, hi int, target []byte) 
 		}
 		dst = appendInsert(dst, target[lit:i])
 		dst = binary.AppendUvarint(dst, uint64(bestLen)<<1|1)
-		dst = binary.AppendVarint(dst, int64(best-p))
-		p = best + bestLen
-		guess = p
+		dst = binary.AppendVarint(dst, int64(best+origin-p))
+		p = best + origin + bestLen
+		guess = best + bestLen
 		i += bestLen
 		lit = i
 	}
@@ -403,8 +424,9 @@ const MaxDeltaChain = 32
 // frames of every interaction, the bases of deltas in later ones. Its
 // zero value is ready.
 type DeltaTable struct {
-	ivs    map[int]*keptIv
-	shared map[FrameID][]byte // to the end
+	ivs     map[int]*keptIv
+	shared  map[FrameID]*PackedFrame // to the end
+	scratch []byte                   // a shared frame's chunks, decoded
 }
 
 // FrameID names frame Frame (0-based) of interaction ID.
@@ -434,12 +456,12 @@ func (t *DeltaTable) Frame(id int, x FrameExt, data []byte) ([]byte, int, error)
 	base := 0
 	switch {
 	case x.Delta && x.From != 0:
-		b, ok := t.shared[FrameID{x.From, x.Base}]
+		pf, ok := t.shared[FrameID{x.From, x.Base}]
 		if !ok {
 			return nil, 0, fmt.Errorf("frame %d of interaction %d is a delta against frame %d of interaction %d, which is not a \"shared\" frame before it", ord, id, x.Base, x.From)
 		}
 		var err error
-		if data, err = ApplyDelta(nil, b, x.Ops); err != nil {
+		if data, t.scratch, err = pf.ApplyDelta(nil, x.Ops, t.scratch); err != nil {
 			return nil, 0, fmt.Errorf("frame %d of interaction %d against frame %d of interaction %d: %v", ord, id, x.Base, x.From, err)
 		}
 	case x.Delta:
@@ -468,9 +490,9 @@ func (t *DeltaTable) Frame(id int, x FrameExt, data []byte) ([]byte, int, error)
 	}
 	if x.Shared {
 		if t.shared == nil {
-			t.shared = map[FrameID][]byte{}
+			t.shared = map[FrameID]*PackedFrame{}
 		}
-		t.shared[FrameID{id, ord}] = slices.Clone(data)
+		t.shared[FrameID{id, ord}] = Pack(data)
 	}
 	return data, base, nil
 }
@@ -493,16 +515,17 @@ type DeltaWriter struct {
 	// items are the list items written in shared frames, by the key
 	// their object has in a watch event (wire.EventKey): the latest
 	// list's.
-	items map[string]sharedItem
-	enc   DeltaEncoder
-	ops   []byte
+	items   map[string]sharedItem
+	enc     DeltaEncoder
+	ops     []byte
+	scratch []byte // a shared frame's chunks, decoded
 }
 
 // sharedItem is an object's item in a shared frame: frame ord of
-// interaction id, bytes lo to hi of data.
+// interaction id, bytes lo to hi of frame.
 type sharedItem struct {
 	id, ord, lo, hi int
-	data            []byte // the whole frame (the writer's copy, shared by its items)
+	frame           *PackedFrame // shared by its items
 }
 
 // deltaIv is an interaction's state in a DeltaWriter.
@@ -582,9 +605,14 @@ func (d *DeltaWriter) Frame(buf []byte, id int, at time.Duration, data []byte) [
 		// budget was spent): against its item in the latest list, if
 		// there is one and that saves bytes.
 		if it, ok := d.items[itemKey(key, data)]; ok {
-			ops := d.enc.AppendRange(d.ops[:0], it.data, it.lo, it.hi, data)
+			base, origin, err := it.frame.Range(d.scratch[:0], it.lo, it.hi)
+			d.scratch = base
+			ops := d.ops[:0]
+			if err == nil {
+				ops = d.enc.AppendRangeAt(ops, base, origin, it.lo, it.hi, data)
+			}
 			d.ops = ops
-			if len(ops)*crossDiv < len(data) {
+			if err == nil && len(ops)*crossDiv < len(data) {
 				depth = 1
 				buf = AppendDeltaLine(buf, id, at.String(), keep, it.id, it.ord, ops)
 				break
@@ -634,11 +662,13 @@ func (d *DeltaWriter) list(buf []byte, id, ord int, at time.Duration, data []byt
 	if len(items) == 0 {
 		return AppendFrameLine(buf, id, at, data, true, false)
 	}
-	own := slices.Clone(data)
-	d.kept += int64(len(own))
-	d.shared += int64(len(own))
+	// Counted whole, as the budget is what a reader may hold whole
+	// (one that does not pack).
+	pf := Pack(data)
+	d.kept += int64(len(data))
+	d.shared += int64(len(data))
 	for k, key := range keys {
-		d.items[key] = sharedItem{id: id, ord: ord, lo: items[k][0], hi: items[k][1], data: own}
+		d.items[key] = sharedItem{id: id, ord: ord, lo: items[k][0], hi: items[k][1], frame: pf}
 	}
 	return appendSharedFrameLine(buf, id, at, data)
 }

@@ -75,32 +75,44 @@ func (x *Index) readFrame(c, rc *cursor, in *Interaction, i int, buf []byte, kep
 		return f, err
 	}
 	if ext.Delta {
-		var base []byte
-		if ext.From != 0 {
-			// Against a list's frame, which every reader shares.
-			if base, err = x.sharedFrame(ext.From, ext.Base); err != nil {
-				return cassettes.Frame{}, err
-			}
-		} else {
-			// The delta consumes its base, whether it copies from it
-			// or not (the end of a chain only inserts).
-			var ok bool
-			base, ok = kept[ext.Base]
-			delete(kept, ext.Base)
-			if b := baseOf(in, i); b != 0 && !ok {
-				if base, err = x.rebuild(rc, in, b-1); err != nil {
-					return cassettes.Frame{}, err
-				}
-			}
-		}
-		if f.Data, err = cassettefile.ApplyDelta(nil, base, ext.Ops); err != nil {
-			return cassettes.Frame{}, c.fail(loc, err)
+		if f.Data, err = x.applyDelta(c, rc, in, i, ext, kept); err != nil {
+			return cassettes.Frame{}, err
 		}
 	}
 	if kept != nil && ext.Keep {
 		kept[i] = slices.Clone(f.Data)
 	}
 	return f, nil
+}
+
+// applyDelta rebuilds frame i of in, the delta ext: against a list's
+// frame, which every reader shares, or against a frame of in, taken out
+// of kept if it is there, else rebuilt with rc. The delta consumes its
+// base, whether it copies from it or not (the end of a chain only
+// inserts). A delta that does not apply is an error of c's line.
+func (x *Index) applyDelta(c, rc *cursor, in *Interaction, i int, ext cassettefile.FrameExt, kept map[int][]byte) ([]byte, error) {
+	var data []byte
+	var err error
+	if ext.From != 0 {
+		pf, serr := x.sharedFrame(ext.From, ext.Base)
+		if serr != nil {
+			return nil, serr
+		}
+		data, _, err = pf.ApplyDelta(nil, ext.Ops, nil)
+	} else {
+		base, ok := kept[ext.Base]
+		delete(kept, ext.Base)
+		if b := baseOf(in, i); b != 0 && !ok {
+			if base, err = x.rebuild(rc, in, b-1); err != nil {
+				return nil, err
+			}
+		}
+		data, err = cassettefile.ApplyDelta(nil, base, ext.Ops)
+	}
+	if err != nil {
+		return nil, c.fail(in.Frames.At(i), err)
+	}
+	return data, nil
 }
 
 // rebuild returns frame k of in, reading the frames of its delta chain in
@@ -124,11 +136,15 @@ func (x *Index) rebuild(c *cursor, in *Interaction, k int) ([]byte, error) {
 			continue
 		}
 		if ext.From != 0 { // the chain's start, against a list's frame
-			if data, err = x.sharedFrame(ext.From, ext.Base); err != nil {
-				return nil, err
+			pf, serr := x.sharedFrame(ext.From, ext.Base)
+			if serr != nil {
+				return nil, serr
 			}
+			data, _, err = pf.ApplyDelta(nil, ext.Ops, nil)
+		} else {
+			data, err = cassettefile.ApplyDelta(nil, data, ext.Ops)
 		}
-		if data, err = cassettefile.ApplyDelta(nil, data, ext.Ops); err != nil {
+		if err != nil {
 			return nil, c.fail(loc, err)
 		}
 	}
@@ -138,8 +154,9 @@ func (x *Index) rebuild(c *cursor, in *Interaction, k int) ([]byte, error) {
 // sharedFrame returns frame k of interaction id, a frame the Writer
 // marked shared (a list whose items later deltas of other interactions
 // copy from): read from the file once, then kept for every reader of the
-// index. What is kept is at most half the Writer's delta budget.
-func (x *Index) sharedFrame(id, k int) ([]byte, error) {
+// index, packed. What is kept is at most half the Writer's delta budget
+// of list text (packed, about a tenth of it on lists of objects alike).
+func (x *Index) sharedFrame(id, k int) (*cassettefile.PackedFrame, error) {
 	key := cassettefile.FrameID{ID: id, Frame: k}
 	x.sharedMu.Lock()
 	defer x.sharedMu.Unlock()
@@ -162,9 +179,9 @@ func (x *Index) sharedFrame(id, k int) ([]byte, error) {
 		return nil, c.fail(loc, nil) // a shared frame is whole: the file changed
 	}
 	if x.shared == nil {
-		x.shared = map[cassettefile.FrameID][]byte{}
+		x.shared = map[cassettefile.FrameID]*cassettefile.PackedFrame{}
 	}
-	b := slices.Clone(f.Data)
-	x.shared[key] = b
-	return b, nil
+	pf := cassettefile.Pack(f.Data)
+	x.shared[key] = pf
+	return pf, nil
 }

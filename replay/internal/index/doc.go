@@ -51,8 +51,9 @@
 // whose base is not at hand (from the middle, [Index.ReadFrames])
 // rebuilds the base's chain, at most cassettes.MaxDeltaChain frames. A
 // chain may start with a delta against a list frame the Writer marked
-// shared: the Index reads each such list once and keeps it for every
-// reader (at most half the delta budget).
+// shared: the Index reads each such list once and keeps it, packed
+// (cassettefile.PackedFrame), for every reader (at most half the delta
+// budget of list text).
 //
 // A rotated recording (cassettes.Parts) indexes as one cassette: frame
 // offsets run through its parts' texts end to end, and a frame is read

@@ -63,7 +63,7 @@ type Index struct {
 	// shared are the list frames that deltas of other interactions
 	// copy from, read once (delta.go).
 	sharedMu sync.Mutex
-	shared   map[cassettefile.FrameID][]byte
+	shared   map[cassettefile.FrameID]*cassettefile.PackedFrame
 }
 
 // source is what a file's bytes are read from: the file, or the bytes of
