@@ -60,16 +60,31 @@ func TestABorrowingReaderReadsWhatACopyingOneDoes(t *testing.T) {
 	for _, f := range cassettetest.Fixtures {
 		sources[f] = cassettetest.Load(t, filepath.Join("testdata", f))
 	}
+	// A borrowing reader lends the frames it rebuilds from deltas too:
+	// each must be what a copying reader gives while it is lent.
+	forms := []struct {
+		name string
+		opts cassettes.WriterOptions
+	}{
+		{".kwrec", cassettes.WriterOptions{SegmentSize: 1000}},
+		{".kwrec.zst", cassettes.WriterOptions{SegmentSize: 1000}},
+		{".kwrec.zst with deltas against lists", cassettes.WriterOptions{SegmentSize: 1000, Compress: true, ListDeltas: true}},
+		{".kwrec.zst with object deltas", cassettes.WriterOptions{SegmentSize: 1000, Compress: true, Deltas: true}},
+	}
+	deltas := 0
 	for name, c := range sources {
-		for _, form := range []string{".kwrec", ".kwrec.zst"} {
-			p := filepath.Join(dir, "c"+form)
-			cassettetest.Write(t, p, c, cassettes.WriterOptions{SegmentSize: 1000})
+		for _, form := range forms {
+			p := filepath.Join(dir, "c"+strings.Fields(form.name)[0])
+			cassettetest.Write(t, p, c, form.opts)
 			data, err := os.ReadFile(p)
 			if err != nil {
 				t.Fatal(err)
 			}
+			if form.opts.ListDeltas || form.opts.Deltas {
+				deltas += bytes.Count(cassettetest.RawText(t, p), []byte(`"delta":`))
+			}
 			for _, cut := range []int{len(data), len(data) - 7, len(data) / 2} {
-				t.Run(fmt.Sprintf("%s in the %s form, read to byte %d of %d", name, form, cut, len(data)), func(t *testing.T) {
+				t.Run(fmt.Sprintf("%s in the %s form, read to byte %d of %d", name, form.name, cut, len(data)), func(t *testing.T) {
 					want, werr := entries(t, data[:cut], false)
 					got, gerr := entries(t, data[:cut], true)
 					if gerr != werr {
@@ -81,5 +96,8 @@ func TestABorrowingReaderReadsWhatACopyingOneDoes(t *testing.T) {
 				})
 			}
 		}
+	}
+	if deltas == 0 {
+		t.Error("no fixture was written with a delta: the forms with deltas test nothing of them")
 	}
 }

@@ -427,6 +427,10 @@ type DeltaTable struct {
 	ivs     map[int]*keptIv
 	shared  map[FrameID]*PackedFrame // to the end
 	scratch []byte                   // a shared frame's chunks, decoded
+	// lend rebuilds each frame into rebuilt, which the next call reuses:
+	// a borrowing Scanner's frames are valid until its next line.
+	lend    bool
+	rebuilt []byte
 }
 
 // FrameID names frame Frame (0-based) of interaction ID.
@@ -454,6 +458,10 @@ func (t *DeltaTable) Frame(id int, x FrameExt, data []byte) ([]byte, int, error)
 	ord := iv.n
 	iv.n++
 	base := 0
+	var dst []byte // nil: a new frame
+	if t.lend {
+		dst = t.rebuilt[:0]
+	}
 	switch {
 	case x.Delta && x.From != 0:
 		pf, ok := t.shared[FrameID{x.From, x.Base}]
@@ -461,7 +469,7 @@ func (t *DeltaTable) Frame(id int, x FrameExt, data []byte) ([]byte, int, error)
 			return nil, 0, fmt.Errorf("frame %d of interaction %d is a delta against frame %d of interaction %d, which is not a \"shared\" frame before it", ord, id, x.Base, x.From)
 		}
 		var err error
-		if data, t.scratch, err = pf.ApplyDelta(nil, x.Ops, t.scratch); err != nil {
+		if data, t.scratch, err = pf.ApplyDelta(dst, x.Ops, t.scratch); err != nil {
 			return nil, 0, fmt.Errorf("frame %d of interaction %d against frame %d of interaction %d: %v", ord, id, x.Base, x.From, err)
 		}
 	case x.Delta:
@@ -475,12 +483,15 @@ func (t *DeltaTable) Frame(id int, x FrameExt, data []byte) ([]byte, int, error)
 			return nil, 0, fmt.Errorf("frame %d of interaction %d is a delta against frame %d, which is not kept (no \"keep\", or already the base of another delta)", ord, id, x.Base)
 		}
 		var err error
-		if data, err = ApplyDelta(nil, b, x.Ops); err != nil {
+		if data, err = ApplyDelta(dst, b, x.Ops); err != nil {
 			return nil, 0, fmt.Errorf("frame %d of interaction %d against frame %d: %v", ord, id, x.Base, err)
 		}
 		if DeltaCopies(x.Ops) {
 			base = x.Base + 1
 		}
+	}
+	if t.lend && x.Delta {
+		t.rebuilt = data
 	}
 	if x.Keep {
 		if iv.kept == nil {

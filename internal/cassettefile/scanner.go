@@ -75,9 +75,10 @@ type ScanOptions struct {
 	// (see [NewDecoder]): for a reader that reads the whole file at once.
 	Ahead bool
 	// Borrow lends each line from the Scanner's buffer instead of copying
-	// it: a line is then valid only until the next ReadLine. For a reader
-	// that takes what it needs from each entry at once, such as an
-	// index's, it saves a copy of every line.
+	// it: a line is then valid only until the next ReadLine, and so is a
+	// frame [Scanner.Frame] rebuilds from a delta (into one buffer). For a
+	// reader that takes what it needs from each entry at once, such as an
+	// index's, it saves a copy of every line and frame.
 	Borrow bool
 }
 
@@ -143,7 +144,9 @@ func (c *countingReader) Read(p []byte) (int, error) {
 // NewScanner returns a Scanner of the cassette in parts (one file, or a
 // rotated recording's parts in order); [Scanner.Start] starts it.
 func NewScanner(parts []Part, opts ScanOptions) *Scanner {
-	return &Scanner{opts: opts, parts: parts}
+	s := &Scanner{opts: opts, parts: parts}
+	s.deltas.lend = opts.Borrow
+	return s
 }
 
 // Check returns how much of a JSON frame's value a reader checks.
