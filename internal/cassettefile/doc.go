@@ -36,8 +36,9 @@
 //     (wire.ListItemKeys), the frame line's keep, shared, from and delta
 //     keys ([CutFrameExt], [AppendDeltaLine],
 //     [ParseFrameLine]), a writer's choice of which frames become deltas
-//     ([DeltaWriter], [MaxDeltaChain]) and a reader's table of the frames
-//     kept for later deltas ([DeltaTable]); kwrec's index rebuilds a
+//     ([DeltaWriter], [MaxDeltaChain]), a reader's table of the frames
+//     kept for later deltas ([DeltaTable]) and the shared lists they hold
+//     packed ([PackedFrame], [Pack]); kwrec's index rebuilds a
 //     frame read back at random from its chain of bases with the same
 //     codec.
 //
