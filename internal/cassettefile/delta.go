@@ -38,8 +38,10 @@ const MaxDeltaOutput = 256 << 20
 
 // ApplyDelta appends to dst the frame delta rebuilds from base.
 func ApplyDelta(dst, base, delta []byte) ([]byte, error) {
-	if size, _, _, ok := deltaShape(delta); ok {
-		dst = slices.Grow(dst, size) // one allocation, not a doubling's
+	// One allocation, not a doubling's; only for a delta that reads
+	// within base, so that a corrupt one costs no more than its bytes.
+	if size, _, hi, ok := deltaShape(delta); ok && hi <= len(base) {
+		dst = slices.Grow(dst, size)
 	}
 	return applyDeltaAt(dst, base, 0, len(base), delta)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -157,4 +158,36 @@ func FuzzPackedDelta(f *testing.F) {
 			t.Fatalf("packed: %q, %v; whole: %q, %v", got, err, want, werr)
 		}
 	})
+}
+
+// A corrupt delta that claims a long copy costs no more memory than its
+// bytes: its frame is not allocated before the copy is found outside the
+// base.
+func TestACorruptDeltaClaimingALongCopyAllocatesLittle(t *testing.T) {
+	base := []byte("0123456789")
+	list, _ := podList(50)
+	p := Pack(list)
+	delta := []byte("\x81\x80\x80\xc0\x01\x00") // a copy of 200 MiB from offset 0
+	for _, tt := range []struct {
+		name  string
+		apply func() error
+	}{
+		{"against a frame", func() error { _, err := ApplyDelta(nil, base, delta); return err }},
+		{"against a packed frame", func() error { _, _, err := p.ApplyDelta(nil, delta, nil); return err }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var err error
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			err = tt.apply()
+			runtime.ReadMemStats(&after)
+			if !errors.Is(err, ErrBadDelta) || !strings.Contains(err.Error(), "is outside the base's") {
+				t.Fatalf("err = %v, want ErrBadDelta: outside the base", err)
+			}
+			// (A margin for what other tests may allocate meanwhile.)
+			if n := after.TotalAlloc - before.TotalAlloc; n > 32<<20 {
+				t.Errorf("allocated %d bytes for a %d-byte delta", n, len(delta))
+			}
+		})
+	}
 }
