@@ -91,20 +91,54 @@ func applyDeltaAt(dst, base []byte, origin, total int, delta []byte) ([]byte, er
 
 // DeltaCopies reports whether delta copies anything from its base: a
 // delta that only inserts is a whole frame, which a reader can rebuild
-// without the base. It does not check the delta.
+// without the base. A delta that does not decode counts as copying (let
+// ApplyDelta say what is wrong).
 func DeltaCopies(delta []byte) bool {
+	_, lo, _, ok := deltaShape(delta)
+	return !ok || lo >= 0
+}
+
+// deltaShape returns how many bytes a delta builds and the bytes of the
+// base its copies read, lo to hi (-1 and -1 when it copies nothing); ok
+// false when it does not decode (ApplyDelta says why).
+func deltaShape(delta []byte) (size, lo, hi int, ok bool) {
+	lo, hi = -1, -1
+	p := int64(0)
 	for i := 0; i < len(delta); {
 		t, n := binary.Uvarint(delta[i:])
 		if n <= 0 {
-			return true // let ApplyDelta say what is wrong
+			return 0, -1, -1, false
 		}
 		i += n
-		if t&1 == 1 {
-			return true
+		ln := t >> 1
+		if ln > MaxDeltaOutput || uint64(size)+ln > MaxDeltaOutput {
+			return 0, -1, -1, false
 		}
-		i += int(min(t>>1, uint64(len(delta))))
+		size += int(ln)
+		if t&1 == 0 {
+			if ln > uint64(len(delta)-i) {
+				return 0, -1, -1, false
+			}
+			i += int(ln)
+			continue
+		}
+		d, n := binary.Varint(delta[i:])
+		if n <= 0 {
+			return 0, -1, -1, false
+		}
+		i += n
+		off := p + d
+		end := off + int64(ln)
+		if off < 0 || end > 1<<40 {
+			return 0, -1, -1, false
+		}
+		if lo < 0 || off < int64(lo) {
+			lo = int(off)
+		}
+		hi = max(hi, int(end))
+		p = end
 	}
-	return false
+	return size, lo, hi, true
 }
 
 // minMatch is the shortest copy a DeltaEncoder writes: a copy's op costs

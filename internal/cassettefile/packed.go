@@ -1,7 +1,6 @@
 package cassettefile
 
 import (
-	"encoding/binary"
 	"fmt"
 	"slices"
 
@@ -121,47 +120,4 @@ func (p *PackedFrame) ApplyDelta(dst, delta, scratch []byte) ([]byte, []byte, er
 	}
 	out, err := applyDeltaAt(dst, base, origin, p.n, delta)
 	return out, base, err
-}
-
-// deltaShape returns how many bytes a delta builds and the bytes of the
-// base its copies read, lo to hi (-1 and -1 when it copies nothing); ok
-// false when it does not decode (ApplyDelta says why).
-func deltaShape(delta []byte) (size, lo, hi int, ok bool) {
-	lo, hi = -1, -1
-	p := int64(0)
-	for i := 0; i < len(delta); {
-		t, n := binary.Uvarint(delta[i:])
-		if n <= 0 {
-			return 0, -1, -1, false
-		}
-		i += n
-		ln := t >> 1
-		if ln > MaxDeltaOutput || uint64(size)+ln > MaxDeltaOutput {
-			return 0, -1, -1, false
-		}
-		size += int(ln)
-		if t&1 == 0 {
-			if ln > uint64(len(delta)-i) {
-				return 0, -1, -1, false
-			}
-			i += int(ln)
-			continue
-		}
-		d, n := binary.Varint(delta[i:])
-		if n <= 0 {
-			return 0, -1, -1, false
-		}
-		i += n
-		off := p + d
-		end := off + int64(ln)
-		if off < 0 || end > 1<<40 {
-			return 0, -1, -1, false
-		}
-		if lo < 0 || off < int64(lo) {
-			lo = int(off)
-		}
-		hi = max(hi, int(end))
-		p = end
-	}
-	return size, lo, hi, true
 }

@@ -320,16 +320,7 @@ func vcrZstd19Of(tb testing.TB, c *cassettes.Cassette) (yml, zst int64) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if _, err := exec.LookPath("zstd"); err != nil {
-		return st.Size(), 0
-	}
-	var out countWriter
-	cmd := exec.Command("zstd", "-19", "-q", "-c", path)
-	cmd.Stdout = &out
-	if err := cmd.Run(); err != nil {
-		tb.Fatal(err)
-	}
-	return st.Size(), out.n
+	return st.Size(), zstd19(tb, path)
 }
 
 // captureKind is one of BenchmarkRecordAll's 20 kinds.

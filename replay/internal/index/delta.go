@@ -91,6 +91,25 @@ func (x *Index) readFrame(c, rc *cursor, in *Interaction, i int, buf []byte, kep
 // base, whether it copies from it or not (the end of a chain only
 // inserts). A delta that does not apply is an error of c's line.
 func (x *Index) applyDelta(c, rc *cursor, in *Interaction, i int, ext cassettefile.FrameExt, kept map[int][]byte) ([]byte, error) {
+	var base []byte
+	if ext.From == 0 {
+		var ok bool
+		base, ok = kept[ext.Base]
+		delete(kept, ext.Base)
+		if b := baseOf(in, i); b != 0 && !ok {
+			var err error
+			if base, err = x.rebuild(rc, in, b-1); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return x.apply(c, in.Frames.At(i), base, ext)
+}
+
+// apply rebuilds the frame at loc, the delta ext, from base or, for a
+// delta against a list, from that list's frame. A delta that does not
+// apply is an error of c's line.
+func (x *Index) apply(c *cursor, loc Frame, base []byte, ext cassettefile.FrameExt) ([]byte, error) {
 	var data []byte
 	var err error
 	if ext.From != 0 {
@@ -100,17 +119,10 @@ func (x *Index) applyDelta(c, rc *cursor, in *Interaction, i int, ext cassettefi
 		}
 		data, _, err = pf.ApplyDelta(nil, ext.Ops, nil)
 	} else {
-		base, ok := kept[ext.Base]
-		delete(kept, ext.Base)
-		if b := baseOf(in, i); b != 0 && !ok {
-			if base, err = x.rebuild(rc, in, b-1); err != nil {
-				return nil, err
-			}
-		}
 		data, err = cassettefile.ApplyDelta(nil, base, ext.Ops)
 	}
 	if err != nil {
-		return nil, c.fail(in.Frames.At(i), err)
+		return nil, c.fail(loc, err)
 	}
 	return data, nil
 }
@@ -135,17 +147,9 @@ func (x *Index) rebuild(c *cursor, in *Interaction, k int) ([]byte, error) {
 			data = f.Data
 			continue
 		}
-		if ext.From != 0 { // the chain's start, against a list's frame
-			pf, serr := x.sharedFrame(ext.From, ext.Base)
-			if serr != nil {
-				return nil, serr
-			}
-			data, _, err = pf.ApplyDelta(nil, ext.Ops, nil)
-		} else {
-			data, err = cassettefile.ApplyDelta(nil, data, ext.Ops)
-		}
-		if err != nil {
-			return nil, c.fail(loc, err)
+		// (A delta against a list's frame starts the chain.)
+		if data, err = x.apply(c, loc, data, ext); err != nil {
+			return nil, err
 		}
 	}
 	return data, nil
