@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klauspost/compress/zstd"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -50,6 +52,9 @@ const (
 // the same traffic as go-vcr v3 YAML compressed by the zstd CLI at -19
 // (every interaction, a watch's body its frames end to end, as target 11
 // does). Targets: default/go-vcr-zstd19 at most 1, compact at most 0.6.
+// Beside them, what the ConfigMaps' texts alone cost at the least
+// ([dataFloor]) against the same go-vcr figure: their information as
+// drawn, and each compressor's size of them.
 // Needs the control plane binaries (skipped without them) and the zstd
 // CLI. With $KWREC_BENCH_RECORD_KEEP set, each default recording is kept
 // as that name with -edit=false.kwrec.zst or -edit=true.kwrec.zst.
@@ -109,6 +114,13 @@ func recordingsAreSmall(b *testing.B, edit bool) {
 			for _, k := range []string{"default", "deltas", "compact"} {
 				b.ReportMetric(float64(sizes[k])/float64(zst), k+"/go-vcr-zstd19")
 			}
+			// What any recording of this traffic holds at the least: its
+			// ConfigMaps' texts, as drawn and as zstd compresses them alone.
+			floor := smallDataFloor(b, edit)
+			b.ReportMetric(floor.bits/8/1e6, "MB-data-entropy")
+			b.ReportMetric(floor.bits/8/float64(zst), "data-entropy/go-vcr-zstd19")
+			b.ReportMetric(float64(floor.zstdLong)/float64(zst), "data-zstd19-long/go-vcr-zstd19")
+			b.ReportMetric(float64(floor.klauspostBest)/float64(zst), "data-klauspost-best/go-vcr-zstd19")
 		}
 		if keep := os.Getenv("KWREC_BENCH_RECORD_KEEP"); keep != "" {
 			// The default recording, for measuring other forms of it.
@@ -137,6 +149,75 @@ func smallConfigMap(i, v int, edit bool) *corev1.ConfigMap {
 	}
 	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%04d", i), Labels: map[string]string{"app": "size", "v": fmt.Sprint(v)}},
 		Data: data}
+}
+
+// smallTexts are the distinct texts target 13's ConfigMaps ever hold:
+// every key of every ConfigMap as created, then what the updates write
+// (one key of each updated ConfigMap with edit, all four without).
+func smallTexts(edit bool) []string {
+	var texts []string
+	seen := map[string]bool{}
+	add := func(cm *corev1.ConfigMap) {
+		for k := range 4 {
+			if t := cm.Data[fmt.Sprintf("part%d", k)]; !seen[t] {
+				seen[t] = true
+				texts = append(texts, t)
+			}
+		}
+	}
+	for i := range smallObjects {
+		add(smallConfigMap(i, 0, edit))
+	}
+	for i := range smallUpdates {
+		add(smallConfigMap(i, 1, edit))
+	}
+	return texts
+}
+
+// dataFloor is what target 13's ConfigMap texts ([smallTexts]) cost at
+// the least, with nothing else of the recording.
+type dataFloor struct {
+	// bits is their information as drawn: each word one of [fanWords]
+	// and a number below [fanNumbers], which no encoding can leave out
+	// short of rerunning the generator.
+	bits float64
+	// zstdLong is `zstd -19 --long=27` of them end to end (0 without the
+	// CLI), klauspostBest klauspost's best level with a 16 MiB window
+	// (`kwrec compact`'s compressor): the least a cassette holding them
+	// can be with either compressor.
+	zstdLong, klauspostBest int64
+}
+
+// smallDataFloor measures target 13's [dataFloor], an update editing one
+// key (edit) or all four.
+func smallDataFloor(tb testing.TB, edit bool) dataFloor {
+	perWord := math.Log2(float64(len(fanWords)) * fanNumbers)
+	var f dataFloor
+	var all bytes.Buffer
+	for _, t := range smallTexts(edit) {
+		f.bits += float64(len(strings.Fields(t))) * perWord
+		all.WriteString(t)
+		all.WriteByte('\n')
+	}
+	path := filepath.Join(tempDir(tb), "small-texts.txt")
+	if err := os.WriteFile(path, all.Bytes(), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	defer os.Remove(path)
+	f.zstdLong = zstd19(tb, path, "--long=27")
+	var out countWriter
+	enc, err := zstd.NewWriter(&out, zstd.WithEncoderLevel(zstd.SpeedBestCompression), zstd.WithWindowSize(16<<20), zstd.WithEncoderConcurrency(1))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := enc.Write(all.Bytes()); err != nil {
+		tb.Fatal(err)
+	}
+	if err := enc.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	f.klauspostBest = out.n
+	return f
 }
 
 // recordSmall runs a `kwrec record configmaps` per entry of paths (the
@@ -272,5 +353,29 @@ func parallel(n, workers int, f func(int) error) error {
 		return err
 	default:
 		return nil
+	}
+}
+
+func TestTarget13sTextsAreTheCreatedKeysAndWhatTheUpdatesWrite(t *testing.T) {
+	tests := []struct {
+		name string
+		edit bool
+		want int
+	}{
+		{name: "an update rewriting one key adds one text an update", edit: true, want: 4*smallObjects + smallUpdates},
+		{name: "an update replacing the data adds four texts an update", edit: false, want: 4*smallObjects + 4*smallUpdates},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			texts := smallTexts(tt.edit)
+			if len(texts) != tt.want {
+				t.Fatalf("%d distinct texts, want %d", len(texts), tt.want)
+			}
+			for _, text := range texts[:3] {
+				if n := len(text); n < smallSize/4 || n > smallSize/4+16 {
+					t.Fatalf("a text of %d bytes, want about %d", n, smallSize/4)
+				}
+			}
+		})
 	}
 }

@@ -153,13 +153,13 @@ func vcrZstd19(tb testing.TB, key string, exs []exchange) int64 {
 }
 
 // zstd19 returns the size of the file at path compressed by the zstd CLI
-// at -19, or 0 without the CLI.
-func zstd19(tb testing.TB, path string) int64 {
+// at -19 with flags, or 0 without the CLI.
+func zstd19(tb testing.TB, path string, flags ...string) int64 {
 	if _, err := exec.LookPath("zstd"); err != nil {
 		return 0
 	}
 	var out countWriter
-	cmd := exec.Command("zstd", "-19", "-q", "-c", path)
+	cmd := exec.Command("zstd", append([]string{"-19", "-q", "-c"}, append(flags, path)...)...)
 	cmd.Stdout = &out
 	if err := cmd.Run(); err != nil {
 		tb.Fatal(err)

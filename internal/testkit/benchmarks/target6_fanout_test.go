@@ -67,16 +67,22 @@ type fanRecording struct {
 	rvs    []int64
 }
 
+// fanWords and fanNumbers are what a word of [fanPayload] is drawn from:
+// one of the words, then a number below fanNumbers.
+var fanWords = strings.Fields("replica shard leader lease zone rack node pod volume claim " +
+	"bucket tenant region quota limit probe sidecar ingress route policy")
+
+const fanNumbers = 1000
+
 // fanPayload is a ConfigMap's data of about n bytes of word-like text,
-// different for every i.
+// different for every i: words of [fanWords] and [fanNumbers], each drawn
+// at random.
 func fanPayload(i, n int) string {
-	words := []string{"replica", "shard", "leader", "lease", "zone", "rack", "node", "pod", "volume", "claim",
-		"bucket", "tenant", "region", "quota", "limit", "probe", "sidecar", "ingress", "route", "policy"}
 	rng := rand.New(rand.NewPCG(uint64(i), 7))
 	var b strings.Builder
 	for b.Len() < n {
-		b.WriteString(words[rng.IntN(len(words))])
-		b.WriteString(strconv.Itoa(rng.IntN(1000)))
+		b.WriteString(fanWords[rng.IntN(len(fanWords))])
+		b.WriteString(strconv.Itoa(rng.IntN(fanNumbers)))
 		b.WriteByte(' ')
 	}
 	return b.String()
