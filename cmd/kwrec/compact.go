@@ -21,8 +21,9 @@ or, for its first in a watch, against its item in the list before it (object
 deltas, see the cassettes package doc), and klauspost's best zstd level with
 a window as large as a segment, in 16 MiB segments. A watch of many objects
 that each change a little at a time shrinks the most. The result is still
-seekable (a seek comment per segment) and crash-safe, but every reader holds
-up to 64 MiB of frames that later deltas copy from, and a kwrec from before
+seekable (a seek comment per segment) and crash-safe, but every reader keeps
+up to 64 MiB of frames that later deltas copy from (held packed, about a
+quarter of that on Pods), and a kwrec from before
 object deltas (or, for deltas against lists, from before December 2026)
 cannot read it.
 

@@ -462,7 +462,7 @@ const MaxDeltaChain = 32
 type DeltaTable struct {
 	ivs     map[int]*keptIv
 	shared  map[FrameID]*PackedFrame // to the end
-	scratch []byte                   // a shared frame's chunks, decoded
+	scratch []byte                   // a packed frame's chunks, decoded
 	// lend rebuilds each frame into rebuilt, which the next call reuses:
 	// a borrowing Scanner's frames are valid until its next line.
 	lend    bool
@@ -473,8 +473,11 @@ type DeltaTable struct {
 type FrameID struct{ ID, Frame int }
 
 type keptIv struct {
-	n    int            // frames read
-	kept map[int][]byte // kept frames by number, until a delta consumes them
+	n    int                  // frames read
+	kept map[int]*PackedFrame // kept frames by number, until a delta consumes them
+	// dict packs its kept frames: made from the first of them, as the
+	// versions of a watch's objects are alike.
+	dict *PackDict
 }
 
 // Frame takes the next frame of interaction id, whose line said x: data
@@ -509,7 +512,7 @@ func (t *DeltaTable) Frame(id int, x FrameExt, data []byte) ([]byte, int, error)
 			return nil, 0, fmt.Errorf("frame %d of interaction %d against frame %d of interaction %d: %v", ord, id, x.Base, x.From, err)
 		}
 	case x.Delta:
-		b, ok := iv.kept[x.Base]
+		pf, ok := iv.kept[x.Base]
 		switch {
 		case ok:
 			delete(iv.kept, x.Base)
@@ -519,7 +522,7 @@ func (t *DeltaTable) Frame(id int, x FrameExt, data []byte) ([]byte, int, error)
 			return nil, 0, fmt.Errorf("frame %d of interaction %d is a delta against frame %d, which is not kept (no \"keep\", or already the base of another delta)", ord, id, x.Base)
 		}
 		var err error
-		if data, err = ApplyDelta(dst, b, x.Ops); err != nil {
+		if data, t.scratch, err = pf.ApplyDelta(dst, x.Ops, t.scratch); err != nil {
 			return nil, 0, fmt.Errorf("frame %d of interaction %d against frame %d: %v", ord, id, x.Base, err)
 		}
 		if DeltaCopies(x.Ops) {
@@ -531,9 +534,10 @@ func (t *DeltaTable) Frame(id int, x FrameExt, data []byte) ([]byte, int, error)
 	}
 	if x.Keep {
 		if iv.kept == nil {
-			iv.kept = map[int][]byte{}
+			iv.kept = map[int]*PackedFrame{}
+			iv.dict = NewPackDict(data)
 		}
-		iv.kept[ord] = slices.Clone(data)
+		iv.kept[ord] = PackWith(data, iv.dict)
 	}
 	if x.Shared {
 		if t.shared == nil {

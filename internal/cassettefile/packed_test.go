@@ -191,3 +191,37 @@ func TestACorruptDeltaClaimingALongCopyAllocatesLittle(t *testing.T) {
 		})
 	}
 }
+
+// The versions of a watch's objects, packed against a dictionary of one
+// of them as a reader keeps them, are held in a fraction of their bytes
+// and give their bytes back; without a dictionary (a first frame too
+// short for one) they are packed in plain S2.
+func TestFramesPackedAgainstADictionaryOfOneOfThemGiveBackTheirBytes(t *testing.T) {
+	list, items := podList(40)
+	tests := []struct {
+		name     string
+		dict     *PackDict
+		fraction int // held at most 1/fraction of the bytes; 0: no bound
+	}{
+		{"against the first frame's dictionary", NewPackDict(list[items[0][0]:items[0][1]]), 3},
+		{"with no dictionary", NewPackDict([]byte("short")), 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			held, raw := 0, 0
+			for _, it := range items[1:] {
+				frame := list[it[0]:it[1]]
+				p := PackWith(frame, tt.dict)
+				got, origin, err := p.Range(nil, 0, len(frame))
+				if err != nil || origin != 0 || !bytes.Equal(got, frame) {
+					t.Fatalf("Range of the whole frame = %d bytes from %d, %v; want the frame's %d", len(got), origin, err, len(frame))
+				}
+				held += p.Held()
+				raw += len(frame)
+			}
+			if tt.fraction > 0 && held*tt.fraction > raw {
+				t.Errorf("%d bytes of frames held in %d, want at most 1/%d", raw, held, tt.fraction)
+			}
+		})
+	}
+}

@@ -2,7 +2,6 @@ package index
 
 import (
 	"fmt"
-	"slices"
 	"sort"
 
 	"github.com/kwrec/kwrec/cassettes"
@@ -50,11 +49,46 @@ func parseLine(line []byte, in *Interaction, loc Frame, dst []byte) (cassettes.F
 	return cassettes.Frame{At: at, Data: data}, x, ok && id == in.ID && at == loc.At
 }
 
+// keptFrames are the frames a pass has read that later deltas copy from,
+// until one does, held packed against a dictionary made of the first of
+// them (the versions of a watch's objects are alike: a quarter of their
+// bytes on Pods). A nil *keptFrames keeps nothing.
+type keptFrames struct {
+	m       map[int]*cassettefile.PackedFrame
+	dict    *cassettefile.PackDict
+	scratch []byte // a kept frame's chunks, decoded
+	// only, if not nil, are the frames to keep: the bases of the frames
+	// a ReadFrames names.
+	only map[int]bool
+}
+
+// put keeps a copy of frame i's data, packed, unless only leaves it out.
+func (k *keptFrames) put(i int, data []byte) {
+	if k.only != nil && !k.only[i] {
+		return
+	}
+	if k.m == nil {
+		k.m = map[int]*cassettefile.PackedFrame{}
+		k.dict = cassettefile.NewPackDict(data)
+	}
+	k.m[i] = cassettefile.PackWith(data, k.dict)
+}
+
+// take returns kept frame i and forgets it.
+func (k *keptFrames) take(i int) (*cassettefile.PackedFrame, bool) {
+	if k == nil {
+		return nil, false
+	}
+	pf, ok := k.m[i]
+	delete(k.m, i)
+	return pf, ok
+}
+
 // read reads the reader's next frame, from the frames it kept or the
 // file, and keeps it if a later delta may copy from it.
 func (fr *FrameReader) read() (cassettes.Frame, error) {
 	if fr.kept == nil && fr.in.bases != nil {
-		fr.kept = map[int][]byte{}
+		fr.kept = &keptFrames{}
 	}
 	if fr.rc == nil {
 		rc := fr.c.x.cursor()
@@ -68,7 +102,7 @@ func (fr *FrameReader) read() (cassettes.Frame, error) {
 // rebuilt from the file with rc; with kept not nil, a frame a later
 // delta may copy from goes into it (a copy, as the frame is the
 // caller's).
-func (x *Index) readFrame(c, rc *cursor, in *Interaction, i int, buf []byte, kept map[int][]byte) (cassettes.Frame, error) {
+func (x *Index) readFrame(c, rc *cursor, in *Interaction, i int, buf []byte, kept *keptFrames) (cassettes.Frame, error) {
 	loc := in.Frames.At(i)
 	f, ext, err := c.frame(in, loc, buf)
 	if err != nil {
@@ -80,7 +114,7 @@ func (x *Index) readFrame(c, rc *cursor, in *Interaction, i int, buf []byte, kep
 		}
 	}
 	if kept != nil && ext.Keep {
-		kept[i] = slices.Clone(f.Data)
+		kept.put(i, f.Data)
 	}
 	return f, nil
 }
@@ -90,20 +124,26 @@ func (x *Index) readFrame(c, rc *cursor, in *Interaction, i int, buf []byte, kep
 // of kept if it is there, else rebuilt with rc. The delta consumes its
 // base, whether it copies from it or not (the end of a chain only
 // inserts). A delta that does not apply is an error of c's line.
-func (x *Index) applyDelta(c, rc *cursor, in *Interaction, i int, ext cassettefile.FrameExt, kept map[int][]byte) ([]byte, error) {
+func (x *Index) applyDelta(c, rc *cursor, in *Interaction, i int, ext cassettefile.FrameExt, kept *keptFrames) ([]byte, error) {
+	loc := in.Frames.At(i)
 	var base []byte
 	if ext.From == 0 {
-		var ok bool
-		base, ok = kept[ext.Base]
-		delete(kept, ext.Base)
-		if b := baseOf(in, i); b != 0 && !ok {
+		if pf, ok := kept.take(ext.Base); ok {
+			data, scratch, err := pf.ApplyDelta(nil, ext.Ops, kept.scratch)
+			kept.scratch = scratch
+			if err != nil {
+				return nil, c.fail(loc, err)
+			}
+			return data, nil
+		}
+		if b := baseOf(in, i); b != 0 {
 			var err error
 			if base, err = x.rebuild(rc, in, b-1); err != nil {
 				return nil, err
 			}
 		}
 	}
-	return x.apply(c, in.Frames.At(i), base, ext)
+	return x.apply(c, loc, base, ext)
 }
 
 // apply rebuilds the frame at loc, the delta ext, from base or, for a

@@ -14,7 +14,7 @@ import (
 // TestAFrameReaderKeepsOneVersionOfEachObject: reading a watch of 20
 // Pods in order, 50 versions each (chains cut at MaxDeltaChain by
 // deltas that only insert), a FrameReader never keeps more than one
-// frame per Pod.
+// frame per Pod, and holds them packed, in under a third of their bytes.
 func TestAFrameReaderKeepsOneVersionOfEachObject(t *testing.T) {
 	x, err := Open(writeDeltaWatch(t, benchmarks.JSON), Options{})
 	if err != nil {
@@ -33,7 +33,18 @@ func TestAFrameReaderKeepsOneVersionOfEachObject(t *testing.T) {
 		} else if err != nil {
 			t.Fatal(err)
 		}
-		most = max(most, len(fr.kept))
+		if fr.kept == nil {
+			continue
+		}
+		most = max(most, len(fr.kept.m))
+		held, n := 0, 0
+		for _, pf := range fr.kept.m {
+			held += pf.Held()
+			n += pf.Len()
+		}
+		if held*3 > n {
+			t.Fatalf("the reader holds %d bytes of kept frames in %d, want at most a third", n, held)
+		}
 	}
 	if most > 20 {
 		t.Errorf("the reader kept up to %d frames of 20 Pods", most)

@@ -331,7 +331,7 @@ type FrameReader struct {
 	closed bool
 	// kept are the frames read that later deltas copy from, until they
 	// do; rc rebuilds a base not kept (delta.go).
-	kept map[int][]byte
+	kept *keptFrames
 	rc   *cursor
 }
 
@@ -393,20 +393,21 @@ func (x *Index) ReadFrames(refs []FrameRef, fn func(k int, f cassettes.Frame) er
 	sort.SliceStable(order, func(a, b int) bool { return locs[order[a]].off < locs[order[b]].off })
 	// A delta whose base is also named takes it from the pass, kept
 	// until then, instead of rebuilding its chain from the file.
-	// Both stay nil for a cassette without deltas: no map on the path
+	// It stays nil for a cassette without deltas: no map on the path
 	// that serves list items and gets.
-	var needed map[FrameRef]bool
+	var kept map[*Interaction]*keptFrames
 	for _, r := range refs {
 		if b := baseOf(r.In, r.I); b != 0 {
-			if needed == nil {
-				needed = map[FrameRef]bool{}
+			if kept == nil {
+				kept = map[*Interaction]*keptFrames{}
 			}
-			needed[FrameRef{r.In, b - 1}] = true
+			k := kept[r.In]
+			if k == nil {
+				k = &keptFrames{only: map[int]bool{}}
+				kept[r.In] = k
+			}
+			k.only[b-1] = true
 		}
-	}
-	var kept map[*Interaction]map[int][]byte
-	if needed != nil {
-		kept = map[*Interaction]map[int][]byte{}
 	}
 	c, rc := x.cursor(), x.cursor()
 	defer c.close()
@@ -417,19 +418,9 @@ func (x *Index) ReadFrames(refs []FrameRef, fn func(k int, f cassettes.Frame) er
 		if int64(cap(buf)) < int64(locs[k].n) {
 			buf = make([]byte, locs[k].n)
 		}
-		var keep map[int][]byte
-		if len(needed) > 0 {
-			if keep = kept[r.In]; keep == nil {
-				keep = map[int][]byte{}
-				kept[r.In] = keep
-			}
-		}
-		f, err := x.readFrame(&c, &rc, r.In, r.I, buf, keep)
+		f, err := x.readFrame(&c, &rc, r.In, r.I, buf, kept[r.In])
 		if err != nil {
 			return err
-		}
-		if keep != nil && !needed[r] {
-			delete(keep, r.I)
 		}
 		if err := fn(k, f); err != nil {
 			return err
@@ -451,9 +442,9 @@ func (x *Index) Scan(in *Interaction, from, to int, fn func(i int, f cassettes.F
 	if from < 0 || from > to || to > in.Frames.Len() {
 		return frameRangeError(in, max(from, to-1), in.Frames.Len())
 	}
-	var kept map[int][]byte
+	var kept *keptFrames
 	if in.bases != nil {
-		kept = map[int][]byte{}
+		kept = &keptFrames{}
 	}
 	c, rc := x.cursor(), x.cursor()
 	defer c.close()
