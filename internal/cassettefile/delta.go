@@ -569,7 +569,7 @@ type DeltaWriter struct {
 	items   map[string]sharedItem
 	enc     DeltaEncoder
 	ops     []byte
-	scratch []byte // a shared frame's chunks, decoded
+	scratch []byte // a packed frame's chunks, decoded
 }
 
 // sharedItem is an object's item in a shared frame: frame ord of
@@ -583,13 +583,16 @@ type sharedItem struct {
 type deltaIv struct {
 	n    int                 // frames written
 	objs map[string]*keptObj // the kept frame of each object
+	// dict packs its kept frames, as a reader's DeltaTable does: made
+	// from the first of them.
+	dict *PackDict
 }
 
 // keptObj is the last version of an object, kept as a base.
 type keptObj struct {
-	ord   int    // its frame number in the interaction
-	depth int    // how many deltas that copy lead to it from a whole frame
-	data  []byte // its bytes (the writer's copy)
+	ord   int          // its frame number in the interaction
+	depth int          // how many deltas that copy lead to it from a whole frame
+	frame *PackedFrame // its bytes, packed
 }
 
 // NewDeltaWriter returns a DeltaWriter that keeps at most budget bytes
@@ -631,7 +634,7 @@ func (d *DeltaWriter) Frame(buf []byte, id int, at time.Duration, data []byte) [
 	}
 	prev := iv.objs[key]
 	if prev != nil {
-		d.kept -= int64(len(prev.data))
+		d.kept -= int64(prev.frame.Len())
 		delete(iv.objs, key)
 	}
 	keep := !d.listsOnly && typ != "DELETED" && d.kept+int64(len(data)) <= d.budget
@@ -643,8 +646,12 @@ func (d *DeltaWriter) Frame(buf []byte, id int, at time.Duration, data []byte) [
 		// base, which a reader then frees.
 		ops := d.ops[:0]
 		if prev.depth+1 < MaxDeltaChain {
-			ops = d.enc.Append(ops, prev.data, data)
-			depth = prev.depth + 1
+			base, _, err := prev.frame.Range(d.scratch[:0], 0, prev.frame.Len())
+			d.scratch = base
+			if err == nil {
+				ops = d.enc.Append(ops, base, data)
+				depth = prev.depth + 1
+			}
 		}
 		if depth == 0 || len(ops) >= len(data) {
 			ops, depth = AppendInsertOnly(ops[:0], data), 0
@@ -672,13 +679,11 @@ func (d *DeltaWriter) Frame(buf []byte, id int, at time.Duration, data []byte) [
 		buf = AppendFrameLine(buf, id, at, data, true, keep)
 	}
 	if keep {
-		o := prev
-		if o == nil {
-			o = &keptObj{}
+		if iv.dict == nil {
+			iv.dict = NewPackDict(data)
 		}
-		o.ord, o.depth, o.data = ord, depth, append(o.data[:0], data...)
-		iv.objs[key] = o
-		d.kept += int64(len(o.data))
+		iv.objs[key] = &keptObj{ord: ord, depth: depth, frame: PackWith(data, iv.dict)}
+		d.kept += int64(len(data))
 	}
 	return buf
 }
@@ -735,7 +740,7 @@ func (d *DeltaWriter) Resume(id, n int) {
 func (d *DeltaWriter) End(id int) {
 	if iv := d.ivs[id]; iv != nil {
 		for _, o := range iv.objs {
-			d.kept -= int64(len(o.data))
+			d.kept -= int64(o.frame.Len())
 		}
 		delete(d.ivs, id)
 	}

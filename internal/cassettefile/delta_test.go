@@ -3,6 +3,7 @@ package cassettefile
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -230,5 +231,28 @@ func TestAKeptFrameLineHasTheKeepKeyAfterAt(t *testing.T) {
 	_, x, err := CutFrameExt(got[:len(got)-1])
 	if err != nil || !x.Keep || x.Delta {
 		t.Errorf("CutFrameExt read %+v, %v; want a kept whole frame", x, err)
+	}
+}
+
+// A DeltaWriter keeps the last version of each object packed, as readers
+// do: 40 Pods, each written once and kept, are held in under a third of
+// their bytes, and the budget still counts their text.
+func TestADeltaWriterHoldsItsKeptFramesPacked(t *testing.T) {
+	d := NewDeltaWriter(1 << 20)
+	raw := 0
+	for i := range 40 {
+		ev := strings.NewReplacer("x2k4q", fmt.Sprintf("p%05d", i), "1234567890ab", fmt.Sprintf("%012x", i*7919)).Replace(pod)
+		d.Frame(nil, 1, time.Duration(i), []byte(ev))
+		raw += len(ev)
+	}
+	held := 0
+	for _, o := range d.ivs[1].objs {
+		held += o.frame.Held()
+	}
+	if len(d.ivs[1].objs) != 40 || d.kept != int64(raw) {
+		t.Fatalf("%d objects kept, %d bytes counted; want 40 and %d", len(d.ivs[1].objs), d.kept, raw)
+	}
+	if held*3 > raw {
+		t.Errorf("%d bytes of kept frames held in %d, want at most a third", raw, held)
 	}
 }

@@ -36,12 +36,13 @@ type PackedFrame struct {
 func Pack(data []byte) *PackedFrame {
 	d := data[:min(len(data), packDict)]
 	if len(d) < s2.MinDictSize {
-		return pack(data, nil, nil)
+		p, _ := pack(data, nil, nil, nil)
+		return p
 	}
 	// The dictionary a reader decodes with is made anew, so that it does
 	// not keep the encoder's table built by the first Encode.
 	own := append([]byte(nil), d...)
-	p := pack(data, s2.MakeDict(own, nil), s2.MakeDict(own, nil))
+	p, _ := pack(data, s2.MakeDict(own, nil), s2.MakeDict(own, nil), nil)
 	p.held += len(own)
 	return p
 }
@@ -49,10 +50,12 @@ func Pack(data []byte) *PackedFrame {
 // A PackDict is a dictionary frames alike (the versions of a watch's
 // objects) are packed against, made once from one of them: a kept frame
 // of a watch of Pods is held in a quarter of its bytes with the watch's
-// first frame as dictionary (1.5x in plain S2). Safe for concurrent use.
+// first frame as dictionary (1.5x in plain S2). Not safe for concurrent
+// use; the frames packed with it are.
 type PackDict struct {
 	enc, dec *s2.Dict
 	held     int
+	c        []byte // a chunk, encoded: reused by every PackWith
 }
 
 // NewPackDict returns a dictionary of sample's first bytes, or nil if
@@ -75,16 +78,22 @@ func (d *PackDict) Held() int { return d.held }
 // the frame shares and does not count as held. It does not keep data.
 func PackWith(data []byte, d *PackDict) *PackedFrame {
 	if d == nil {
-		return pack(data, nil, nil)
+		p, _ := pack(data, nil, nil, nil)
+		return p
 	}
-	return pack(data, d.enc, d.dec)
+	p, c := pack(data, d.enc, d.dec, d.c)
+	d.c = c
+	return p
 }
 
 // pack packs data against enc, to be decoded with dec (both nil: plain
-// S2).
-func pack(data []byte, enc, dec *s2.Dict) *PackedFrame {
+// S2), encoding each chunk into c (grown as needed, and returned for
+// reuse).
+func pack(data []byte, enc, dec *s2.Dict, c []byte) (*PackedFrame, []byte) {
 	p := &PackedFrame{n: len(data), dict: dec}
-	var packed, c []byte
+	chunks := (len(data) + packChunk - 1) / packChunk
+	p.ends = make([]int32, 0, chunks)
+	var packed []byte
 	for lo := 0; lo < len(data); lo += packChunk {
 		src := data[lo:min(lo+packChunk, len(data))]
 		c = c[:cap(c)] // Encode writes into c when it is large enough
@@ -93,13 +102,19 @@ func pack(data []byte, enc, dec *s2.Dict) *PackedFrame {
 		} else {
 			c = s2.Encode(c, src)
 		}
-		packed = append(packed, c...)
+		if chunks == 1 {
+			packed = slices.Clone(c) // no spare capacity held
+		} else {
+			packed = append(packed, c...)
+		}
 		p.ends = append(p.ends, int32(len(packed)))
 	}
-	p.packed = slices.Clone(packed) // no spare capacity held
-	p.ends = slices.Clip(p.ends)
+	if chunks > 1 {
+		packed = slices.Clone(packed)
+	}
+	p.packed = packed
 	p.held += len(p.packed) + 4*len(p.ends)
-	return p
+	return p, c
 }
 
 // chunk returns packed chunk k.
