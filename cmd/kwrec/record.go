@@ -174,7 +174,7 @@ func (f *recordFlags) register(cmd *cobra.Command) {
 	fl.IntVar(&f.keep, "keep", 0, "with --max-size or --rotate: keep the N newest parts, deleting older ones as the recording goes, after the full state where the oldest kept starts (at least 2; with --max-size, within N parts' bytes, the state included)")
 	fl.DurationVar(&f.keepFor, "keep-for", 0, "with --max-size or --rotate: delete the parts whose last line is older than this (24h), by the recorder's clock, after the full state where the oldest kept starts")
 	fl.BoolVar(&f.listDeltas, "list-deltas", true, "write a watch event of an object in a list recorded before as a delta against its item there, when that is less than half the event (.zst only; not with --keep or --keep-for, which delete the parts the lists are in): a third smaller for 2,000 ConfigMaps changed once, and readers and the recorder hold the lists so used, at most 32 MiB of list text, packed to about a tenth")
-	fl.BoolVar(&f.deltas, "deltas", false, "write each watch event as a delta against its object's previous version (.zst only): about a third of the size for objects that change often, 14% smaller for a 10-minute record --all, but every reader holds up to 64 MiB of frames (kwrec compact does this afterwards)")
+	fl.BoolVar(&f.deltas, "deltas", false, "write each watch event as a delta against its object's previous version (.zst only): about a third of the size for objects that change often, 14% smaller for a 10-minute record --all, but every reader keeps up to 64 MiB of frames, packed (kwrec compact does this afterwards)")
 }
 
 // check validates the flags and args of record that need no cluster: the
