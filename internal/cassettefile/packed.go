@@ -31,19 +31,14 @@ type PackedFrame struct {
 	held   int      // bytes held: the chunks, and the dictionary if its own
 }
 
-// Pack returns data packed against a dictionary of its own first bytes.
-// It does not keep data.
+// Pack returns data packed against a dictionary of its own first bytes,
+// which it holds. It does not keep data.
 func Pack(data []byte) *PackedFrame {
-	d := data[:min(len(data), packDict)]
-	if len(d) < s2.MinDictSize {
-		p, _ := pack(data, nil, nil, nil)
-		return p
+	d := NewPackDict(data)
+	p := PackWith(data, d)
+	if d != nil {
+		p.held += d.held
 	}
-	// The dictionary a reader decodes with is made anew, so that it does
-	// not keep the encoder's table built by the first Encode.
-	own := append([]byte(nil), d...)
-	p, _ := pack(data, s2.MakeDict(own, nil), s2.MakeDict(own, nil), nil)
-	p.held += len(own)
 	return p
 }
 
@@ -66,6 +61,8 @@ func NewPackDict(sample []byte) *PackDict {
 	if len(d) < s2.MinDictSize {
 		return nil
 	}
+	// The dictionary frames are decoded with is made apart, so that
+	// they do not keep the encoder's table built by its first Encode.
 	own := append([]byte(nil), d...)
 	return &PackDict{enc: s2.MakeDict(own, nil), dec: s2.MakeDict(own, nil), held: len(own)}
 }

@@ -125,39 +125,44 @@ func (x *Index) readFrame(c, rc *cursor, in *Interaction, i int, buf []byte, kep
 // base, whether it copies from it or not (the end of a chain only
 // inserts). A delta that does not apply is an error of c's line.
 func (x *Index) applyDelta(c, rc *cursor, in *Interaction, i int, ext cassettefile.FrameExt, kept *keptFrames) ([]byte, error) {
-	loc := in.Frames.At(i)
+	var pf *cassettefile.PackedFrame
 	var base []byte
 	if ext.From == 0 {
-		if pf, ok := kept.take(ext.Base); ok {
-			data, scratch, err := pf.ApplyDelta(nil, ext.Ops, kept.scratch)
-			kept.scratch = scratch
-			if err != nil {
-				return nil, c.fail(loc, err)
-			}
-			return data, nil
-		}
-		if b := baseOf(in, i); b != 0 {
-			var err error
-			if base, err = x.rebuild(rc, in, b-1); err != nil {
-				return nil, err
+		var ok bool
+		if pf, ok = kept.take(ext.Base); !ok {
+			if b := baseOf(in, i); b != 0 {
+				var err error
+				if base, err = x.rebuild(rc, in, b-1); err != nil {
+					return nil, err
+				}
 			}
 		}
 	}
-	return x.apply(c, loc, base, ext)
+	return x.apply(c, in.Frames.At(i), ext, pf, base, kept)
 }
 
-// apply rebuilds the frame at loc, the delta ext, from base or, for a
-// delta against a list, from that list's frame. A delta that does not
-// apply is an error of c's line.
-func (x *Index) apply(c *cursor, loc Frame, base []byte, ext cassettefile.FrameExt) ([]byte, error) {
+// apply rebuilds the frame at loc, the delta ext: for a delta against a
+// list, from that list's frame, else from pf (a kept frame) or base. A
+// packed frame's chunks are decoded into kept's scratch, if kept is not
+// nil. A delta that does not apply is an error of c's line.
+func (x *Index) apply(c *cursor, loc Frame, ext cassettefile.FrameExt, pf *cassettefile.PackedFrame, base []byte, kept *keptFrames) ([]byte, error) {
+	if ext.From != 0 {
+		var err error
+		if pf, err = x.sharedFrame(ext.From, ext.Base); err != nil {
+			return nil, err
+		}
+	}
 	var data []byte
 	var err error
-	if ext.From != 0 {
-		pf, serr := x.sharedFrame(ext.From, ext.Base)
-		if serr != nil {
-			return nil, serr
+	if pf != nil {
+		var scratch []byte
+		if kept != nil {
+			scratch = kept.scratch
 		}
-		data, _, err = pf.ApplyDelta(nil, ext.Ops, nil)
+		data, scratch, err = pf.ApplyDelta(nil, ext.Ops, scratch)
+		if kept != nil {
+			kept.scratch = scratch
+		}
 	} else {
 		data, err = cassettefile.ApplyDelta(nil, base, ext.Ops)
 	}
@@ -188,7 +193,7 @@ func (x *Index) rebuild(c *cursor, in *Interaction, k int) ([]byte, error) {
 			continue
 		}
 		// (A delta against a list's frame starts the chain.)
-		if data, err = x.apply(c, loc, data, ext); err != nil {
+		if data, err = x.apply(c, loc, ext, nil, data, nil); err != nil {
 			return nil, err
 		}
 	}
